@@ -1,0 +1,483 @@
+/*
+ * dlbridge.h - the dlbridge C API: create, wrap, import, export, validate, view, copy and free
+ * DLPack tensors.
+ *
+ * Conventions used by every function below:
+ *  - Fallible functions return an int status: DLB_OK (0) or one of the DLB_ERR_* codes. They
+ *    take an optional `dlb_error*` as their last argument; on error its message is filled in
+ *    (when non-NULL), on success it is left untouched. There is no hidden "last error" state:
+ *    deleters run on foreign threads and Go moves goroutines between threads between two calls.
+ *  - Output pointers (`out`) are written on success and set to NULL on error.
+ *  - Every tensor returned by this library is a DLManagedTensorVersioned that the caller owns:
+ *    release it with dlb_tensor_free() (or call its deleter) exactly once, from any thread.
+ *  - Tensors handed to dlb_tensor_import* are consumed whether the call succeeds or fails: a
+ *    rejected tensor's deleter has already been called when the function returns.
+ *  - Functions that take a managed tensor say which of the two managed structs they take; the
+ *    two have different layouts and must never be cast into each other.
+ *  - Nothing here throws or longjmps; every function may be called from any thread.
+ */
+#ifndef DLBRIDGE_DLBRIDGE_H_
+#define DLBRIDGE_DLBRIDGE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlbridge/dlbridge_config.h"
+#include "dlpack/dlpack.h"
+
+#if defined(DLB_STATIC)
+#define DLB_API
+#elif defined(_WIN32)
+#if defined(DLB_BUILDING_LIBRARY)
+#define DLB_API __declspec(dllexport)
+#else
+#define DLB_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define DLB_API __attribute__((visibility("default")))
+#else
+#define DLB_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ========================================================================================== */
+/* Versions                                                                                   */
+/* ========================================================================================== */
+
+/* The version of the dlbridge library itself (semantic versioning). */
+typedef struct dlb_library_version {
+  uint32_t major;
+  uint32_t minor;
+  uint32_t patch;
+} dlb_library_version;
+
+/* Reports the three versions this build keeps apart; each pointer may be NULL.
+ *  - library: the dlbridge version (DLB_VERSION_MAJOR/MINOR/PATCH at build time);
+ *  - produced: the DLPack version stamped on every tensor this library creates (1.3);
+ *  - newest_accepted: the newest DLPack version whose every code and flag this library knows.
+ *    Imports accept any 1.x; a newer minor is accepted only when every device type, dtype code
+ *    and flag bit in the tensor is one this library understands.
+ * This function's signature will never change, so a binding can always call it to find out
+ * which library it loaded. Ownership: nothing is allocated. */
+DLB_API void dlb_get_version(dlb_library_version* library, DLPackVersion* produced,
+                             DLPackVersion* newest_accepted);
+
+/* The library version as a static string such as "0.1.0". Never NULL; do not free. */
+DLB_API const char* dlb_version_string(void);
+
+/* ========================================================================================== */
+/* Limits                                                                                     */
+/* ========================================================================================== */
+
+/* The most dimensions a tensor may have; imports of tensors with more are refused. */
+#define DLB_MAX_NDIM 64
+/* The largest device type a backend can be registered for. */
+#define DLB_MAX_DEVICE_TYPE 255
+
+/* ========================================================================================== */
+/* Errors                                                                                     */
+/* ========================================================================================== */
+
+#define DLB_OK 0
+/* A parameter or a tensor field is malformed (NULL where not allowed, negative extent, ...). */
+#define DLB_ERR_INVALID_ARGUMENT 1
+/* A host or device allocation failed. */
+#define DLB_ERR_OUT_OF_MEMORY 2
+/* A versioned tensor's major version is not 1. */
+#define DLB_ERR_UNSUPPORTED_VERSION 3
+/* Well-formed but not handled here: an unknown code or flag bit, a device type without a
+ * backend, an operation a backend cannot do. */
+#define DLB_ERR_UNSUPPORTED 4
+/* A write into a tensor flagged READ_ONLY, or an export that would drop that flag. */
+#define DLB_ERR_READ_ONLY 5
+/* The memory layout does not allow the operation without a copy (e.g. reshape of a
+ * non-contiguous tensor). */
+#define DLB_ERR_LAYOUT 6
+/* An element count or byte size does not fit in 64 bits. */
+#define DLB_ERR_OVERFLOW 7
+/* A device runtime or a plug-in backend reported a failure. */
+#define DLB_ERR_DEVICE 8
+/* The device's runtime or hardware is not available in this process (no driver, no device). */
+#define DLB_ERR_DEVICE_UNAVAILABLE 9
+
+/* Size of the message buffer in dlb_error, including the terminating NUL. */
+#define DLB_ERROR_MESSAGE_SIZE 512
+
+/* A caller-owned error report. Declare one on the stack, pass its address, and read `message`
+ * when a call returns a status other than DLB_OK. The message is always NUL-terminated and
+ * names the offending value ("ndim -1 is negative"). */
+typedef struct dlb_error {
+  char message[DLB_ERROR_MESSAGE_SIZE];
+} dlb_error;
+
+/* The name of a status code ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN" for a value that is not
+ * one. The string is static; do not free. */
+DLB_API const char* dlb_status_name(int status);
+
+/* ========================================================================================== */
+/* Data types                                                                                 */
+/* ========================================================================================== */
+
+/* Room for any name dlb_dtype_format() writes, including the NUL. */
+#define DLB_DTYPE_NAME_SIZE 40
+
+/* Parses a dtype name: int8..int64, uint8..uint64, float16/32/64, bfloat16, bool, complex32/64/128,
+ * bcomplex32, handle64 (opaque handle), every float8/float6/float4 name (float8_e4m3fn, ...,
+ * float4_e2m1fn), sub-byte integers (int4, uint1, ...), each optionally followed by "x<lanes>"
+ * for a vector type (float32x4). On error `*out` is untouched and the message quotes the name.
+ * Ownership: `name` is borrowed for the call. */
+DLB_API int dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error);
+
+/* Writes the name of a valid dtype (the inverse of dlb_dtype_parse) into `buffer`, which has
+ * room for `buffer_size` bytes including the NUL (DLB_DTYPE_NAME_SIZE is always enough).
+ * Errors: an invalid dtype (as dlb_dtype_validate), a NULL or too-small buffer. */
+DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, size_t buffer_size,
+                             dlb_error* error);
+
+/* The base name of a dtype code ("float", "float8_e4m3fn"), or NULL for a code this library does
+ * not know. Static string. */
+DLB_API const char* dlb_dtype_code_name(uint8_t code);
+
+/* 1 if `bits` is a legal lane width for `code`, 0 otherwise (also 0 for unknown codes). */
+DLB_API int dlb_dtype_bits_allowed(uint8_t code, uint8_t bits);
+
+/* Checks a dtype: known code, legal bits for that code, lanes >= 1. */
+DLB_API int dlb_dtype_validate(DLDataType dtype, dlb_error* error);
+
+/* Bits of one element: bits * lanes. */
+DLB_API uint32_t dlb_dtype_element_bits(DLDataType dtype);
+
+/* 1 when a lane is narrower than a byte (bits < 8): such data is packed unless the tensor carries
+ * DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED. */
+DLB_API int dlb_dtype_is_subbyte(DLDataType dtype);
+
+/* Bytes that one element occupies when stored on its own: ceil(bits * lanes / 8). This is the
+ * element size of padded sub-byte data and of every whole-byte type. */
+DLB_API uint64_t dlb_dtype_element_size(DLDataType dtype);
+
+/* Bytes needed to store `element_count` elements compactly. Packed sub-byte data takes
+ * ceil(count * bits * lanes / 8) bytes (rounding the total, not each element); with
+ * DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED in `flags`, or for whole-byte types, it takes
+ * count * element_size. Errors: invalid dtype, negative count, overflow (DLB_ERR_OVERFLOW). */
+DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint64_t flags,
+                                   uint64_t* out_bytes, dlb_error* error);
+
+/* ========================================================================================== */
+/* Devices                                                                                    */
+/* ========================================================================================== */
+
+/* Room for any text dlb_device_format() writes, including the NUL. */
+#define DLB_DEVICE_NAME_SIZE 48
+
+/* The name of a device type ("cpu", "cuda", "cuda_host", "opencl", "cuda_managed", "ext_dev",
+ * ...), or NULL for a value DLPack does not define. Static string. */
+DLB_API const char* dlb_device_type_name(int32_t device_type);
+
+/* 1 if imports accept this device type: one DLPack defines, or one a backend is registered for. */
+DLB_API int dlb_device_type_is_known(int32_t device_type);
+
+/* 1 if the host CPU can read the device's memory directly: CPU, CUDA pinned, CUDA managed and
+ * ROCm pinned memory. */
+DLB_API int dlb_device_is_host_readable(DLDevice device);
+
+/* Writes "cpu", "cuda:1", or "device_type_25:0" for a type without a name. */
+DLB_API int dlb_device_format(DLDevice device, char* buffer, size_t buffer_size,
+                              dlb_error* error);
+
+/* Parses "cpu", "cuda", "cuda:1", "opencl:0" (the id defaults to 0). */
+DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error);
+
+/* ========================================================================================== */
+/* Device backends                                                                            */
+/* ========================================================================================== */
+/* A backend gives dlbridge the memory operations of one device type. The CPU backend is built
+ * in and cannot be replaced; device backends (CUDA, OpenCL) register themselves when built; a
+ * program can register its own backend for any other device type (ROCm, Metal, Vulkan, an
+ * accelerator of its own under kDLExtDev, or a device type newer than this header) at run time.
+ *
+ * Offsets: dlbridge never does pointer arithmetic on the `data` of a device whose memory is an
+ * opaque handle; it passes the handle plus a byte offset. Backends must do the same. */
+
+/* The operations of one device type. Fill it, set struct_size to sizeof(dlb_backend), and pass
+ * it to dlb_backend_register(); the library copies it. Callbacks may run on any thread and
+ * concurrently; they must not throw or unwind. Unless said otherwise they return DLB_OK or a
+ * DLB_ERR_* status with a message in `error` (which may be NULL). */
+typedef struct dlb_backend {
+  /* sizeof(dlb_backend) as the caller compiled it: lets later versions append members. */
+  size_t struct_size;
+  /* The device type this backend serves. */
+  int32_t device_type;
+  /* A short human-readable name used in messages ("opencl"); copied at registration. */
+  const char* name;
+  /* Passed as the first argument of every callback. */
+  void* ctx;
+  /* Required. Allocates `nbytes` (possibly 0) on `device`; writes the data pointer or handle. */
+  int (*allocate)(void* ctx, DLDevice device, uint64_t nbytes, void** out_data,
+                  dlb_error* error);
+  /* Required. Frees what allocate returned. Must not fail. */
+  void (*free)(void* ctx, DLDevice device, void* data);
+  /* Required. Copies `nbytes` contiguous bytes from src + src_offset to dst + dst_offset. One
+   * side is on this backend's device type; the other is on the same type or is host memory
+   * (kDLCPU). With a NULL `stream` the copy is complete when the call returns. */
+  int (*copy_bytes)(void* ctx, DLDevice dst_device, void* dst, uint64_t dst_offset,
+                    DLDevice src_device, const void* src, uint64_t src_offset, uint64_t nbytes,
+                    void* stream, dlb_error* error);
+  /* Optional (may be NULL). Copies the elements of `src` into `dst`: same shape and dtype, any
+   * strides, each side on this device type or the host, flags telling packed from padded
+   * sub-byte data. Return DLB_ERR_UNSUPPORTED for a case it does not handle: dlbridge then
+   * stages the copy through host memory using copy_bytes. */
+  int (*copy_tensor)(void* ctx, const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
+                     uint64_t src_flags, void* stream, dlb_error* error);
+  /* Optional. Waits until the work queued on `stream` (NULL: all work on `device`) is done. */
+  int (*synchronize)(void* ctx, DLDevice device, void* stream, dlb_error* error);
+  /* Optional. Called exactly once, after the backend was unregistered or replaced and the last
+   * tensor allocated through it was freed. Releases `ctx`. */
+  void (*destroy)(void* ctx);
+} dlb_backend;
+
+/* Registers (or replaces) the backend for backend->device_type. Tensors already allocated
+ * through a replaced backend keep using it until they are freed.
+ * Errors: NULL backend, struct_size too small, a missing required callback, device type kDLCPU
+ * (built in) or outside 1..DLB_MAX_DEVICE_TYPE.
+ * Ownership: the struct is copied; `ctx` belongs to the library on success until `destroy` is
+ * called; on error the caller still owns ctx and destroy is not called. */
+DLB_API int dlb_backend_register(const dlb_backend* backend, dlb_error* error);
+
+/* Unregisters the backend of a device type. Its destroy callback runs once the last tensor
+ * allocated through it is freed (immediately if there is none).
+ * Errors: kDLCPU, or no backend registered for the type. */
+DLB_API int dlb_backend_unregister(int32_t device_type, dlb_error* error);
+
+/* 1 if a backend serves this device type now (always 1 for kDLCPU). */
+DLB_API int dlb_backend_is_registered(int32_t device_type);
+
+/* ========================================================================================== */
+/* Tensor lifecycle                                                                           */
+/* ========================================================================================== */
+/* Every tensor made by the functions below is a DLManagedTensorVersioned stamped with DLPack
+ * 1.3, with non-NULL shape and strides when ndim > 0, owned by the caller. It can be handed to
+ * any DLPack consumer as is. */
+
+/* Alignment of the data of CPU tensors allocated by dlb_tensor_allocate. */
+#define DLB_CPU_ALIGNMENT 256
+
+/* Allocates an uninitialised tensor (like numpy.empty) on `device` through its backend.
+ *  - `shape` holds `ndim` non-negative extents (may be NULL when ndim == 0). Zero-size tensors
+ *    are allowed and still get a non-NULL data pointer on the CPU.
+ *  - `strides` (in elements) may be NULL for compact row-major; otherwise any strides,
+ *    negative and zero included: enough memory is allocated to cover them and byte_offset
+ *    points at the first element.
+ *  - `flags` may contain READ_ONLY and IS_SUBBYTE_TYPE_PADDED; IS_COPIED is not allowed.
+ * CPU data is DLB_CPU_ALIGNMENT-aligned.
+ * Ownership: on success the caller owns *out; on error nothing is allocated. */
+DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
+                                const int64_t* shape, const int64_t* strides, uint64_t flags,
+                                DLManagedTensorVersioned** out, dlb_error* error);
+
+/* Called exactly once, from whichever thread frees the last reference, to release memory that
+ * was wrapped with dlb_tensor_wrap. Must not throw or unwind. */
+typedef void (*dlb_release_fn)(void* release_ctx);
+
+/* Wraps memory the caller owns, zero-copy. `tensor` describes it (data, device, ndim, dtype,
+ * shape, strides (NULL means compact row-major), byte_offset); its shape and strides arrays are
+ * copied, so they need only live for the call. `flags` are the DLPack flags to carry.
+ * Ownership: on success the new tensor owns the memory: `release(release_ctx)` is called
+ * exactly once when the last reference is freed (release may be NULL: nothing to do). On error
+ * nothing changes hands: release is NOT called and the caller still owns the memory. */
+DLB_API int dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_fn release,
+                            void* release_ctx, DLManagedTensorVersioned** out,
+                            dlb_error* error);
+
+/* Imports a versioned tensor from a foreign producer after validating it.
+ *  - If src->version.major is not 1, the deleter is called (when non-NULL) and nothing else is
+ *    read: DLB_ERR_UNSUPPORTED_VERSION.
+ *  - Otherwise every field is validated (see dlb_tensor_validate) and the flags must contain
+ *    only known bits.
+ * No data is copied. A tensor made by dlbridge is returned as is (*out == src).
+ * Ownership: src is consumed in every case. On success *out owns it (freeing *out runs src's
+ * deleter exactly once); on error src's deleter has already been called exactly once. A NULL
+ * src is an error with nothing to free. */
+DLB_API int dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+                              dlb_error* error);
+
+/* Imports a legacy DLManagedTensor (DLPack < 1.0) and presents it as a versioned tensor with no
+ * flags, without copying data. Validation as dlb_tensor_import.
+ * Ownership: src is consumed in every case. On success, freeing *out (or the last reference to
+ * it) calls src's own deleter exactly once; on error src's deleter has already been called. */
+DLB_API int dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersioned** out,
+                                     dlb_error* error);
+
+/* Exports a tensor as a legacy DLManagedTensor for consumers that only speak DLPack < 1.0.
+ * Refused with DLB_ERR_READ_ONLY for a READ_ONLY tensor and with DLB_ERR_UNSUPPORTED for padded
+ * sub-byte data: the legacy struct has no flags, so its consumer could not know.
+ * Ownership: on success src moves into *out: calling (*out)->deleter (or
+ * dlb_legacy_tensor_free) frees src exactly once, and the caller must no longer free src. On
+ * error the caller still owns src. */
+DLB_API int dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTensor** out,
+                                     dlb_error* error);
+
+/* Frees a versioned tensor: calls its deleter (when non-NULL) once. NULL is a no-op. Works for
+ * any producer's tensor. The caller must not use `tensor` afterwards. */
+DLB_API void dlb_tensor_free(DLManagedTensorVersioned* tensor);
+
+/* Frees a legacy tensor the same way. NULL is a no-op. */
+DLB_API void dlb_legacy_tensor_free(DLManagedTensor* tensor);
+
+/* Takes another reference to a dlbridge tensor: *out is a new DLManagedTensorVersioned over the
+ * same memory, with its own copy of shape and strides, that can be given to another holder or
+ * consumer. The memory is released when the last reference (the original, every share, every
+ * view) is freed, on whichever thread that happens. `add_flags` may add READ_ONLY (to hand out a
+ * read-only alias); other bits are refused. Flags of `tensor` carry over.
+ * Errors: a tensor not made by dlbridge (import it first).
+ * Ownership: `tensor` stays owned by the caller; *out is a new tensor the caller owns. */
+DLB_API int dlb_tensor_share(DLManagedTensorVersioned* tensor, uint64_t add_flags,
+                             DLManagedTensorVersioned** out, dlb_error* error);
+
+/* 1 if `tensor` was made by this library (allocate, wrap, import, share, view, copy). */
+DLB_API int dlb_tensor_is_dlbridge(const DLManagedTensorVersioned* tensor);
+
+/* The number of tensors made by this library that have not been freed yet, across all
+ * threads. Meant for leak checks in tests and bindings. */
+DLB_API int64_t dlb_tensor_live_count(void);
+
+/* An adapter with the DLPackManagedTensorAllocator signature of the DLPack C exchange API:
+ * allocates a compact tensor like `prototype` (its dtype, ndim, shape and device) with
+ * dlb_tensor_allocate. Returns 0, or -1 after calling SetError(error_ctx, kind, message) once
+ * (kind is the status name). Ownership: on success the caller owns *out. */
+DLB_API int dlb_exchange_allocator(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                   void* error_ctx,
+                                   void (*SetError)(void* error_ctx, const char* kind,
+                                                    const char* message));
+
+/* ========================================================================================== */
+/* Validation and queries                                                                     */
+/* ========================================================================================== */
+/* These take a borrowed DLTensor (from any producer, including the dl_tensor of either managed
+ * struct) plus, where the layout depends on them, the tensor's DLPack flags. */
+
+/* Validates a tensor the way imports do: 0 <= ndim <= DLB_MAX_NDIM; shape non-NULL when
+ * ndim > 0; no negative extent; element count and byte span fit in 63 bits; lanes >= 1; a known
+ * dtype code with legal bits; a known device type with device_id >= 0 (0 for the CPU); data
+ * non-NULL unless the tensor is empty; for opaque-handle devices, no element before the handle.
+ * NULL strides are accepted (compact row-major). `flags` must contain only known bits. */
+DLB_API int dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_error* error);
+
+/* Number of elements: the product of the extents (1 for ndim == 0). Errors: NULL arguments,
+ * malformed shape, overflow. */
+DLB_API int dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error);
+
+/* Bytes the elements would take stored compactly (packed-aware; see dlb_dtype_storage_size). */
+DLB_API int dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_t* out,
+                                 dlb_error* error);
+
+/* The memory the tensor's elements actually touch, relative to `data`: *out_begin is the offset
+ * in bytes of the lowest byte used (byte_offset, minus what negative strides reach), *out_size
+ * the number of bytes from there to the end of the highest element. 0 bytes for an empty
+ * tensor. Either output may be NULL. */
+DLB_API int dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t* out_begin,
+                                 uint64_t* out_size, dlb_error* error);
+
+/* Writes the tensor's strides (in elements) into `out`, which has room for ndim values:
+ * the tensor's own strides, or compact row-major ones synthesised from the shape when strides
+ * is NULL. */
+DLB_API int dlb_tensor_get_strides(const DLTensor* tensor, int64_t* out, dlb_error* error);
+
+/* Writes compact row-major (C order) strides for `shape` into `out` (ndim values). Extents of 0
+ * are treated as 1 so that strides stay meaningful. */
+DLB_API void dlb_compact_strides(int32_t ndim, const int64_t* shape, int64_t* out);
+
+/* 1 if the elements are laid out in C order without gaps. Extent-1 dimensions are ignored and
+ * a tensor with any extent 0 counts as contiguous. 0 for NULL or a malformed tensor. */
+DLB_API int dlb_tensor_is_c_contiguous(const DLTensor* tensor);
+
+/* The same for Fortran (column-major) order. */
+DLB_API int dlb_tensor_is_f_contiguous(const DLTensor* tensor);
+
+/* 1 if the first element is aligned to `alignment` bytes (a power of two). For devices whose
+ * data is an opaque handle only byte_offset is checked. 0 otherwise, or for a bad alignment. */
+DLB_API int dlb_tensor_is_aligned(const DLTensor* tensor, uint64_t alignment);
+
+/* 1 if the host CPU can read the tensor's memory (see dlb_device_is_host_readable). */
+DLB_API int dlb_tensor_is_host_readable(const DLTensor* tensor);
+
+/* The tensor's DLPack flags (0 for NULL). */
+DLB_API uint64_t dlb_tensor_flags(const DLManagedTensorVersioned* tensor);
+
+/* 1 if the tensor carries READ_ONLY. */
+DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor);
+
+/* ========================================================================================== */
+/* Zero-copy views                                                                            */
+/* ========================================================================================== */
+/* Views share the memory of `src`, which must be a dlbridge tensor (import foreign ones
+ * first). A view keeps that memory alive on its own: `src` may be freed before the view. Flags
+ * carry over. Offsets are applied through byte_offset only (never to an opaque handle).
+ * Ownership for all of them: `src` stays owned by the caller; on success the caller also owns
+ * *out; on error nothing is allocated. */
+
+/* Marks an omitted slice bound, like Python's None. */
+#define DLB_SLICE_NONE INT64_MIN
+
+/* One dimension of a slice with Python semantics: negative start/stop count from the end,
+ * out-of-range bounds are clamped, DLB_SLICE_NONE means "from the beginning/to the end" in the
+ * direction of `step`, and step may be negative but not 0. */
+typedef struct dlb_slice {
+  int64_t start;
+  int64_t stop;
+  int64_t step;
+} dlb_slice;
+
+/* Slices the first `nslices` dimensions (nslices <= ndim); later dimensions are taken whole. */
+DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
+                             const dlb_slice* slices, DLManagedTensorVersioned** out,
+                             dlb_error* error);
+
+/* Selects one index along `axis`, removing that dimension (x[..., index, ...]). Negative axis and
+ * index count from the end. */
+DLB_API int dlb_tensor_select(DLManagedTensorVersioned* src, int32_t axis, int64_t index,
+                              DLManagedTensorVersioned** out, dlb_error* error);
+
+/* Gives the tensor a new shape with the same element count; one extent may be -1 (inferred).
+ * Succeeds whenever the existing strides can express the new shape (always for contiguous
+ * tensors); otherwise DLB_ERR_LAYOUT: copy first. */
+DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
+                               DLManagedTensorVersioned** out, dlb_error* error);
+
+/* Reorders the dimensions: dimension i of the view is dimension axes[i] of src. `naxes` must
+ * equal ndim and `axes` must be a permutation (negative values count from the end). */
+DLB_API int dlb_tensor_permute(DLManagedTensorVersioned* src, int32_t naxes,
+                               const int32_t* axes, DLManagedTensorVersioned** out,
+                               dlb_error* error);
+
+/* Reverses the order of the dimensions (the matrix transpose for ndim == 2). */
+DLB_API int dlb_tensor_transpose(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+                                 dlb_error* error);
+
+/* ========================================================================================== */
+/* Copies                                                                                     */
+/* ========================================================================================== */
+
+/* Copies `src` (any strides, any device with a backend or host-readable memory) into a new
+ * compact row-major tensor on `device`. The copy carries IS_COPIED and keeps
+ * IS_SUBBYTE_TYPE_PADDED; it is writable even if src was READ_ONLY. Copies between devices go
+ * through their backends, staged through host memory where no direct path exists.
+ * Ownership: `src` is borrowed; on success the caller owns *out. */
+DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device,
+                            DLManagedTensorVersioned** out, dlb_error* error);
+
+/* Copies the elements of `src` into the existing tensor `dst`, which must have the same shape
+ * and dtype (any strides, any supported devices). Overlapping source and destination memory is
+ * handled as if src were copied to a temporary first.
+ * Errors: DLB_ERR_READ_ONLY when dst is READ_ONLY; DLB_ERR_INVALID_ARGUMENT on a shape or dtype
+ * mismatch. Ownership: both are borrowed. */
+DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
+                                 DLManagedTensorVersioned* dst, dlb_error* error);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLBRIDGE_DLBRIDGE_H_ */

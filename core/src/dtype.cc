@@ -1,0 +1,201 @@
+// Data types: names, legal widths, element and storage sizes.
+#include <cstdio>
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace {
+
+struct CodeInfo {
+  const char* name;
+  uint64_t widths;   // bit i set: a lane of i bits (i < 64) is legal
+  bool allows_64;    // 64-bit lanes are legal
+  bool allows_128;   // 128-bit lanes are legal
+  bool fixed_width;  // the name already implies the width (bool, float8_*, ...)
+};
+
+constexpr uint64_t w(int width) { return uint64_t{1} << width; }
+
+// Indexed by DLDataTypeCode.
+constexpr CodeInfo kCodes[] = {
+    {"int", w(1) | w(2) | w(4) | w(8) | w(16) | w(32), true, false, false},
+    {"uint", w(1) | w(2) | w(4) | w(8) | w(16) | w(32), true, false, false},
+    {"float", w(16) | w(32), true, false, false},
+    {"handle", w(8) | w(16) | w(32), true, false, false},
+    {"bfloat", w(16), false, false, false},
+    {"complex", w(32), true, true, false},
+    {"bool", w(8), false, false, true},
+    {"float8_e3m4", w(8), false, false, true},
+    {"float8_e4m3", w(8), false, false, true},
+    {"float8_e4m3b11fnuz", w(8), false, false, true},
+    {"float8_e4m3fn", w(8), false, false, true},
+    {"float8_e4m3fnuz", w(8), false, false, true},
+    {"float8_e5m2", w(8), false, false, true},
+    {"float8_e5m2fnuz", w(8), false, false, true},
+    {"float8_e8m0fnu", w(8), false, false, true},
+    {"float6_e2m3fn", w(6), false, false, true},
+    {"float6_e3m2fn", w(6), false, false, true},
+    {"float4_e2m1fn", w(4), false, false, true},
+    {"bcomplex", w(32), false, false, false},
+};
+constexpr unsigned kCodeCount = sizeof(kCodes) / sizeof(kCodes[0]);
+
+const CodeInfo* code_info(uint8_t code) { return code < kCodeCount ? &kCodes[code] : nullptr; }
+
+bool width_allowed(const CodeInfo& info, unsigned bits) {
+  if (bits < 64) return ((info.widths >> bits) & 1u) != 0;
+  if (bits == 64) return info.allows_64;
+  return bits == 128 && info.allows_128;
+}
+
+// Parses a decimal number made only of digits; false on empty input, junk or overflow.
+bool parse_decimal(const char* begin, const char* end, unsigned long max, unsigned long* out) {
+  if (begin == end) return false;
+  unsigned long value = 0;
+  for (const char* p = begin; p != end; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    value = value * 10 + static_cast<unsigned long>(*p - '0');
+    if (value > max) return false;
+  }
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+DLB_API const char* dlb_dtype_code_name(uint8_t code) {
+  const CodeInfo* info = code_info(code);
+  return info != nullptr ? info->name : nullptr;
+}
+
+DLB_API int dlb_dtype_bits_allowed(uint8_t code, uint8_t bits) {
+  const CodeInfo* info = code_info(code);
+  return info != nullptr && width_allowed(*info, bits) ? 1 : 0;
+}
+
+DLB_API int dlb_dtype_validate(DLDataType dtype, dlb_error* error) {
+  const CodeInfo* info = code_info(dtype.code);
+  if (info == nullptr) {
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED, "dtype code %u is not a known DLPack type code",
+                     static_cast<unsigned>(dtype.code));
+  }
+  if (!width_allowed(*info, dtype.bits)) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "dtype %s with %u bits is not a valid DLPack type", info->name,
+                     static_cast<unsigned>(dtype.bits));
+  }
+  if (dtype.lanes == 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "dtype lanes is 0; it must be at least 1");
+  }
+  return DLB_OK;
+}
+
+DLB_API uint32_t dlb_dtype_element_bits(DLDataType dtype) {
+  return static_cast<uint32_t>(dtype.bits) * dtype.lanes;
+}
+
+DLB_API int dlb_dtype_is_subbyte(DLDataType dtype) { return dtype.bits < 8 ? 1 : 0; }
+
+DLB_API uint64_t dlb_dtype_element_size(DLDataType dtype) {
+  return (static_cast<uint64_t>(dlb_dtype_element_bits(dtype)) + 7) / 8;
+}
+
+DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint64_t flags,
+                                   uint64_t* out_bytes, dlb_error* error) {
+  if (out_bytes == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out_bytes is NULL");
+  int status = dlb_dtype_validate(dtype, error);
+  if (status != DLB_OK) return status;
+  if (element_count < 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "element count %lld is negative",
+                     static_cast<long long>(element_count));
+  }
+  const uint64_t count = static_cast<uint64_t>(element_count);
+  uint64_t result = 0;
+  bool overflow;
+  if (dlb::is_subbyte_packed(dtype, flags)) {
+    uint64_t total_bits = 0;
+    overflow = __builtin_mul_overflow(count, uint64_t{dlb_dtype_element_bits(dtype)}, &total_bits);
+    result = total_bits / 8 + (total_bits % 8 != 0 ? 1 : 0);
+  } else {
+    overflow = __builtin_mul_overflow(count, dlb_dtype_element_size(dtype), &result);
+  }
+  if (overflow || result > static_cast<uint64_t>(INT64_MAX)) {
+    dlb::DTypeText name(dtype);
+    return dlb::fail(error, DLB_ERR_OVERFLOW, "storage for %lld elements of %s overflows 63 bits",
+                     static_cast<long long>(element_count), name.text);
+  }
+  *out_bytes = result;
+  return DLB_OK;
+}
+
+DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, size_t buffer_size,
+                             dlb_error* error) {
+  if (buffer == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
+  int status = dlb_dtype_validate(dtype, error);
+  if (status != DLB_OK) return status;
+  const CodeInfo& info = kCodes[dtype.code];
+  char text[DLB_DTYPE_NAME_SIZE];
+  int n = info.fixed_width
+              ? std::snprintf(text, sizeof(text), "%s", info.name)
+              : std::snprintf(text, sizeof(text), "%s%u", info.name, static_cast<unsigned>(dtype.bits));
+  if (dtype.lanes != 1 && n > 0) {
+    std::snprintf(text + n, sizeof(text) - static_cast<size_t>(n), "x%u",
+                  static_cast<unsigned>(dtype.lanes));
+  }
+  size_t length = std::strlen(text);
+  if (length + 1 > buffer_size) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "buffer of %zu bytes is too small for dtype name '%s'", buffer_size, text);
+  }
+  std::memcpy(buffer, text, length + 1);
+  return DLB_OK;
+}
+
+DLB_API int dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error) {
+  if (name == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "dtype name is NULL");
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  const size_t length = std::strlen(name);
+  const char* end = name + length;
+  // Show at most 64 characters of a bad name in messages.
+  const int shown = length > 64 ? 64 : static_cast<int>(length);
+
+  // An "x<lanes>" suffix makes a vector type; no base name contains 'x' followed by digits.
+  unsigned long lanes = 1;
+  const char* base_end = end;
+  if (const char* x = std::strrchr(name, 'x')) {
+    if (x + 1 < end && x[1] >= '0' && x[1] <= '9') {
+      if (!parse_decimal(x + 1, end, 65535, &lanes) || lanes == 0) {
+        return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                         "dtype name '%.*s' has an invalid lane count (1 to 65535)", shown, name);
+      }
+      base_end = x;
+    }
+  }
+  const size_t base_length = static_cast<size_t>(base_end - name);
+
+  for (unsigned code = 0; code < kCodeCount; ++code) {
+    const CodeInfo& info = kCodes[code];
+    const size_t name_length = std::strlen(info.name);
+    if (base_length < name_length || std::strncmp(name, info.name, name_length) != 0) continue;
+    unsigned long bits;
+    if (info.fixed_width) {
+      if (base_length != name_length) continue;
+      // The one width the code allows.
+      bits = 0;
+      while (!width_allowed(info, static_cast<unsigned>(bits))) ++bits;
+    } else if (!parse_decimal(name + name_length, base_end, 255, &bits)) {
+      continue;  // "bfloat16" must not be read as "bf" + ..., nor "uint8" as "u" + ...
+    }
+    DLDataType dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits),
+                     static_cast<uint16_t>(lanes)};
+    int status = dlb_dtype_validate(dtype, error);
+    if (status != DLB_OK) return status;
+    *out = dtype;
+    return DLB_OK;
+  }
+  return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "unknown dtype name '%.*s'", shown, name);
+}
+
+}  // extern "C"

@@ -1,0 +1,116 @@
+// Internal declarations shared by the core's translation units. Nothing here is exported.
+#ifndef DLBRIDGE_SRC_INTERNAL_HPP_
+#define DLBRIDGE_SRC_INTERNAL_HPP_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "dlbridge/dlbridge.h"
+
+namespace dlb {
+
+// ---- errors -------------------------------------------------------------------------------
+
+// Formats a message into `error` (when non-NULL) and returns `status`, so that error paths read
+// `return fail(error, DLB_ERR_..., "...", ...);`.
+int fail(dlb_error* error, int status, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// Appends "(2, 3)" for a shape or strides array to buffer[pos..size); returns the new position.
+size_t format_dims(char* buffer, size_t size, size_t pos, int32_t ndim, const int64_t* dims);
+
+// A short "(2, 3)" rendering kept on the stack for messages.
+struct DimsText {
+  char text[160];
+  DimsText(int32_t ndim, const int64_t* dims);
+};
+
+// Name of a device type for messages: "cuda", or "device type 25" for one without a name.
+struct DeviceTypeText {
+  char text[32];
+  explicit DeviceTypeText(int32_t device_type);
+};
+
+// Name of a dtype for messages: "float32", or "code 99 bits 8 lanes 1" for an invalid one.
+struct DTypeText {
+  char text[DLB_DTYPE_NAME_SIZE + 16];
+  explicit DTypeText(DLDataType dtype);
+};
+
+// ---- devices and backends -----------------------------------------------------------------
+
+// True for devices whose `data` is a real address on which offsets may be computed; false for
+// opaque handles (OpenCL cl_mem, Metal, Vulkan, WebGPU, ...) and implementation-defined types.
+bool is_pointer_addressable(int32_t device_type);
+
+// True for the device types defined by DLPack (regardless of registered backends).
+bool is_standard_device_type(int32_t device_type);
+
+// A registered backend. Reference-counted: the registry holds one reference while it is
+// registered, every tensor allocated through it holds one, and every in-flight operation holds
+// one, so unregistering never pulls a backend from under a user.
+struct Backend {
+  dlb_backend ops;
+  char name[32];
+  std::atomic<int64_t> refs;
+};
+
+// Returns a new reference to the backend serving `device_type` (not kDLCPU), or NULL.
+Backend* acquire_backend(int32_t device_type);
+void release_backend(Backend* backend);
+
+// ---- tensor geometry ----------------------------------------------------------------------
+
+// The element layout facts every operation needs, computed once from a validated tensor.
+struct Geometry {
+  int64_t element_count;  // product of extents
+  uint64_t element_bits;  // bits * lanes
+  uint64_t unit_bits;     // bits from one element to the next: element_bits when packed,
+                          // 8 * ceil(element_bits / 8) otherwise
+  bool packed;            // sub-byte data stored without padding
+  int64_t begin_bits;     // first bit touched, relative to data (byte_offset included)
+  uint64_t span_bits;     // bits from begin_bits to the end of the last element (0 if empty)
+};
+
+// Validates `tensor` (see dlb_tensor_validate) and fills `geometry`.
+int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                    dlb_error* error);
+
+// Checks ndim, shape, dtype and flags and computes the geometry of a tensor whose data pointer
+// is not known yet (allocation); `strides` may be NULL.
+int compute_geometry(int32_t ndim, const int64_t* shape, const int64_t* strides,
+                     DLDataType dtype, uint64_t flags, uint64_t byte_offset, Geometry* geometry,
+                     dlb_error* error);
+
+bool is_subbyte_packed(DLDataType dtype, uint64_t flags);
+
+// Every flag bit DLPack 1.3 defines.
+constexpr uint64_t kKnownFlags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED |
+                                 DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+
+// ---- dlbridge-made tensors ----------------------------------------------------------------
+
+// Makes a new dlbridge tensor (its own block) that shares the memory of `base`, a dlbridge
+// tensor, with the given layout. `shape`/`strides` are copied. Offsets are applied with
+// apply_offset() beforehand.
+int make_view(DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, int32_t ndim,
+              const int64_t* shape, const int64_t* strides, uint64_t flags,
+              DLManagedTensorVersioned** out, dlb_error* error);
+
+// Moves the first element of a view by `delta_elements` elements of `geometry`: adjusts
+// byte_offset (and, for pointer-addressable devices only, data when the offset would go
+// negative). Refuses offsets that do not fall on a byte for packed sub-byte data.
+int apply_offset(const DLTensor* tensor, const Geometry& geometry, int64_t delta_elements,
+                 void** data, uint64_t* byte_offset, dlb_error* error);
+
+// ---- copies -------------------------------------------------------------------------------
+
+// Copies the elements of `src` into `dst` (same shape and dtype, both validated), routing
+// through backends and host staging as needed.
+int copy_elements(const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
+                  uint64_t src_flags, dlb_error* error);
+
+}  // namespace dlb
+
+#endif  // DLBRIDGE_SRC_INTERNAL_HPP_

@@ -1,0 +1,414 @@
+// Tensor lifecycle: the block every dlbridge tensor lives in, allocation, wrap, import, export,
+// sharing and freeing.
+//
+// Every tensor this library hands out is a Block: the DLManagedTensorVersioned itself, a
+// reference count, and its own copy of shape and strides, in one heap allocation. A block either
+// owns the memory (a "root": allocated here, wrapped, or imported from a foreign producer) or
+// refers to the root whose memory it views (shares and views). A root's count is one for its own
+// handle plus one per block that views it; the memory is released when it reaches zero, on
+// whichever thread drops the last reference.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "internal.hpp"
+
+namespace {
+
+enum class Owner : uint8_t {
+  kInline,            // CPU allocation: the data lives in the same allocation as the block
+  kBackend,           // allocated through a device backend
+  kRelease,           // wrapped caller memory with a release callback
+  kForeignVersioned,  // an imported DLManagedTensorVersioned
+  kForeignLegacy,     // an imported DLManagedTensor
+  kView,              // shares the memory of `parent`
+};
+
+struct Block {
+  DLManagedTensorVersioned managed;
+  std::atomic<int64_t> refs;
+  Block* parent;
+  Owner owner;
+  union {
+    struct {
+      dlb::Backend* backend;
+      DLDevice device;
+      void* data;
+    } allocation;
+    struct {
+      dlb_release_fn fn;
+      void* ctx;
+    } release;
+    DLManagedTensorVersioned* versioned;
+    DLManagedTensor* legacy;
+  } source;
+};
+
+// Shape and strides follow the header, 16-byte aligned.
+constexpr size_t kHeaderSize = (sizeof(Block) + 15) & ~size_t{15};
+
+std::atomic<int64_t> g_live_tensors{0};
+
+void block_deleter(DLManagedTensorVersioned* self);
+
+size_t block_size(int32_t ndim) { return kHeaderSize + 2 * sizeof(int64_t) * static_cast<size_t>(ndim); }
+
+// Fills a freshly allocated block for a tensor of the given layout; strides NULL means compact.
+Block* init_block(void* memory, Block* parent, Owner owner, uint64_t flags, void* data,
+                  DLDevice device, DLDataType dtype, int32_t ndim, const int64_t* shape,
+                  const int64_t* strides, uint64_t byte_offset) {
+  auto* block = new (memory) Block();
+  auto* dims = reinterpret_cast<int64_t*>(static_cast<char*>(memory) + kHeaderSize);
+  if (ndim > 0) {
+    std::memcpy(dims, shape, sizeof(int64_t) * static_cast<size_t>(ndim));
+    if (strides != nullptr) {
+      std::memcpy(dims + ndim, strides, sizeof(int64_t) * static_cast<size_t>(ndim));
+    } else {
+      dlb_compact_strides(ndim, shape, dims + ndim);
+    }
+  }
+  block->managed.version.major = DLB_DLPACK_PRODUCED_MAJOR;
+  block->managed.version.minor = DLB_DLPACK_PRODUCED_MINOR;
+  block->managed.manager_ctx = block;
+  block->managed.deleter = block_deleter;
+  block->managed.flags = flags;
+  DLTensor& t = block->managed.dl_tensor;
+  t.data = data;
+  t.device = device;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  // Never NULL, even for scalars: some consumers read shape without checking ndim.
+  t.shape = dims;
+  t.strides = dims + ndim;
+  t.byte_offset = byte_offset;
+  block->refs.store(1, std::memory_order_relaxed);
+  block->parent = parent;
+  block->owner = owner;
+  g_live_tensors.fetch_add(1, std::memory_order_relaxed);
+  return block;
+}
+
+void release_source(Block* block) {
+  switch (block->owner) {
+    case Owner::kBackend: {
+      dlb::Backend* backend = block->source.allocation.backend;
+      backend->ops.free(backend->ops.ctx, block->source.allocation.device,
+                        block->source.allocation.data);
+      dlb::release_backend(backend);
+      break;
+    }
+    case Owner::kRelease:
+      if (block->source.release.fn != nullptr) block->source.release.fn(block->source.release.ctx);
+      break;
+    case Owner::kForeignVersioned:
+      if (block->source.versioned->deleter != nullptr) {
+        block->source.versioned->deleter(block->source.versioned);
+      }
+      break;
+    case Owner::kForeignLegacy:
+      if (block->source.legacy->deleter != nullptr) block->source.legacy->deleter(block->source.legacy);
+      break;
+    case Owner::kInline:
+    case Owner::kView:
+      break;
+  }
+}
+
+void unref(Block* block) {
+  while (block != nullptr && block->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    Block* parent = block->parent;
+    release_source(block);
+    block->~Block();
+    std::free(block);
+    block = parent;
+  }
+}
+
+void block_deleter(DLManagedTensorVersioned* self) {
+  g_live_tensors.fetch_sub(1, std::memory_order_relaxed);
+  unref(static_cast<Block*>(self->manager_ctx));
+}
+
+Block* block_of(DLManagedTensorVersioned* tensor) {
+  return tensor != nullptr && tensor->deleter == block_deleter
+             ? static_cast<Block*>(tensor->manager_ctx)
+             : nullptr;
+}
+
+int check_new_device(DLDevice device, dlb_error* error) {
+  if (!dlb_device_type_is_known(device.device_type)) {
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED, "device type %d is not a known DLPack device type",
+                     static_cast<int>(device.device_type));
+  }
+  if (device.device_id < 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "device_id %d is negative",
+                     static_cast<int>(device.device_id));
+  }
+  if (device.device_type == kDLCPU && device.device_id != 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "cpu tensors must have device_id 0, not %d",
+                     static_cast<int>(device.device_id));
+  }
+  return DLB_OK;
+}
+
+// Calls a foreign producer's deleter for a tensor this library refuses, then reports `status`.
+template <class Managed>
+int reject(Managed* src, int status) {
+  if (src != nullptr && src->deleter != nullptr) src->deleter(src);
+  return status;
+}
+
+// The legacy struct handed out by dlb_tensor_export_legacy: its deleter frees the source.
+struct LegacyExport {
+  DLManagedTensor legacy;
+  DLManagedTensorVersioned* source;
+};
+
+void legacy_export_deleter(DLManagedTensor* self) {
+  auto* exported = static_cast<LegacyExport*>(self->manager_ctx);
+  DLManagedTensorVersioned* source = exported->source;
+  std::free(exported);
+  if (source->deleter != nullptr) source->deleter(source);
+}
+
+}  // namespace
+
+namespace dlb {
+
+int make_view(DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, int32_t ndim,
+              const int64_t* shape, const int64_t* strides, uint64_t flags,
+              DLManagedTensorVersioned** out, dlb_error* error) {
+  Block* base_block = block_of(base);
+  if (base_block == nullptr) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "tensor was not made by dlbridge; import it with dlb_tensor_import first");
+  }
+  Block* root = base_block->parent != nullptr ? base_block->parent : base_block;
+  void* memory = std::malloc(block_size(ndim));
+  if (memory == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory creating a view");
+  root->refs.fetch_add(1, std::memory_order_relaxed);
+  Block* view = init_block(memory, root, Owner::kView, flags, data, base->dl_tensor.device,
+                           base->dl_tensor.dtype, ndim, shape, strides, byte_offset);
+  *out = &view->managed;
+  return DLB_OK;
+}
+
+}  // namespace dlb
+
+extern "C" {
+
+DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
+                                const int64_t* shape, const int64_t* strides, uint64_t flags,
+                                DLManagedTensorVersioned** out, dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  int status = check_new_device(device, error);
+  if (status != DLB_OK) return status;
+  if ((flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "flag IS_COPIED cannot be requested for a new allocation");
+  }
+  dlb::Geometry g{};
+  status = dlb::compute_geometry(ndim, shape, strides, dtype, flags, 0, &g, error);
+  if (status != DLB_OK) return status;
+  // With negative strides the first element sits after the memory the others reach back to.
+  const uint64_t byte_offset = g.begin_bits < 0 ? static_cast<uint64_t>((-g.begin_bits + 7) / 8) : 0;
+  const uint64_t nbytes =
+      g.span_bits == 0 ? 0 : (byte_offset * 8 + static_cast<uint64_t>(g.begin_bits) + g.span_bits + 7) / 8;
+
+  if (device.device_type == kDLCPU) {
+    const size_t header = (block_size(ndim) + DLB_CPU_ALIGNMENT - 1) & ~size_t{DLB_CPU_ALIGNMENT - 1};
+    size_t total;
+    if (__builtin_add_overflow(header, nbytes, &total) ||
+        total > SIZE_MAX - DLB_CPU_ALIGNMENT) {
+      return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
+                       static_cast<unsigned long long>(nbytes));
+    }
+    total = (total + DLB_CPU_ALIGNMENT - 1) & ~size_t{DLB_CPU_ALIGNMENT - 1};
+    void* memory = std::aligned_alloc(DLB_CPU_ALIGNMENT, total);
+    if (memory == nullptr) {
+      return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
+                       static_cast<unsigned long long>(nbytes));
+    }
+    Block* block = init_block(memory, nullptr, Owner::kInline, flags,
+                              static_cast<char*>(memory) + header, device, dtype, ndim, shape,
+                              strides, byte_offset);
+    *out = &block->managed;
+    return DLB_OK;
+  }
+
+  dlb::Backend* backend = dlb::acquire_backend(device.device_type);
+  if (backend == nullptr) {
+    dlb::DeviceTypeText name(device.device_type);
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", name.text);
+  }
+  void* data = nullptr;
+  status = backend->ops.allocate(backend->ops.ctx, device, nbytes, &data, error);
+  if (status != DLB_OK) {
+    dlb::release_backend(backend);
+    return status;
+  }
+  void* memory = std::malloc(block_size(ndim));
+  if (memory == nullptr) {
+    backend->ops.free(backend->ops.ctx, device, data);
+    dlb::release_backend(backend);
+    return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory creating a tensor");
+  }
+  Block* block = init_block(memory, nullptr, Owner::kBackend, flags, data, device, dtype, ndim,
+                            shape, strides, byte_offset);
+  block->source.allocation.backend = backend;
+  block->source.allocation.device = device;
+  block->source.allocation.data = data;
+  *out = &block->managed;
+  return DLB_OK;
+}
+
+DLB_API int dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_fn release,
+                            void* release_ctx, DLManagedTensorVersioned** out,
+                            dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  int status = dlb::validate_tensor(tensor, flags, nullptr, error);
+  if (status != DLB_OK) return status;
+  void* memory = std::malloc(block_size(tensor->ndim));
+  if (memory == nullptr) return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory wrapping a tensor");
+  Block* block = init_block(memory, nullptr, Owner::kRelease, flags, tensor->data, tensor->device,
+                            tensor->dtype, tensor->ndim, tensor->shape, tensor->strides,
+                            tensor->byte_offset);
+  block->source.release.fn = release;
+  block->source.release.ctx = release_ctx;
+  *out = &block->managed;
+  return DLB_OK;
+}
+
+DLB_API int dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+                              dlb_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  // Only version, manager_ctx, deleter and flags are stable across majors: read nothing else.
+  if (src->version.major != DLPACK_MAJOR_VERSION) {
+    const unsigned major = src->version.major;
+    return reject(src, dlb::fail(error, DLB_ERR_UNSUPPORTED_VERSION,
+                                 "DLPack major version %u is not supported (dlbridge accepts major version %d)",
+                                 major, DLPACK_MAJOR_VERSION));
+  }
+  if (out == nullptr) return reject(src, dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL"));
+  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, nullptr, error);
+  if (status != DLB_OK) return reject(src, status);
+  if (src->deleter == block_deleter) {
+    *out = src;
+    return DLB_OK;
+  }
+  const DLTensor& t = src->dl_tensor;
+  void* memory = std::malloc(block_size(t.ndim));
+  if (memory == nullptr) {
+    return reject(src, dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory importing a tensor"));
+  }
+  Block* block = init_block(memory, nullptr, Owner::kForeignVersioned, src->flags, t.data,
+                            t.device, t.dtype, t.ndim, t.shape, t.strides, t.byte_offset);
+  block->source.versioned = src;
+  *out = &block->managed;
+  return DLB_OK;
+}
+
+DLB_API int dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersioned** out,
+                                     dlb_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  if (out == nullptr) return reject(src, dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL"));
+  int status = dlb::validate_tensor(&src->dl_tensor, 0, nullptr, error);
+  if (status != DLB_OK) return reject(src, status);
+  const DLTensor& t = src->dl_tensor;
+  void* memory = std::malloc(block_size(t.ndim));
+  if (memory == nullptr) {
+    return reject(src, dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory importing a tensor"));
+  }
+  Block* block = init_block(memory, nullptr, Owner::kForeignLegacy, 0, t.data, t.device, t.dtype,
+                            t.ndim, t.shape, t.strides, t.byte_offset);
+  block->source.legacy = src;
+  *out = &block->managed;
+  return DLB_OK;
+}
+
+DLB_API int dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTensor** out,
+                                     dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  if (src->version.major != DLPACK_MAJOR_VERSION) {
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED_VERSION,
+                     "DLPack major version %u is not supported (dlbridge accepts major version %d)",
+                     static_cast<unsigned>(src->version.major), DLPACK_MAJOR_VERSION);
+  }
+  if ((src->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
+    return dlb::fail(error, DLB_ERR_READ_ONLY,
+                     "cannot export a read-only tensor as a legacy DLManagedTensor, which has no "
+                     "READ_ONLY flag");
+  }
+  if (dlb_dtype_is_subbyte(src->dl_tensor.dtype) &&
+      (src->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0) {
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
+                     "cannot export padded sub-byte data as a legacy DLManagedTensor, which has no "
+                     "IS_SUBBYTE_TYPE_PADDED flag");
+  }
+  auto* exported = static_cast<LegacyExport*>(std::malloc(sizeof(LegacyExport)));
+  if (exported == nullptr) {
+    return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory exporting a tensor");
+  }
+  exported->legacy.dl_tensor = src->dl_tensor;
+  exported->legacy.manager_ctx = exported;
+  exported->legacy.deleter = legacy_export_deleter;
+  exported->source = src;
+  *out = &exported->legacy;
+  return DLB_OK;
+}
+
+DLB_API void dlb_tensor_free(DLManagedTensorVersioned* tensor) {
+  if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
+}
+
+DLB_API void dlb_legacy_tensor_free(DLManagedTensor* tensor) {
+  if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
+}
+
+DLB_API int dlb_tensor_share(DLManagedTensorVersioned* tensor, uint64_t add_flags,
+                             DLManagedTensorVersioned** out, dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  if ((add_flags & ~uint64_t{DLPACK_FLAG_BITMASK_READ_ONLY}) != 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "a share can only add the READ_ONLY flag, not 0x%llx",
+                     static_cast<unsigned long long>(add_flags));
+  }
+  const DLTensor& t = tensor->dl_tensor;
+  return dlb::make_view(tensor, t.data, t.byte_offset, t.ndim, t.shape, t.strides,
+                        tensor->flags | add_flags, out, error);
+}
+
+DLB_API int dlb_tensor_is_dlbridge(const DLManagedTensorVersioned* tensor) {
+  return tensor != nullptr && tensor->deleter == block_deleter ? 1 : 0;
+}
+
+DLB_API int64_t dlb_tensor_live_count(void) {
+  return g_live_tensors.load(std::memory_order_relaxed);
+}
+
+DLB_API int dlb_exchange_allocator(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                   void* error_ctx,
+                                   void (*SetError)(void* error_ctx, const char* kind,
+                                                    const char* message)) {
+  dlb_error error;
+  int status;
+  if (prototype == nullptr) {
+    status = dlb::fail(&error, DLB_ERR_INVALID_ARGUMENT, "prototype is NULL");
+  } else {
+    status = dlb_tensor_allocate(prototype->device, prototype->dtype, prototype->ndim,
+                                 prototype->shape, nullptr, 0, out, &error);
+  }
+  if (status == DLB_OK) return 0;
+  if (SetError != nullptr) SetError(error_ctx, dlb_status_name(status), error.message);
+  return -1;
+}
+
+}  // extern "C"

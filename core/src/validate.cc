@@ -1,0 +1,272 @@
+// Validation of tensors that enter the library, and layout queries.
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace {
+
+__extension__ typedef __int128 int128;
+
+int count_elements(int32_t ndim, const int64_t* shape, int64_t* out, dlb_error* error) {
+  if (ndim < 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d is negative", static_cast<int>(ndim));
+  }
+  if (ndim > DLB_MAX_NDIM) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d exceeds the maximum of %d",
+                     static_cast<int>(ndim), DLB_MAX_NDIM);
+  }
+  if (ndim > 0 && shape == nullptr) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
+                     static_cast<int>(ndim));
+  }
+  bool empty = false;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                       "shape[%d] is %lld; extents must not be negative", static_cast<int>(i),
+                       static_cast<long long>(shape[i]));
+    }
+    empty = empty || shape[i] == 0;
+  }
+  int64_t count = 1;
+  if (empty) {
+    count = 0;
+  } else {
+    for (int32_t i = 0; i < ndim; ++i) {
+      if (__builtin_mul_overflow(count, shape[i], &count)) {
+        dlb::DimsText dims(ndim, shape);
+        return dlb::fail(error, DLB_ERR_OVERFLOW, "element count of shape %s overflows 63 bits",
+                         dims.text);
+      }
+    }
+  }
+  *out = count;
+  return DLB_OK;
+}
+
+}  // namespace
+
+namespace dlb {
+
+bool is_subbyte_packed(DLDataType dtype, uint64_t flags) {
+  return dtype.bits < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) == 0;
+}
+
+int compute_geometry(int32_t ndim, const int64_t* shape, const int64_t* strides,
+                     DLDataType dtype, uint64_t flags, uint64_t byte_offset, Geometry* geometry,
+                     dlb_error* error) {
+  int64_t count = 0;
+  int status = count_elements(ndim, shape, &count, error);
+  if (status != DLB_OK) return status;
+  status = dlb_dtype_validate(dtype, error);
+  if (status != DLB_OK) return status;
+  if ((flags & ~kKnownFlags) != 0) {
+    return fail(error, DLB_ERR_UNSUPPORTED, "flags 0x%llx contain bits unknown to DLPack %d.%d",
+                static_cast<unsigned long long>(flags & ~kKnownFlags), DLPACK_MAJOR_VERSION,
+                DLPACK_MINOR_VERSION);
+  }
+  if (byte_offset > static_cast<uint64_t>(INT64_MAX) / 8) {
+    return fail(error, DLB_ERR_OVERFLOW, "byte_offset %llu is too large",
+                static_cast<unsigned long long>(byte_offset));
+  }
+  Geometry g{};
+  g.element_count = count;
+  g.element_bits = dlb_dtype_element_bits(dtype);
+  g.packed = is_subbyte_packed(dtype, flags);
+  g.unit_bits = g.packed ? g.element_bits : 8 * ((g.element_bits + 7) / 8);
+  g.begin_bits = static_cast<int64_t>(byte_offset * 8);
+  g.span_bits = 0;
+  if (count > 0) {
+    // Reach of the strides in elements, forwards and backwards from the first element.
+    int128 forward = 0, backward = 0;
+    int128 compact = 1;
+    for (int32_t i = ndim - 1; i >= 0; --i) {
+      const int128 stride = strides != nullptr ? int128{strides[i]} : compact;
+      compact *= shape[i];
+      if (shape[i] <= 1) continue;
+      const int128 reach = stride * (shape[i] - 1);
+      if (reach >= 0) forward += reach; else backward -= reach;
+      if (forward > INT64_MAX || backward > INT64_MAX) {
+        return fail(error, DLB_ERR_OVERFLOW, "byte span of the tensor overflows 63 bits");
+      }
+    }
+    const int128 span_bits = (forward + backward) * g.unit_bits + g.element_bits;
+    const int128 begin_bits = int128{g.begin_bits} - backward * g.unit_bits;
+    const int128 max_bits = int128{INT64_MAX} * 8;
+    if (span_bits > max_bits || begin_bits < -max_bits || begin_bits + span_bits > max_bits) {
+      return fail(error, DLB_ERR_OVERFLOW, "byte span of the tensor overflows 63 bits");
+    }
+    g.begin_bits = static_cast<int64_t>(begin_bits);
+    g.span_bits = static_cast<uint64_t>(span_bits);
+  }
+  *geometry = g;
+  return DLB_OK;
+}
+
+int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                    dlb_error* error) {
+  if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  Geometry g{};
+  int status = compute_geometry(tensor->ndim, tensor->shape, tensor->strides, tensor->dtype, flags,
+                                tensor->byte_offset, &g, error);
+  if (status != DLB_OK) return status;
+  const int32_t type = tensor->device.device_type;
+  if (!dlb_device_type_is_known(type)) {
+    return fail(error, DLB_ERR_UNSUPPORTED, "device type %d is not a known DLPack device type",
+                static_cast<int>(type));
+  }
+  if (tensor->device.device_id < 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "device_id %d is negative",
+                static_cast<int>(tensor->device.device_id));
+  }
+  if (type == kDLCPU && tensor->device.device_id != 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "cpu tensors must have device_id 0, not %d",
+                static_cast<int>(tensor->device.device_id));
+  }
+  if (tensor->data == nullptr && g.element_count > 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "data is NULL but the tensor has %lld elements",
+                static_cast<long long>(g.element_count));
+  }
+  if (!is_pointer_addressable(type) && g.begin_bits < 0) {
+    DeviceTypeText name(type);
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "strides reach %lld bytes before the start of the %s buffer (byte_offset %llu)",
+                static_cast<long long>((-g.begin_bits + 7) / 8), name.text,
+                static_cast<unsigned long long>(tensor->byte_offset));
+  }
+  if (geometry != nullptr) *geometry = g;
+  return DLB_OK;
+}
+
+}  // namespace dlb
+
+extern "C" {
+
+DLB_API int dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
+  return dlb::validate_tensor(tensor, flags, nullptr, error);
+}
+
+DLB_API int dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error) {
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  return count_elements(tensor->ndim, tensor->shape, out, error);
+}
+
+DLB_API int dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_t* out,
+                                 dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  int64_t count = 0;
+  int status = dlb_tensor_element_count(tensor, &count, error);
+  if (status != DLB_OK) return status;
+  return dlb_dtype_storage_size(tensor->dtype, count, flags, out, error);
+}
+
+DLB_API int dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t* out_begin,
+                                 uint64_t* out_size, dlb_error* error) {
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  dlb::Geometry g{};
+  int status = dlb::compute_geometry(tensor->ndim, tensor->shape, tensor->strides, tensor->dtype,
+                                     flags, tensor->byte_offset, &g, error);
+  if (status != DLB_OK) return status;
+  // Floor division for negative bit positions.
+  const int64_t begin = g.begin_bits >= 0 ? g.begin_bits / 8 : -((-g.begin_bits + 7) / 8);
+  const int64_t end_bits = g.begin_bits + static_cast<int64_t>(g.span_bits);
+  const int64_t end = end_bits >= 0 ? (end_bits + 7) / 8 : -((-end_bits) / 8);
+  if (out_begin != nullptr) *out_begin = begin;
+  if (out_size != nullptr) *out_size = g.span_bits == 0 ? 0 : static_cast<uint64_t>(end - begin);
+  return DLB_OK;
+}
+
+DLB_API void dlb_compact_strides(int32_t ndim, const int64_t* shape, int64_t* out) {
+  if (out == nullptr || shape == nullptr) return;
+  int64_t stride = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    out[i] = stride;
+    const int64_t extent = shape[i] > 1 ? shape[i] : 1;
+    if (__builtin_mul_overflow(stride, extent, &stride)) stride = INT64_MAX;
+  }
+}
+
+DLB_API int dlb_tensor_get_strides(const DLTensor* tensor, int64_t* out, dlb_error* error) {
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  int64_t count = 0;
+  int status = count_elements(tensor->ndim, tensor->shape, &count, error);
+  if (status != DLB_OK) return status;
+  if (out == nullptr && tensor->ndim > 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  }
+  if (tensor->strides != nullptr) {
+    if (tensor->ndim > 0) {
+      std::memcpy(out, tensor->strides, sizeof(int64_t) * static_cast<size_t>(tensor->ndim));
+    }
+  } else {
+    dlb_compact_strides(tensor->ndim, tensor->shape, out);
+  }
+  return DLB_OK;
+}
+
+}  // extern "C"
+
+namespace {
+
+// Shared by the two contiguity checks: `order` lists dimensions from the fastest-varying one.
+bool is_contiguous(const DLTensor* tensor, bool c_order) {
+  if (tensor == nullptr || tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr)) {
+    return false;
+  }
+  const int32_t ndim = tensor->ndim;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (tensor->shape[i] < 0) return false;
+    if (tensor->shape[i] == 0) return true;
+  }
+  if (tensor->strides == nullptr) {
+    if (c_order) return true;
+    // Compact row-major strides are Fortran-contiguous only with at most one extent above 1.
+    int32_t above_one = 0;
+    for (int32_t i = 0; i < ndim; ++i) above_one += tensor->shape[i] > 1 ? 1 : 0;
+    return above_one <= 1;
+  }
+  int64_t expected = 1;
+  for (int32_t k = 0; k < ndim; ++k) {
+    const int32_t i = c_order ? ndim - 1 - k : k;
+    if (tensor->shape[i] == 1) continue;
+    if (tensor->strides[i] != expected) return false;
+    if (__builtin_mul_overflow(expected, tensor->shape[i], &expected)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+DLB_API int dlb_tensor_is_c_contiguous(const DLTensor* tensor) {
+  return is_contiguous(tensor, true) ? 1 : 0;
+}
+
+DLB_API int dlb_tensor_is_f_contiguous(const DLTensor* tensor) {
+  return is_contiguous(tensor, false) ? 1 : 0;
+}
+
+DLB_API int dlb_tensor_is_aligned(const DLTensor* tensor, uint64_t alignment) {
+  if (tensor == nullptr || alignment == 0 || (alignment & (alignment - 1)) != 0) return 0;
+  uint64_t address = tensor->byte_offset;
+  if (dlb::is_pointer_addressable(tensor->device.device_type)) {
+    address += static_cast<uint64_t>(reinterpret_cast<uintptr_t>(tensor->data));
+  }
+  return (address & (alignment - 1)) == 0 ? 1 : 0;
+}
+
+DLB_API int dlb_tensor_is_host_readable(const DLTensor* tensor) {
+  return tensor != nullptr && dlb_device_is_host_readable(tensor->device) ? 1 : 0;
+}
+
+DLB_API uint64_t dlb_tensor_flags(const DLManagedTensorVersioned* tensor) {
+  return tensor != nullptr ? tensor->flags : 0;
+}
+
+DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor) {
+  return tensor != nullptr && (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 ? 1 : 0;
+}
+
+}  // extern "C"

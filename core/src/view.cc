@@ -1,0 +1,319 @@
+// Zero-copy views: slice, select, reshape, permute, transpose.
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace {
+
+__extension__ typedef __int128 int128;
+
+// Validates a view's source and returns its geometry.
+int check_source(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+                 dlb::Geometry* geometry, dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  if (!dlb_tensor_is_dlbridge(src)) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "tensor was not made by dlbridge; import it with dlb_tensor_import first");
+  }
+  return dlb::validate_tensor(&src->dl_tensor, src->flags, geometry, error);
+}
+
+// Python's slice.indices(): the first index and the number of elements selected.
+void resolve_slice(int64_t extent, int64_t start, int64_t stop, int64_t step, int64_t* first,
+                   int64_t* length) {
+  auto clamp = [extent](int64_t value, int64_t low, int64_t high) {
+    if (value < 0) value = value + extent < low ? low : value + extent;
+    return value > high ? high : value;
+  };
+  int64_t s, e;
+  if (step > 0) {
+    s = start == DLB_SLICE_NONE ? 0 : clamp(start, 0, extent);
+    e = stop == DLB_SLICE_NONE ? extent : clamp(stop, 0, extent);
+    *length = e > s ? (e - s - 1) / step + 1 : 0;
+  } else {
+    s = start == DLB_SLICE_NONE ? extent - 1 : clamp(start, -1, extent - 1);
+    e = stop == DLB_SLICE_NONE ? -1 : clamp(stop, -1, extent - 1);
+    *length = s > e ? (s - e - 1) / (-step) + 1 : 0;
+  }
+  *first = s;
+}
+
+}  // namespace
+
+namespace dlb {
+
+int apply_offset(const DLTensor* tensor, const Geometry& geometry, int64_t delta_elements,
+                 void** data, uint64_t* byte_offset, dlb_error* error) {
+  const int128 delta_bits = int128{delta_elements} * geometry.unit_bits;
+  if (delta_bits % 8 != 0) {
+    DTypeText name(tensor->dtype);
+    return fail(error, DLB_ERR_LAYOUT,
+                "a view of packed %s data must start on a byte boundary, not at bit %d of a byte",
+                name.text, static_cast<int>(((delta_bits % 8) + 8) % 8));
+  }
+  const int128 offset = int128{tensor->byte_offset} + delta_bits / 8;
+  *data = tensor->data;
+  if (offset >= 0) {
+    *byte_offset = static_cast<uint64_t>(offset);
+    return DLB_OK;
+  }
+  // Only reachable through negative strides of a producer that put byte_offset at 0; an
+  // address can absorb that, an opaque handle cannot.
+  if (!is_pointer_addressable(tensor->device.device_type)) {
+    DeviceTypeText name(tensor->device.device_type);
+    return fail(error, DLB_ERR_LAYOUT, "a view of this %s tensor would start before its buffer",
+                name.text);
+  }
+  *data = static_cast<char*>(tensor->data) + static_cast<int64_t>(offset);
+  *byte_offset = 0;
+  return DLB_OK;
+}
+
+}  // namespace dlb
+
+extern "C" {
+
+DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
+                             const dlb_slice* slices, DLManagedTensorVersioned** out,
+                             dlb_error* error) {
+  dlb::Geometry g{};
+  int status = check_source(src, out, &g, error);
+  if (status != DLB_OK) return status;
+  const DLTensor& t = src->dl_tensor;
+  if (nslices < 0 || nslices > t.ndim) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "%d slices given for a tensor with %d dimensions", static_cast<int>(nslices),
+                     static_cast<int>(t.ndim));
+  }
+  if (slices == nullptr && nslices > 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "slices is NULL");
+  }
+  int64_t shape[DLB_MAX_NDIM], strides[DLB_MAX_NDIM];
+  if (t.ndim > 0) {
+    std::memcpy(shape, t.shape, sizeof(int64_t) * static_cast<size_t>(t.ndim));
+  }
+  dlb_tensor_get_strides(&t, strides, nullptr);
+  int64_t delta = 0;
+  bool empty = false;
+  for (int32_t d = 0; d < nslices; ++d) {
+    const int64_t step = slices[d].step == DLB_SLICE_NONE ? 1 : slices[d].step;
+    if (step == 0) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "slice step is 0 in dimension %d",
+                       static_cast<int>(d));
+    }
+    int64_t first, length;
+    resolve_slice(shape[d], slices[d].start, slices[d].stop, step, &first, &length);
+    if (length == 0) empty = true;
+    if (length > 0) delta += first * strides[d];  // within the validated span: no overflow
+    if (length > 1 && __builtin_mul_overflow(strides[d], step, &strides[d])) {
+      return dlb::fail(error, DLB_ERR_OVERFLOW, "stride of dimension %d overflows with step %lld",
+                       static_cast<int>(d), static_cast<long long>(step));
+    }
+    shape[d] = length;
+  }
+  void* data;
+  uint64_t byte_offset;
+  status = dlb::apply_offset(&t, g, empty ? 0 : delta, &data, &byte_offset, error);
+  if (status != DLB_OK) return status;
+  return dlb::make_view(src, data, byte_offset, t.ndim, shape, strides, src->flags, out, error);
+}
+
+DLB_API int dlb_tensor_select(DLManagedTensorVersioned* src, int32_t axis, int64_t index,
+                              DLManagedTensorVersioned** out, dlb_error* error) {
+  dlb::Geometry g{};
+  int status = check_source(src, out, &g, error);
+  if (status != DLB_OK) return status;
+  const DLTensor& t = src->dl_tensor;
+  const int32_t a = axis < 0 ? axis + t.ndim : axis;
+  if (a < 0 || a >= t.ndim) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "axis %d is out of range for a tensor with %d dimensions",
+                     static_cast<int>(axis), static_cast<int>(t.ndim));
+  }
+  const int64_t extent = t.shape[a];
+  const int64_t i = index < 0 ? index + extent : index;
+  if (i < 0 || i >= extent) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "index %lld is out of range for axis %d with extent %lld",
+                     static_cast<long long>(index), static_cast<int>(a),
+                     static_cast<long long>(extent));
+  }
+  int64_t strides[DLB_MAX_NDIM], shape[DLB_MAX_NDIM], new_strides[DLB_MAX_NDIM];
+  dlb_tensor_get_strides(&t, strides, nullptr);
+  int32_t n = 0;
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (d == a) continue;
+    shape[n] = t.shape[d];
+    new_strides[n] = strides[d];
+    ++n;
+  }
+  void* data;
+  uint64_t byte_offset;
+  status = dlb::apply_offset(&t, g, g.element_count == 0 ? 0 : i * strides[a], &data,
+                             &byte_offset, error);
+  if (status != DLB_OK) return status;
+  return dlb::make_view(src, data, byte_offset, n, shape, new_strides, src->flags, out, error);
+}
+
+DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
+                               DLManagedTensorVersioned** out, dlb_error* error) {
+  dlb::Geometry g{};
+  int status = check_source(src, out, &g, error);
+  if (status != DLB_OK) return status;
+  const DLTensor& t = src->dl_tensor;
+  if (ndim < 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d is negative", static_cast<int>(ndim));
+  }
+  if (ndim > DLB_MAX_NDIM) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d exceeds the maximum of %d",
+                     static_cast<int>(ndim), DLB_MAX_NDIM);
+  }
+  if (shape == nullptr && ndim > 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
+                     static_cast<int>(ndim));
+  }
+  // Resolve a -1 extent.
+  int64_t new_shape[DLB_MAX_NDIM];
+  int32_t inferred = -1;
+  int64_t known = 1;
+  bool known_overflow = false;
+  for (int32_t d = 0; d < ndim; ++d) {
+    new_shape[d] = shape[d];
+    if (shape[d] == -1) {
+      if (inferred >= 0) {
+        dlb::DimsText text(ndim, shape);
+        return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape %s has more than one -1 extent",
+                         text.text);
+      }
+      inferred = d;
+    } else if (shape[d] < 0) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                       "shape[%d] is %lld; extents must not be negative", static_cast<int>(d),
+                       static_cast<long long>(shape[d]));
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      known_overflow = true;
+    }
+  }
+  const int64_t count = g.element_count;
+  if (inferred >= 0) {
+    if (known == 0 && !known_overflow) {
+      dlb::DimsText text(ndim, shape);
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                       "cannot infer the -1 extent of shape %s: the other extents multiply to 0",
+                       text.text);
+    }
+    if (!known_overflow && count % known == 0) new_shape[inferred] = count / known;
+    else known_overflow = true;
+    if (!known_overflow) known = count;
+  }
+  if (known_overflow || known != count) {
+    dlb::DimsText text(ndim, shape);
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "cannot reshape %lld elements into shape %s",
+                     static_cast<long long>(count), text.text);
+  }
+
+  int64_t new_strides[DLB_MAX_NDIM];
+  if (count == 0 || dlb_tensor_is_c_contiguous(&t)) {
+    dlb_compact_strides(ndim, new_shape, new_strides);
+    if (count == 0) {
+      return dlb::make_view(src, t.data, t.byte_offset, ndim, new_shape, new_strides, src->flags,
+                            out, error);
+    }
+  } else {
+    // Group old and new dimensions into runs with equal products; each old run must be
+    // contiguous in itself, and then the new run's strides follow from its last stride.
+    int64_t old_shape[DLB_MAX_NDIM], old_strides[DLB_MAX_NDIM], all_strides[DLB_MAX_NDIM];
+    dlb_tensor_get_strides(&t, all_strides, nullptr);
+    int32_t old_ndim = 0;
+    for (int32_t d = 0; d < t.ndim; ++d) {
+      if (t.shape[d] == 1) continue;
+      old_shape[old_ndim] = t.shape[d];
+      old_strides[old_ndim] = all_strides[d];
+      ++old_ndim;
+    }
+    int32_t oi = 0, oj = 1, ni = 0, nj = 1;
+    bool possible = true;
+    while (possible && ni < ndim && oi < old_ndim) {
+      int64_t np = new_shape[ni], op = old_shape[oi];
+      while (np != op) {
+        if (np < op) np *= new_shape[nj++];
+        else op *= old_shape[oj++];
+      }
+      for (int32_t k = oi; k < oj - 1; ++k) {
+        if (old_strides[k] != old_shape[k + 1] * old_strides[k + 1]) possible = false;
+      }
+      new_strides[nj - 1] = old_strides[oj - 1];
+      for (int32_t k = nj - 1; k > ni; --k) new_strides[k - 1] = new_strides[k] * new_shape[k];
+      ni = nj++;
+      oi = oj++;
+    }
+    if (!possible) {
+      char text[DLB_ERROR_MESSAGE_SIZE];
+      size_t pos = dlb::format_dims(text, sizeof(text), 0, t.ndim, t.shape);
+      static const char kStrides[] = " and strides ";
+      if (pos + sizeof(kStrides) < sizeof(text)) {
+        std::memcpy(text + pos, kStrides, sizeof(kStrides));
+        pos += sizeof(kStrides) - 1;
+      }
+      dlb::format_dims(text, sizeof(text), pos, t.ndim, all_strides);
+      dlb::DimsText target(ndim, new_shape);
+      return dlb::fail(error, DLB_ERR_LAYOUT,
+                       "cannot reshape a tensor of shape %s into shape %s without copying", text,
+                       target.text);
+    }
+    // Trailing extent-1 dimensions take any stride; use the last one (or 1).
+    const int64_t last = ni > 0 ? new_strides[ni - 1] : 1;
+    for (int32_t k = ni; k < ndim; ++k) new_strides[k] = last;
+  }
+  return dlb::make_view(src, t.data, t.byte_offset, ndim, new_shape, new_strides, src->flags, out,
+                        error);
+}
+
+DLB_API int dlb_tensor_permute(DLManagedTensorVersioned* src, int32_t naxes,
+                               const int32_t* axes, DLManagedTensorVersioned** out,
+                               dlb_error* error) {
+  dlb::Geometry g{};
+  int status = check_source(src, out, &g, error);
+  if (status != DLB_OK) return status;
+  const DLTensor& t = src->dl_tensor;
+  if (naxes != t.ndim) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "permute needs %d axes, got %d",
+                     static_cast<int>(t.ndim), static_cast<int>(naxes));
+  }
+  if (axes == nullptr && naxes > 0) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "axes is NULL");
+  int64_t strides[DLB_MAX_NDIM], shape[DLB_MAX_NDIM], new_strides[DLB_MAX_NDIM];
+  bool seen[DLB_MAX_NDIM] = {};
+  dlb_tensor_get_strides(&t, strides, nullptr);
+  for (int32_t d = 0; d < naxes; ++d) {
+    const int32_t a = axes[d] < 0 ? axes[d] + t.ndim : axes[d];
+    if (a < 0 || a >= t.ndim) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                       "axis %d is out of range for a tensor with %d dimensions",
+                       static_cast<int>(axes[d]), static_cast<int>(t.ndim));
+    }
+    if (seen[a]) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "axis %d appears twice in the permutation",
+                       static_cast<int>(a));
+    }
+    seen[a] = true;
+    shape[d] = t.shape[a];
+    new_strides[d] = strides[a];
+  }
+  return dlb::make_view(src, t.data, t.byte_offset, t.ndim, shape, new_strides, src->flags, out,
+                        error);
+}
+
+DLB_API int dlb_tensor_transpose(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+                                 dlb_error* error) {
+  int32_t axes[DLB_MAX_NDIM];
+  const int32_t ndim = src != nullptr && src->dl_tensor.ndim >= 0 && src->dl_tensor.ndim <= DLB_MAX_NDIM
+                           ? src->dl_tensor.ndim
+                           : 0;
+  for (int32_t d = 0; d < ndim; ++d) axes[d] = ndim - 1 - d;
+  // For a NULL or malformed tensor, permute reports the problem.
+  return dlb_tensor_permute(src, src != nullptr ? src->dl_tensor.ndim : 0, axes, out, error);
+}
+
+}  // extern "C"
