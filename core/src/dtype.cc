@@ -61,6 +61,27 @@ bool parse_decimal(const char* begin, const char* end, unsigned long max, unsign
   return true;
 }
 
+// Matches [begin, end) against a code name followed by its width ("int8"), or a fixed-width
+// name alone ("float8_e4m3fn"). The width may still be illegal for the code.
+bool match_scalar(const char* begin, const char* end, const CodeInfo** info, unsigned long* bits) {
+  const size_t length = static_cast<size_t>(end - begin);
+  for (const CodeInfo& candidate : kCodes) {
+    const size_t name_length = std::strlen(candidate.name);
+    if (length < name_length || std::strncmp(begin, candidate.name, name_length) != 0) continue;
+    if (candidate.fixed_width) {
+      if (length != name_length) continue;
+      unsigned width = 0;
+      while (!width_allowed(candidate, width)) ++width;
+      *bits = width;
+    } else if (!parse_decimal(begin + name_length, end, 255, bits)) {
+      continue;  // "uint8" must not be read as "u" + ..., nor "float8_e5m2" as "float" + ...
+    }
+    *info = &candidate;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 extern "C" {
@@ -161,41 +182,28 @@ DLB_API int dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error)
   // Show at most 64 characters of a bad name in messages.
   const int shown = length > 64 ? 64 : static_cast<int>(length);
 
-  // An "x<lanes>" suffix makes a vector type; no base name contains 'x' followed by digits.
+  // The whole name is a scalar type ("complex64"), or a scalar type followed by "x<lanes>"
+  // ("complex64x2", "float32x4"): try the first reading, then the second.
+  const CodeInfo* info = nullptr;
+  unsigned long bits = 0;
   unsigned long lanes = 1;
-  const char* base_end = end;
-  if (const char* x = std::strrchr(name, 'x')) {
-    if (x + 1 < end && x[1] >= '0' && x[1] <= '9') {
-      if (!parse_decimal(x + 1, end, 65535, &lanes) || lanes == 0) {
-        return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                         "dtype name '%.*s' has an invalid lane count (1 to 65535)", shown, name);
-      }
-      base_end = x;
+  if (!match_scalar(name, end, &info, &bits)) {
+    const char* x = std::strrchr(name, 'x');
+    if (x == nullptr || x + 1 >= end || x[1] < '0' || x[1] > '9' ||
+        !match_scalar(name, x, &info, &bits)) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "unknown dtype name '%.*s'", shown, name);
+    }
+    if (!parse_decimal(x + 1, end, 65535, &lanes) || lanes == 0) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                       "dtype name '%.*s' has an invalid lane count (1 to 65535)", shown, name);
     }
   }
-  const size_t base_length = static_cast<size_t>(base_end - name);
-
-  for (unsigned code = 0; code < kCodeCount; ++code) {
-    const CodeInfo& info = kCodes[code];
-    const size_t name_length = std::strlen(info.name);
-    if (base_length < name_length || std::strncmp(name, info.name, name_length) != 0) continue;
-    unsigned long bits;
-    if (info.fixed_width) {
-      if (base_length != name_length) continue;
-      // The one width the code allows.
-      bits = 0;
-      while (!width_allowed(info, static_cast<unsigned>(bits))) ++bits;
-    } else if (!parse_decimal(name + name_length, base_end, 255, &bits)) {
-      continue;  // "bfloat16" must not be read as "bf" + ..., nor "uint8" as "u" + ...
-    }
-    DLDataType dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits),
-                     static_cast<uint16_t>(lanes)};
-    int status = dlb_dtype_validate(dtype, error);
-    if (status != DLB_OK) return status;
-    *out = dtype;
-    return DLB_OK;
-  }
-  return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "unknown dtype name '%.*s'", shown, name);
+  DLDataType dtype{static_cast<uint8_t>(info - kCodes), static_cast<uint8_t>(bits),
+                   static_cast<uint16_t>(lanes)};
+  int status = dlb_dtype_validate(dtype, error);
+  if (status != DLB_OK) return status;
+  *out = dtype;
+  return DLB_OK;
 }
 
 }  // extern "C"

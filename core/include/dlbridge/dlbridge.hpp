@@ -444,11 +444,14 @@ class Tensor;
  * honours shape, strides (negative ones included) and byte_offset, with every index checked.
  * E is the element type as accessed: T for TensorView<T>, const T for ConstTensorView<T>.
  *
- * Lifetime: a view holds raw pointers into the tensor's memory and owns nothing. It must not
- * outlive the memory it looks at, i.e. the Tensor it was obtained from (or, as long as the
- * memory is shared, every Tensor referencing that memory). Moving the Tensor object does not
- * move its memory, so a view stays valid across such moves; freeing it does not.
- * Views are cheap to copy (they copy shape and strides once, when created from a tensor). */
+ * Lifetime: a view holds a raw pointer into the tensor's memory and owns nothing. It must not
+ * outlive the Tensor it was obtained from; more precisely, it stays valid while at least one
+ * reference to that memory (the Tensor, a share, a zero-copy view Tensor) is alive. Moving a
+ * Tensor object does not move its memory, so a view survives such moves; freeing the last
+ * reference invalidates it, and using it after that is undefined behaviour.
+ * A view keeps its own copy of the shape and strides (taken when it is made), so copying a view
+ * costs one small allocation. Writes through views are not synchronised: concurrent writers to
+ * the same elements need their own locking, as with any memory. */
 template <class E>
 class BasicTensorView {
  public:
@@ -849,7 +852,8 @@ class Tensor {
   /* The extents, copied into a vector (use shape(axis) to read one without allocating). */
   std::vector<int64_t> shape() const {
     const DLTensor& t = dl_tensor();
-    return t.ndim == 0 ? std::vector<int64_t>() : std::vector<int64_t>(t.shape, t.shape + t.ndim);
+    const std::size_t n = checked_ndim(t);
+    return n == 0 ? std::vector<int64_t>() : std::vector<int64_t>(t.shape, t.shape + n);
   }
 
   /* The extent of one dimension (0 <= axis < ndim(); std::out_of_range otherwise). */
@@ -859,8 +863,8 @@ class Tensor {
    * when the tensor's strides pointer is NULL (a foreign tensor taken with from_raw). */
   std::vector<int64_t> strides() const {
     const DLTensor& t = dl_tensor();
-    std::vector<int64_t> out(static_cast<std::size_t>(t.ndim));
-    if (t.ndim == 0) return out;
+    std::vector<int64_t> out(checked_ndim(t));
+    if (out.empty()) return out;
     dlb_error error{};
     detail::check(dlb_tensor_get_strides(&t, out.data(), &error), error);
     return out;
@@ -923,8 +927,9 @@ class Tensor {
 
   /* ---- typed element access ----------------------------------------------------------- */
 
-  /* A mutable typed view of the elements. Throws Error when the tensor is empty; when
-   * dtype_of<T>() differs from dtype() (DLB_ERR_INVALID_ARGUMENT, naming both dtypes); when the
+  /* A mutable typed view of the elements. Throws Error when the tensor is empty; when it is
+   * malformed (dlb_tensor_validate's status and message: possible only for a tensor taken with
+   * from_raw); when dtype_of<T>() differs from dtype() (DLB_ERR_INVALID_ARGUMENT, naming both dtypes); when the
    * tensor is READ_ONLY (DLB_ERR_READ_ONLY: use cview<T>()); when its memory is not
    * host-readable (DLB_ERR_UNSUPPORTED: copy() it to the CPU first). The view must not outlive
    * the memory (see BasicTensorView). */
@@ -951,8 +956,19 @@ class Tensor {
     return ptr_;
   }
 
+  // ndim as a size, after checking that ndim and the shape pointer are usable (a tensor taken
+  // with from_raw is not validated): throws the core's message for a malformed one.
+  static std::size_t checked_ndim(const DLTensor& t) {
+    if (t.ndim < 0 || t.ndim > DLB_MAX_NDIM || (t.ndim > 0 && t.shape == nullptr)) {
+      int64_t count = 0;
+      dlb_error error{};
+      detail::check(dlb_tensor_element_count(&t, &count, &error), error);
+    }
+    return static_cast<std::size_t>(t.ndim);
+  }
+
   std::size_t check_axis(int32_t axis) const {
-    const int32_t n = ndim();
+    const auto n = static_cast<int32_t>(checked_ndim(dl_tensor()));
     if (axis < 0 || axis >= n) {
       throw std::out_of_range("axis " + std::to_string(axis) + " is out of range for a " +
                               std::to_string(n) + "-dimensional tensor");
@@ -961,6 +977,10 @@ class Tensor {
   }
 
   void check_view(DType wanted, bool writable) const {
+    // Validated first, so that every in-range index lands inside the tensor's memory even for a
+    // tensor taken with from_raw.
+    dlb_error error{};
+    detail::check(dlb_tensor_validate(&dl_tensor(), flags(), &error), error);
     const DType have = dtype();
     if (have != wanted) {
       throw Error(DLB_ERR_INVALID_ARGUMENT, "requested element type " + wanted.to_string() +
