@@ -450,20 +450,20 @@ const char* side_name(const DLTensor* t, dlb::DeviceTypeText* text) {
 
 namespace dlb {
 
-int copy_elements(const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
-                  uint64_t src_flags, dlb_error* error) {
-  Geometry gs{}, gd{};
-  int status = validate_tensor(src, src_flags, &gs, error);
-  if (status == DLB_OK) status = validate_tensor(dst, dst_flags, &gd, error);
-  if (status != DLB_OK) return status;
+int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd,
+                  const DLManagedTensorVersioned* src_tensor, const Geometry& gs, dlb_error* error) {
+  const DLTensor* dst = &dst_tensor->dl_tensor;
+  const DLTensor* src = &src_tensor->dl_tensor;
+  const uint64_t dst_flags = dst_tensor->flags, src_flags = src_tensor->flags;
+  int status = DLB_OK;
   if (gs.element_count == 0) return DLB_OK;
 
   const bool src_host = dlb_device_is_host_readable(src->device) != 0;
   const bool dst_host = dlb_device_is_host_readable(dst->device) != 0;
   if (src_host && dst_host) return host_copy(dst, gd, src, gs, src_flags, error);
 
-  Backend* src_backend = src_host ? nullptr : acquire_backend(src->device.device_type);
-  Backend* dst_backend = dst_host ? nullptr : acquire_backend(dst->device.device_type);
+  Backend* src_backend = src_host ? nullptr : acquire_tensor_backend(src_tensor);
+  Backend* dst_backend = dst_host ? nullptr : acquire_tensor_backend(dst_tensor);
   struct Release {
     Backend* a;
     Backend* b;
@@ -488,11 +488,18 @@ int copy_elements(const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
   // A direct path: one backend sees both sides.
   Backend* direct = nullptr;
   if (src_host) direct = dst_backend;
-  else if (dst_host || src->device.device_type == dst->device.device_type) direct = src_backend;
+  else if (dst_host || src_backend == dst_backend) direct = src_backend;
   if (direct != nullptr && direct->ops.copy_tensor != nullptr) {
+    // A backend that declines explains why in its own report; the caller's stays untouched
+    // unless the copy really fails.
+    dlb_error declined;
+    declined.message[0] = '\0';
     status = direct->ops.copy_tensor(direct->ops.ctx, &dst_desc, dst_flags, &src_desc, src_flags,
-                                     nullptr, error);
-    if (status != DLB_ERR_UNSUPPORTED) return status;
+                                     nullptr, &declined);
+    if (status != DLB_ERR_UNSUPPORTED) {
+      if (status != DLB_OK && error != nullptr) *error = declined;
+      return status;
+    }
   }
 
   // Staging through host memory with copy_bytes.
@@ -552,14 +559,16 @@ DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
-  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, nullptr, error);
+  dlb::Geometry gs, gd;
+  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, &gs, error);
   if (status != DLB_OK) return status;
   const DLTensor& t = src->dl_tensor;
   const uint64_t keep = src->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
   DLManagedTensorVersioned* copy = nullptr;
   status = dlb_tensor_allocate(device, t.dtype, t.ndim, t.shape, nullptr, keep, &copy, error);
   if (status != DLB_OK) return status;
-  status = dlb::copy_elements(&copy->dl_tensor, copy->flags, &t, src->flags, error);
+  status = dlb::validate_tensor(&copy->dl_tensor, copy->flags, &gd, error);
+  if (status == DLB_OK) status = dlb::copy_elements(copy, gd, src, gs, error);
   if (status != DLB_OK) {
     dlb_tensor_free(copy);
     return status;
@@ -576,8 +585,9 @@ DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
   if ((dst->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
     return dlb::fail(error, DLB_ERR_READ_ONLY, "cannot copy into a read-only tensor");
   }
-  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, nullptr, error);
-  if (status == DLB_OK) status = dlb::validate_tensor(&dst->dl_tensor, dst->flags, nullptr, error);
+  dlb::Geometry gs, gd;
+  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, &gs, error);
+  if (status == DLB_OK) status = dlb::validate_tensor(&dst->dl_tensor, dst->flags, &gd, error);
   if (status != DLB_OK) return status;
   const DLTensor& s = src->dl_tensor;
   const DLTensor& d = dst->dl_tensor;
@@ -593,7 +603,7 @@ DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                      "shape mismatch: source is %s, destination is %s", a.text, b.text);
   }
-  return dlb::copy_elements(&d, dst->flags, &s, src->flags, error);
+  return dlb::copy_elements(dst, gd, src, gs, error);
 }
 
 }  // extern "C"

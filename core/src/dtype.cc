@@ -84,6 +84,15 @@ bool match_scalar(const char* begin, const char* end, const CodeInfo** info, uns
 
 }  // namespace
 
+namespace dlb {
+
+bool dtype_is_valid(DLDataType dtype) {
+  const CodeInfo* info = code_info(dtype.code);
+  return info != nullptr && width_allowed(*info, dtype.bits) && dtype.lanes != 0;
+}
+
+}  // namespace dlb
+
 extern "C" {
 
 DLB_API const char* dlb_dtype_code_name(uint8_t code) {

@@ -38,6 +38,11 @@ struct DTypeText {
   explicit DTypeText(DLDataType dtype);
 };
 
+// ---- dtypes -------------------------------------------------------------------------------
+
+// dlb_dtype_validate without the message: known code, legal bits, lanes >= 1.
+bool dtype_is_valid(DLDataType dtype);
+
 // ---- devices and backends -----------------------------------------------------------------
 
 // True for devices whose `data` is a real address on which offsets may be computed; false for
@@ -104,12 +109,17 @@ int make_view(DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, 
 int apply_offset(const DLTensor* tensor, const Geometry& geometry, int64_t delta_elements,
                  void** data, uint64_t* byte_offset, dlb_error* error);
 
+// A new reference to the backend that serves `tensor`: the one that allocated it, which stays
+// in charge of its memory even after another backend replaced it in the registry; otherwise
+// the one registered for its device type now. NULL if there is none.
+Backend* acquire_tensor_backend(const DLManagedTensorVersioned* tensor);
+
 // ---- copies -------------------------------------------------------------------------------
 
-// Copies the elements of `src` into `dst` (same shape and dtype, both validated), routing
-// through backends and host staging as needed.
-int copy_elements(const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
-                  uint64_t src_flags, dlb_error* error);
+// Copies the elements of `src` into `dst` (same shape and dtype, both validated: `gd` and `gs`
+// are their geometries), routing through backends and host staging as needed.
+int copy_elements(const DLManagedTensorVersioned* dst, const Geometry& gd,
+                  const DLManagedTensorVersioned* src, const Geometry& gs, dlb_error* error);
 
 }  // namespace dlb
 

@@ -5,8 +5,6 @@
 
 namespace {
 
-__extension__ typedef __int128 int128;
-
 int count_elements(int32_t ndim, const int64_t* shape, int64_t* out, dlb_error* error) {
   if (ndim < 0) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d is negative", static_cast<int>(ndim));
@@ -19,26 +17,24 @@ int count_elements(int32_t ndim, const int64_t* shape, int64_t* out, dlb_error* 
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
                      static_cast<int>(ndim));
   }
-  bool empty = false;
+  int64_t count = 1;
+  bool empty = false, overflow = false;
   for (int32_t i = 0; i < ndim; ++i) {
-    if (shape[i] < 0) {
+    const int64_t extent = shape[i];
+    if (extent < 0) {
       return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                        "shape[%d] is %lld; extents must not be negative", static_cast<int>(i),
-                       static_cast<long long>(shape[i]));
+                       static_cast<long long>(extent));
     }
-    empty = empty || shape[i] == 0;
+    empty |= extent == 0;
+    overflow |= __builtin_mul_overflow(count, extent, &count);
   }
-  int64_t count = 1;
   if (empty) {
     count = 0;
-  } else {
-    for (int32_t i = 0; i < ndim; ++i) {
-      if (__builtin_mul_overflow(count, shape[i], &count)) {
-        dlb::DimsText dims(ndim, shape);
-        return dlb::fail(error, DLB_ERR_OVERFLOW, "element count of shape %s overflows 63 bits",
-                         dims.text);
-      }
-    }
+  } else if (overflow) {
+    dlb::DimsText dims(ndim, shape);
+    return dlb::fail(error, DLB_ERR_OVERFLOW, "element count of shape %s overflows 63 bits",
+                     dims.text);
   }
   *out = count;
   return DLB_OK;
@@ -69,44 +65,53 @@ int compute_geometry(int32_t ndim, const int64_t* shape, const int64_t* strides,
     return fail(error, DLB_ERR_OVERFLOW, "byte_offset %llu is too large",
                 static_cast<unsigned long long>(byte_offset));
   }
-  Geometry g{};
+  Geometry& g = *geometry;
   g.element_count = count;
-  g.element_bits = dlb_dtype_element_bits(dtype);
+  g.element_bits = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
   g.packed = is_subbyte_packed(dtype, flags);
   g.unit_bits = g.packed ? g.element_bits : 8 * ((g.element_bits + 7) / 8);
   g.begin_bits = static_cast<int64_t>(byte_offset * 8);
   g.span_bits = 0;
-  if (count > 0) {
-    // Reach of the strides in elements, forwards and backwards from the first element.
-    int128 forward = 0, backward = 0;
-    int128 compact = 1;
-    for (int32_t i = ndim - 1; i >= 0; --i) {
-      const int128 stride = strides != nullptr ? int128{strides[i]} : compact;
-      compact *= shape[i];
-      if (shape[i] <= 1) continue;
-      const int128 reach = stride * (shape[i] - 1);
-      if (reach >= 0) forward += reach; else backward -= reach;
-      if (forward > INT64_MAX || backward > INT64_MAX) {
-        return fail(error, DLB_ERR_OVERFLOW, "byte span of the tensor overflows 63 bits");
-      }
+  if (count == 0) return DLB_OK;
+  // Reach of the strides in elements, forwards and backwards from the first element. Every
+  // step is overflow-checked; the limit is 63 bits of bits, so byte arithmetic never wraps.
+  int64_t forward = 0, backward = 0, compact = 1;
+  bool overflow = false;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    const int64_t extent = shape[i];
+    const int64_t stride = strides != nullptr ? strides[i] : compact;
+    compact *= extent;  // bounded by count, which fits
+    if (extent <= 1) continue;
+    int64_t reach;
+    overflow |= __builtin_mul_overflow(stride, extent - 1, &reach);
+    if (reach >= 0) {
+      overflow |= __builtin_add_overflow(forward, reach, &forward);
+    } else {
+      overflow |= reach == INT64_MIN || __builtin_sub_overflow(backward, reach, &backward);
     }
-    const int128 span_bits = (forward + backward) * g.unit_bits + g.element_bits;
-    const int128 begin_bits = int128{g.begin_bits} - backward * g.unit_bits;
-    const int128 max_bits = int128{INT64_MAX} * 8;
-    if (span_bits > max_bits || begin_bits < -max_bits || begin_bits + span_bits > max_bits) {
-      return fail(error, DLB_ERR_OVERFLOW, "byte span of the tensor overflows 63 bits");
-    }
-    g.begin_bits = static_cast<int64_t>(begin_bits);
-    g.span_bits = static_cast<uint64_t>(span_bits);
   }
-  *geometry = g;
+  int64_t span_units, span_bits, back_bits, begin_bits, end_bits;
+  const int64_t unit = static_cast<int64_t>(g.unit_bits);
+  overflow = overflow || __builtin_add_overflow(forward, backward, &span_units) ||
+             __builtin_mul_overflow(span_units, unit, &span_bits) ||
+             __builtin_add_overflow(span_bits, static_cast<int64_t>(g.element_bits), &span_bits) ||
+             __builtin_mul_overflow(backward, unit, &back_bits) ||
+             __builtin_sub_overflow(g.begin_bits, back_bits, &begin_bits) ||
+             __builtin_add_overflow(begin_bits, span_bits, &end_bits) ||
+             end_bits > INT64_MAX - 7 || begin_bits < -(INT64_MAX - 7);
+  if (overflow) return fail(error, DLB_ERR_OVERFLOW, "byte span of the tensor overflows 63 bits");
+  g.begin_bits = begin_bits;
+  g.span_bits = static_cast<uint64_t>(span_bits);
   return DLB_OK;
 }
 
-int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
-                    dlb_error* error) {
-  if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
-  Geometry g{};
+namespace {
+
+__extension__ typedef __int128 int128;
+
+// The full validation: every check in order, with the message that names the first problem.
+int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, dlb_error* error) {
+  Geometry& g = *geometry;
   int status = compute_geometry(tensor->ndim, tensor->shape, tensor->strides, tensor->dtype, flags,
                                 tensor->byte_offset, &g, error);
   if (status != DLB_OK) return status;
@@ -134,7 +139,70 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                 static_cast<long long>((-g.begin_bits + 7) / 8), name.text,
                 static_cast<unsigned long long>(tensor->byte_offset));
   }
-  if (geometry != nullptr) *geometry = g;
+  return DLB_OK;
+}
+
+}  // namespace
+
+// Every import, wrap, view and copy validates its tensors, so the common case is one tight
+// pass: dtype, device and flags first, then one loop over the dimensions for the element count
+// and the reach of the strides. Anything unusual (an error, a device type without a name, a
+// possible overflow) goes to explain_invalid, which redoes the work slowly and precisely.
+int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                    dlb_error* error) {
+  if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  Geometry local;
+  Geometry& g = geometry != nullptr ? *geometry : local;
+  const int32_t ndim = tensor->ndim;
+  const int64_t* shape = tensor->shape;
+  const int64_t* strides = tensor->strides;
+  const DLDataType dtype = tensor->dtype;
+  const int32_t type = tensor->device.device_type;
+  const bool usual = ndim >= 0 && ndim <= DLB_MAX_NDIM && (shape != nullptr || ndim == 0) &&
+                     dtype_is_valid(dtype) && (flags & ~kKnownFlags) == 0 &&
+                     is_standard_device_type(type) && tensor->device.device_id >= 0 &&
+                     (type != kDLCPU || tensor->device.device_id == 0) &&
+                     tensor->byte_offset <= (uint64_t{1} << 56);
+  if (!usual) return explain_invalid(tensor, flags, &g, error);
+
+  int64_t count = 1, forward = 0, backward = 0;
+  bool negative = false, overflow = false;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    const int64_t extent = shape[i];
+    // With NULL strides the compact stride of dimension i is the count of the later ones.
+    const int64_t stride = strides != nullptr ? strides[i] : count;
+    negative |= extent < 0;
+    overflow |= __builtin_mul_overflow(count, extent, &count);
+    if (extent > 1) {
+      int64_t reach;
+      overflow |= __builtin_mul_overflow(stride, extent - 1, &reach);
+      if (reach >= 0) overflow |= __builtin_add_overflow(forward, reach, &forward);
+      else overflow |= __builtin_sub_overflow(backward, reach, &backward);
+    }
+  }
+  // Negative extents, and overflows anywhere (even in an empty tensor's strides), are sorted
+  // out by the slow path; 2^56 elements of reach leave room for any element width below.
+  if (negative || overflow || forward > (int64_t{1} << 56) ||
+      backward > (int64_t{1} << 56)) {
+    return explain_invalid(tensor, flags, &g, error);
+  }
+  g.element_count = count;
+  g.element_bits = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
+  g.packed = is_subbyte_packed(dtype, flags);
+  g.unit_bits = g.packed ? g.element_bits : 8 * ((g.element_bits + 7) / 8);
+  g.begin_bits = static_cast<int64_t>(tensor->byte_offset * 8);
+  g.span_bits = 0;
+  if (count == 0) return DLB_OK;
+  if (tensor->data == nullptr) return explain_invalid(tensor, flags, &g, error);
+  const int128 unit = g.unit_bits;  // up to 2^24 bits: the products need 81 bits
+  const int128 begin = g.begin_bits - backward * unit;
+  const int128 span = (forward + backward) * unit + g.element_bits;
+  if (begin + span > INT64_MAX - 7 || begin < -(INT64_MAX - 7) ||
+      (begin < 0 && !is_pointer_addressable(type))) {
+    return explain_invalid(tensor, flags, &g, error);
+  }
+  g.begin_bits = static_cast<int64_t>(begin);
+  g.span_bits = static_cast<uint64_t>(span);
   return DLB_OK;
 }
 
@@ -209,7 +277,8 @@ DLB_API int dlb_tensor_get_strides(const DLTensor* tensor, int64_t* out, dlb_err
 
 namespace {
 
-// Shared by the two contiguity checks: `order` lists dimensions from the fastest-varying one.
+// Shared by the two contiguity checks: C order walks the dimensions from the last, Fortran
+// order from the first.
 bool is_contiguous(const DLTensor* tensor, bool c_order) {
   if (tensor == nullptr || tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr)) {
     return false;

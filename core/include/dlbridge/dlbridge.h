@@ -127,7 +127,9 @@ DLB_API const char* dlb_status_name(int status);
 /* Parses a dtype name: int8..int64, uint8..uint64, float16/32/64, bfloat16, bool, complex32/64/128,
  * bcomplex32, handle64 (opaque handle), every float8/float6/float4 name (float8_e4m3fn, ...,
  * float4_e2m1fn), sub-byte integers (int4, uint1, ...), each optionally followed by "x<lanes>"
- * for a vector type (float32x4). On error `*out` is untouched and the message quotes the name.
+ * for a vector type (float32x4). On error `*out` is untouched and the message names the problem:
+ * it quotes a name it does not know, and names the code and width of one with an illegal width
+ * ("dtype float with 7 bits is not a valid DLPack type").
  * Ownership: `name` is borrowed for the call. */
 DLB_API int dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error);
 
