@@ -99,7 +99,7 @@ int compute_geometry(int32_t ndim, const int64_t* shape, const int64_t* strides,
              __builtin_sub_overflow(g.begin_bits, back_bits, &begin_bits) ||
              __builtin_add_overflow(begin_bits, span_bits, &end_bits) ||
              end_bits > INT64_MAX - 7 || begin_bits < -(INT64_MAX - 7);
-  if (overflow) return fail(error, DLB_ERR_OVERFLOW, "byte span of the tensor overflows 63 bits");
+  if (overflow) return fail(error, DLB_ERR_OVERFLOW, "byte span of the tensor exceeds 2^60 bytes");
   g.begin_bits = begin_bits;
   g.span_bits = static_cast<uint64_t>(span_bits);
   return DLB_OK;

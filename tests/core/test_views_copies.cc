@@ -153,7 +153,7 @@ TEST_CASE("element count, byte size and byte span") {
   CHECK(std::string(err.message) == "element count of shape (4611686018427387903, 3) overflows 63 bits");
   Desc far({2}, {INT64_MAX});
   CHECK(dlb_tensor_byte_span(&far.t, 0, &begin, &span, &err) == DLB_ERR_OVERFLOW);
-  CHECK(std::string(err.message) == "byte span of the tensor overflows 63 bits");
+  CHECK(std::string(err.message) == "byte span of the tensor exceeds 2^60 bytes");
 }
 
 TEST_CASE("strides are synthesised when NULL") {

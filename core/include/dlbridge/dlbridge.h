@@ -361,7 +361,9 @@ DLB_API int dlb_exchange_allocator(DLTensor* prototype, DLManagedTensorVersioned
  * struct) plus, where the layout depends on them, the tensor's DLPack flags. */
 
 /* Validates a tensor the way imports do: 0 <= ndim <= DLB_MAX_NDIM; shape non-NULL when
- * ndim > 0; no negative extent; element count and byte span fit in 63 bits; lanes >= 1; a known
+ * ndim > 0; no negative extent; element count fits in 63 bits and the byte span (with
+ * byte_offset) stays below 2^60 bytes, because positions are tracked in bits to address packed
+ * sub-byte data (DLB_ERR_OVERFLOW otherwise); lanes >= 1; a known
  * dtype code with legal bits; a known device type with device_id >= 0 (0 for the CPU); data
  * non-NULL unless the tensor is empty; for opaque-handle devices, no element before the handle.
  * NULL strides are accepted (compact row-major). `flags` must contain only known bits. */
