@@ -426,8 +426,9 @@ DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor);
 #define DLB_SLICE_NONE INT64_MIN
 
 /* One dimension of a slice with Python semantics: negative start/stop count from the end,
- * out-of-range bounds are clamped, DLB_SLICE_NONE means "from the beginning/to the end" in the
- * direction of `step`, and step may be negative but not 0. */
+ * out-of-range bounds are clamped, DLB_SLICE_NONE as start/stop means "from the beginning/to the
+ * end" in the direction of `step`, and step may be negative but not 0. DLB_SLICE_NONE as step
+ * means 1, like Python's None. */
 typedef struct dlb_slice {
   int64_t start;
   int64_t stop;

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Installs what is missing, then builds and runs every test of dlbridge in four passes:
+#   1. gcc, release, -Werror: every suite (core, cpp, abi, fuzz corpus replay, examples, bench smoke)
+#   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every suite, with the
+#      libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each
+#   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp and examples suites
+#   4. clang with ThreadSanitizer: the core and cpp suites
+# Ends with one line "N passed, N failed, N skipped" counting Meson tests over all passes, and
+# exits non-zero if any test failed or a pass ran no test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+bash scripts/install-deps.sh test || exit 1
+
+fuzz_seconds="${DLB_FUZZ_SECONDS:-60}"
+jobs="$(nproc)"
+results="$root/build-test-results"
+rm -rf "$results"
+mkdir -p "$results"
+status=0
+
+# setup DIR [meson options...]: configures DIR once; later runs reuse it.
+setup() {
+  local dir="$1"
+  shift
+  if [[ -f "$dir/build.ninja" ]]; then
+    meson configure "$dir" "$@" >/dev/null || return 1
+  else
+    meson setup "$dir" "$@" >"$results/$(basename "$dir")-setup.log" 2>&1 || {
+      cat "$results/$(basename "$dir")-setup.log"
+      return 1
+    }
+  fi
+}
+
+# run_pass NAME DIR [meson test options...]: runs the tests and keeps the JSON log.
+run_pass() {
+  local name="$1" dir="$2"
+  shift 2
+  echo "=== pass: $name"
+  # Meson names the log after the wrapper (testlog-valgrind.json): take the one this run wrote.
+  rm -f "$dir"/meson-logs/testlog*.json
+  if ! meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "$@"; then
+    status=1
+  fi
+  local log
+  log=$(ls -t "$dir"/meson-logs/testlog*.json 2>/dev/null | head -n 1)
+  if [[ -n "$log" ]]; then
+    cp "$log" "$results/$name.json"
+  else
+    echo "pass $name wrote no test log" >&2
+    status=1
+  fi
+}
+
+build() {
+  local dir="$1"
+  ninja -C "$dir" || { echo "build of $dir failed" >&2; return 1; }
+}
+
+# 1. gcc release build, warnings are errors.
+if setup build-test -Dwerror=true && build build-test; then
+  run_pass gcc build-test
+else
+  status=1
+fi
+
+# 2. clang + ASan + UBSan (+ libFuzzer), warnings are errors.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+if CC=clang CXX=clang++ setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
+     -Db_lundef=false -Dfuzz_seconds="$fuzz_seconds" -Dbenchmarks=disabled &&
+   build build-asan; then
+  run_pass asan-ubsan build-asan
+else
+  status=1
+fi
+
+# 3. valgrind over the release build: any error or leak fails the test.
+if [[ -f build-test/build.ninja ]]; then
+  run_pass valgrind build-test --suite core --suite cpp --suite examples --timeout-multiplier 10 \
+    --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible"
+fi
+
+# 4. ThreadSanitizer over the suites that share tensors between threads.
+if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false \
+     -Dbenchmarks=disabled -Dexamples=disabled &&
+   build build-tsan; then
+  run_pass tsan build-tsan --suite core --suite cpp
+else
+  status=1
+fi
+
+python3 - "$results" <<'PY' || status=1
+import json, pathlib, sys
+results = pathlib.Path(sys.argv[1])
+totals = {"passed": 0, "failed": 0, "skipped": 0}
+empty = []
+for log in sorted(results.glob("*.json")):
+    count = 0
+    for line in log.read_text().splitlines():
+        if not line.strip():
+            continue
+        entry = json.loads(line)
+        count += 1
+        result = entry["result"]
+        if result in ("OK", "EXPECTEDFAIL"):
+            totals["passed"] += 1
+        elif result == "SKIP":
+            totals["skipped"] += 1
+        else:
+            totals["failed"] += 1
+            print(f"FAILED in pass {log.stem}: {entry['name']} ({result})")
+    print(f"pass {log.stem}: {count} tests")
+    if count == 0:
+        empty.append(log.stem)
+for name in empty:
+    print(f"pass {name} ran no test")
+    totals["failed"] += 1
+if not list(results.glob("*.json")):
+    totals["failed"] += 1
+print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped")
+sys.exit(1 if totals["failed"] else 0)
+PY
+summary_status=$?
+[[ $status -eq 0 && $summary_status -eq 0 ]]
