@@ -78,6 +78,9 @@ struct Geometry {
   uint64_t span_bits;     // bits from begin_bits to the end of the last element (0 if empty)
 };
 
+// Checks a device: a known type, device_id >= 0, and 0 for the CPU.
+int check_device(DLDevice device, dlb_error* error);
+
 // Validates `tensor` (see dlb_tensor_validate) and fills `geometry`.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error);

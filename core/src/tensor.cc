@@ -166,22 +166,6 @@ void* allocate_cpu(size_t total) {
   return std::aligned_alloc(DLB_CPU_ALIGNMENT, rounded);
 }
 
-int check_new_device(DLDevice device, dlb_error* error) {
-  if (!dlb_device_type_is_known(device.device_type)) {
-    return dlb::fail(error, DLB_ERR_UNSUPPORTED, "device type %d is not a known DLPack device type",
-                     static_cast<int>(device.device_type));
-  }
-  if (device.device_id < 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "device_id %d is negative",
-                     static_cast<int>(device.device_id));
-  }
-  if (device.device_type == kDLCPU && device.device_id != 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "cpu tensors must have device_id 0, not %d",
-                     static_cast<int>(device.device_id));
-  }
-  return DLB_OK;
-}
-
 // Calls a foreign producer's deleter for a tensor this library refuses, then reports `status`.
 template <class Managed>
 int reject(Managed* src, int status) {
@@ -244,7 +228,7 @@ DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
                                 DLManagedTensorVersioned** out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
-  int status = check_new_device(device, error);
+  int status = dlb::check_device(device, error);
   if (status != DLB_OK) return status;
   if ((flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,

@@ -105,6 +105,22 @@ int compute_geometry(int32_t ndim, const int64_t* shape, const int64_t* strides,
   return DLB_OK;
 }
 
+int check_device(DLDevice device, dlb_error* error) {
+  if (!dlb_device_type_is_known(device.device_type)) {
+    return fail(error, DLB_ERR_UNSUPPORTED, "device type %d is not a known DLPack device type",
+                static_cast<int>(device.device_type));
+  }
+  if (device.device_id < 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "device_id %d is negative",
+                static_cast<int>(device.device_id));
+  }
+  if (device.device_type == kDLCPU && device.device_id != 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "cpu tensors must have device_id 0, not %d",
+                static_cast<int>(device.device_id));
+  }
+  return DLB_OK;
+}
+
 namespace {
 
 __extension__ typedef __int128 int128;
@@ -116,18 +132,8 @@ int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, 
                                 tensor->byte_offset, &g, error);
   if (status != DLB_OK) return status;
   const int32_t type = tensor->device.device_type;
-  if (!dlb_device_type_is_known(type)) {
-    return fail(error, DLB_ERR_UNSUPPORTED, "device type %d is not a known DLPack device type",
-                static_cast<int>(type));
-  }
-  if (tensor->device.device_id < 0) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT, "device_id %d is negative",
-                static_cast<int>(tensor->device.device_id));
-  }
-  if (type == kDLCPU && tensor->device.device_id != 0) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT, "cpu tensors must have device_id 0, not %d",
-                static_cast<int>(tensor->device.device_id));
-  }
+  status = check_device(tensor->device, error);
+  if (status != DLB_OK) return status;
   if (tensor->data == nullptr && g.element_count > 0) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT, "data is NULL but the tensor has %lld elements",
                 static_cast<long long>(g.element_count));
