@@ -17,6 +17,16 @@ constexpr const char* kDeviceNames[] = {
 };
 constexpr int32_t kDeviceNameCount = sizeof(kDeviceNames) / sizeof(kDeviceNames[0]);
 
+// The names table and the bit set of standard device types must agree.
+constexpr bool names_match_standard_types() {
+  for (int32_t i = 0; i < 32; ++i) {
+    const bool named = i < kDeviceNameCount && kDeviceNames[i] != nullptr;
+    if (named != (((dlb::kStandardDeviceTypes >> i) & 1u) != 0)) return false;
+  }
+  return true;
+}
+static_assert(names_match_standard_types(), "kDeviceNames and kStandardDeviceTypes disagree");
+
 // The registry: one slot per device type. Reads and writes take the mutex; the hot paths that
 // need no backend (CPU tensors, wrap, import, views) never touch it.
 std::mutex g_registry_mutex;
@@ -25,11 +35,6 @@ dlb::Backend* g_backends[DLB_MAX_DEVICE_TYPE + 1];
 }  // namespace
 
 namespace dlb {
-
-bool is_standard_device_type(int32_t device_type) {
-  return device_type >= 0 && device_type < kDeviceNameCount &&
-         kDeviceNames[device_type] != nullptr;
-}
 
 bool is_pointer_addressable(int32_t device_type) {
   switch (device_type) {

@@ -6,47 +6,12 @@
 
 namespace {
 
-struct CodeInfo {
-  const char* name;
-  uint64_t widths;   // bit i set: a lane of i bits (i < 64) is legal
-  bool allows_64;    // 64-bit lanes are legal
-  bool allows_128;   // 128-bit lanes are legal
-  bool fixed_width;  // the name already implies the width (bool, float8_*, ...)
-};
-
-constexpr uint64_t w(int width) { return uint64_t{1} << width; }
-
-// Indexed by DLDataTypeCode.
-constexpr CodeInfo kCodes[] = {
-    {"int", w(1) | w(2) | w(4) | w(8) | w(16) | w(32), true, false, false},
-    {"uint", w(1) | w(2) | w(4) | w(8) | w(16) | w(32), true, false, false},
-    {"float", w(16) | w(32), true, false, false},
-    {"handle", w(8) | w(16) | w(32), true, false, false},
-    {"bfloat", w(16), false, false, false},
-    {"complex", w(32), true, true, false},
-    {"bool", w(8), false, false, true},
-    {"float8_e3m4", w(8), false, false, true},
-    {"float8_e4m3", w(8), false, false, true},
-    {"float8_e4m3b11fnuz", w(8), false, false, true},
-    {"float8_e4m3fn", w(8), false, false, true},
-    {"float8_e4m3fnuz", w(8), false, false, true},
-    {"float8_e5m2", w(8), false, false, true},
-    {"float8_e5m2fnuz", w(8), false, false, true},
-    {"float8_e8m0fnu", w(8), false, false, true},
-    {"float6_e2m3fn", w(6), false, false, true},
-    {"float6_e3m2fn", w(6), false, false, true},
-    {"float4_e2m1fn", w(4), false, false, true},
-    {"bcomplex", w(32), false, false, false},
-};
-constexpr unsigned kCodeCount = sizeof(kCodes) / sizeof(kCodes[0]);
+using dlb::CodeInfo;
+using dlb::kCodeCount;
+using dlb::kCodes;
+using dlb::width_allowed;
 
 const CodeInfo* code_info(uint8_t code) { return code < kCodeCount ? &kCodes[code] : nullptr; }
-
-bool width_allowed(const CodeInfo& info, unsigned bits) {
-  if (bits < 64) return ((info.widths >> bits) & 1u) != 0;
-  if (bits == 64) return info.allows_64;
-  return bits == 128 && info.allows_128;
-}
 
 // Parses a decimal number made only of digits; false on empty input, junk or overflow.
 bool parse_decimal(const char* begin, const char* end, unsigned long max, unsigned long* out) {
@@ -83,15 +48,6 @@ bool match_scalar(const char* begin, const char* end, const CodeInfo** info, uns
 }
 
 }  // namespace
-
-namespace dlb {
-
-bool dtype_is_valid(DLDataType dtype) {
-  const CodeInfo* info = code_info(dtype.code);
-  return info != nullptr && width_allowed(*info, dtype.bits) && dtype.lanes != 0;
-}
-
-}  // namespace dlb
 
 extern "C" {
 

@@ -40,8 +40,53 @@ struct DTypeText {
 
 // ---- dtypes -------------------------------------------------------------------------------
 
+// The dtype codes this library knows, their names and their legal lane widths; indexed by
+// DLDataTypeCode. Kept here so that validation, which runs on every import, inlines the check.
+struct CodeInfo {
+  const char* name;
+  uint64_t widths;   // bit i set: a lane of i bits (i < 64) is legal
+  bool allows_64;    // 64-bit lanes are legal
+  bool allows_128;   // 128-bit lanes are legal
+  bool fixed_width;  // the name already implies the width (bool, float8_*, ...)
+};
+
+constexpr uint64_t width_bit(int width) { return uint64_t{1} << width; }
+
+// Indexed by DLDataTypeCode.
+inline constexpr CodeInfo kCodes[] = {
+    {"int", width_bit(1) | width_bit(2) | width_bit(4) | width_bit(8) | width_bit(16) | width_bit(32), true, false, false},
+    {"uint", width_bit(1) | width_bit(2) | width_bit(4) | width_bit(8) | width_bit(16) | width_bit(32), true, false, false},
+    {"float", width_bit(16) | width_bit(32), true, false, false},
+    {"handle", width_bit(8) | width_bit(16) | width_bit(32), true, false, false},
+    {"bfloat", width_bit(16), false, false, false},
+    {"complex", width_bit(32), true, true, false},
+    {"bool", width_bit(8), false, false, true},
+    {"float8_e3m4", width_bit(8), false, false, true},
+    {"float8_e4m3", width_bit(8), false, false, true},
+    {"float8_e4m3b11fnuz", width_bit(8), false, false, true},
+    {"float8_e4m3fn", width_bit(8), false, false, true},
+    {"float8_e4m3fnuz", width_bit(8), false, false, true},
+    {"float8_e5m2", width_bit(8), false, false, true},
+    {"float8_e5m2fnuz", width_bit(8), false, false, true},
+    {"float8_e8m0fnu", width_bit(8), false, false, true},
+    {"float6_e2m3fn", width_bit(6), false, false, true},
+    {"float6_e3m2fn", width_bit(6), false, false, true},
+    {"float4_e2m1fn", width_bit(4), false, false, true},
+    {"bcomplex", width_bit(32), false, false, false},
+};
+inline constexpr unsigned kCodeCount = sizeof(kCodes) / sizeof(kCodes[0]);
+
+inline bool width_allowed(const CodeInfo& info, unsigned bits) {
+  if (bits < 64) return ((info.widths >> bits) & 1u) != 0;
+  if (bits == 64) return info.allows_64;
+  return bits == 128 && info.allows_128;
+}
+
 // dlb_dtype_validate without the message: known code, legal bits, lanes >= 1.
-bool dtype_is_valid(DLDataType dtype);
+inline bool dtype_is_valid(DLDataType dtype) {
+  return dtype.code < kCodeCount && width_allowed(kCodes[dtype.code], dtype.bits) &&
+         dtype.lanes != 0;
+}
 
 // ---- devices and backends -----------------------------------------------------------------
 
@@ -49,8 +94,12 @@ bool dtype_is_valid(DLDataType dtype);
 // opaque handles (OpenCL cl_mem, Metal, Vulkan, WebGPU, ...) and implementation-defined types.
 bool is_pointer_addressable(int32_t device_type);
 
-// True for the device types defined by DLPack (regardless of registered backends).
-bool is_standard_device_type(int32_t device_type);
+// The device types DLPack defines: 1 to 20 except 5 and 6 (regardless of registered backends).
+inline constexpr uint32_t kStandardDeviceTypes = 0x1FFF9Eu;
+inline bool is_standard_device_type(int32_t device_type) {
+  return device_type >= 0 && device_type < 32 &&
+         ((kStandardDeviceTypes >> device_type) & 1u) != 0;
+}
 
 // A registered backend. Reference-counted: the registry holds one reference while it is
 // registered, every tensor allocated through it holds one, and every in-flight operation holds

@@ -123,8 +123,6 @@ int check_device(DLDevice device, dlb_error* error) {
 
 namespace {
 
-__extension__ typedef __int128 int128;
-
 // The full validation: every check in order, with the message that names the first problem.
 int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, dlb_error* error) {
   Geometry& g = *geometry;
@@ -168,7 +166,7 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                      dtype_is_valid(dtype) && (flags & ~kKnownFlags) == 0 &&
                      is_standard_device_type(type) && tensor->device.device_id >= 0 &&
                      (type != kDLCPU || tensor->device.device_id == 0) &&
-                     tensor->byte_offset <= (uint64_t{1} << 56);
+                     tensor->byte_offset <= (uint64_t{1} << 56);  // 2^59 bits
   if (!usual) return explain_invalid(tensor, flags, &g, error);
 
   int64_t count = 1, forward = 0, backward = 0;
@@ -186,10 +184,11 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
       else overflow |= __builtin_sub_overflow(backward, reach, &backward);
     }
   }
-  // Negative extents, and overflows anywhere (even in an empty tensor's strides), are sorted
-  // out by the slow path; 2^56 elements of reach leave room for any element width below.
-  if (negative || overflow || forward > (int64_t{1} << 56) ||
-      backward > (int64_t{1} << 56)) {
+  // Negative extents and overflows anywhere (even in an empty tensor's strides) are sorted out
+  // by the slow path, and so are reaches above 2^50 elements and elements wider than 1024 bits:
+  // below those bounds every position in bits fits in 62 bits, so plain arithmetic is exact.
+  constexpr int64_t kFastReach = int64_t{1} << 50;
+  if (negative || overflow || forward > kFastReach || backward > kFastReach) {
     return explain_invalid(tensor, flags, &g, error);
   }
   g.element_count = count;
@@ -199,14 +198,11 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   g.begin_bits = static_cast<int64_t>(tensor->byte_offset * 8);
   g.span_bits = 0;
   if (count == 0) return DLB_OK;
-  if (tensor->data == nullptr) return explain_invalid(tensor, flags, &g, error);
-  const int128 unit = g.unit_bits;  // up to 2^24 bits: the products need 81 bits
-  const int128 begin = g.begin_bits - backward * unit;
-  const int128 span = (forward + backward) * unit + g.element_bits;
-  if (begin + span > INT64_MAX - 7 || begin < -(INT64_MAX - 7) ||
-      (begin < 0 && !is_pointer_addressable(type))) {
-    return explain_invalid(tensor, flags, &g, error);
-  }
+  if (tensor->data == nullptr || g.unit_bits > 1024) return explain_invalid(tensor, flags, &g, error);
+  const int64_t unit = static_cast<int64_t>(g.unit_bits);
+  const int64_t begin = g.begin_bits - backward * unit;
+  const int64_t span = (forward + backward) * unit + static_cast<int64_t>(g.element_bits);
+  if (begin < 0 && !is_pointer_addressable(type)) return explain_invalid(tensor, flags, &g, error);
   g.begin_bits = static_cast<int64_t>(begin);
   g.span_bits = static_cast<uint64_t>(span);
   return DLB_OK;
