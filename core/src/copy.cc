@@ -311,6 +311,15 @@ void bit_copy(const DLTensor* dst, const dlb::Geometry& gd, const int64_t* dst_s
   auto* d = static_cast<unsigned char*>(dst->data);
   const auto* s = static_cast<const unsigned char*>(src->data);
   const int32_t ndim = src->ndim;
+  // Strides of extent-1 dimensions are arbitrary (and may be huge): never step along them.
+  int64_t dst_steps[DLB_MAX_NDIM], src_steps[DLB_MAX_NDIM];
+  for (int32_t k = 0; k < ndim; ++k) {
+    const bool moves = src->shape[k] > 1;
+    dst_steps[k] = moves ? dst_strides[k] : 0;
+    src_steps[k] = moves ? src_strides[k] : 0;
+  }
+  dst_strides = dst_steps;
+  src_strides = src_steps;
   const uint64_t bits = gs.element_bits;
   int64_t index[DLB_MAX_NDIM] = {};
   int64_t dbit = static_cast<int64_t>(dst->byte_offset * 8);

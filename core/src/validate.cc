@@ -123,6 +123,16 @@ int check_device(DLDevice device, dlb_error* error) {
 
 namespace {
 
+// True when [data + begin, data + end) does not fit between address 0 and the top of the
+// address space, so that computing the address of an element would wrap.
+bool wraps_address_space(const void* data, const Geometry& g) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(data);
+  const int64_t begin = g.begin_bits >> 3;  // floor
+  const int64_t end = (g.begin_bits + static_cast<int64_t>(g.span_bits) + 7) >> 3;
+  if (begin < 0 && base < static_cast<uintptr_t>(-begin)) return true;
+  return end > 0 && static_cast<uintptr_t>(end) > UINTPTR_MAX - base;
+}
+
 // The full validation: every check in order, with the message that names the first problem.
 int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, dlb_error* error) {
   Geometry& g = *geometry;
@@ -135,6 +145,11 @@ int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, 
   if (tensor->data == nullptr && g.element_count > 0) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT, "data is NULL but the tensor has %lld elements",
                 static_cast<long long>(g.element_count));
+  }
+  if (g.span_bits > 0 && is_pointer_addressable(type) && wraps_address_space(tensor->data, g)) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "the tensor's memory wraps around the address space (data %p, byte_offset %llu)",
+                tensor->data, static_cast<unsigned long long>(tensor->byte_offset));
   }
   if (!is_pointer_addressable(type) && g.begin_bits < 0) {
     DeviceTypeText name(type);
@@ -202,9 +217,11 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   const int64_t unit = static_cast<int64_t>(g.unit_bits);
   const int64_t begin = g.begin_bits - backward * unit;
   const int64_t span = (forward + backward) * unit + static_cast<int64_t>(g.element_bits);
-  if (begin < 0 && !is_pointer_addressable(type)) return explain_invalid(tensor, flags, &g, error);
-  g.begin_bits = static_cast<int64_t>(begin);
+  g.begin_bits = begin;
   g.span_bits = static_cast<uint64_t>(span);
+  if (is_pointer_addressable(type) ? wraps_address_space(tensor->data, g) : begin < 0) {
+    return explain_invalid(tensor, flags, &g, error);
+  }
   return DLB_OK;
 }
 

@@ -66,7 +66,9 @@ int apply_offset(const DLTensor* tensor, const Geometry& geometry, int64_t delta
     return fail(error, DLB_ERR_LAYOUT, "a view of this %s tensor would start before its buffer",
                 name.text);
   }
-  *data = static_cast<char*>(tensor->data) + static_cast<int64_t>(offset);
+  // Validation guarantees that the tensor's memory does not wrap around the address space.
+  *data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(tensor->data) +
+                                  static_cast<uintptr_t>(static_cast<int64_t>(offset)));
   *byte_offset = 0;
   return DLB_OK;
 }
@@ -96,7 +98,7 @@ DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
   }
   dlb_tensor_get_strides(&t, strides, nullptr);
   int64_t delta = 0;
-  bool empty = false;
+  bool empty = g.element_count == 0;
   for (int32_t d = 0; d < nslices; ++d) {
     const int64_t step = slices[d].step == DLB_SLICE_NONE ? 1 : slices[d].step;
     if (step == 0) {
@@ -106,8 +108,12 @@ DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
     int64_t first, length;
     resolve_slice(shape[d], slices[d].start, slices[d].stop, step, &first, &length);
     if (length == 0) empty = true;
-    if (length > 0) delta += first * strides[d];  // within the validated span: no overflow
-    if (length > 1 && __builtin_mul_overflow(strides[d], step, &strides[d])) {
+    // An empty tensor touches no memory, so its strides are unchecked: never use them.
+    if (length > 0 && g.element_count > 0) delta += first * strides[d];  // within the span
+    // Within a non-empty tensor the new stride stays inside the validated reach; an empty
+    // tensor keeps its (unchecked, meaningless) strides as they are.
+    if (length > 1 && g.element_count > 0 &&
+        __builtin_mul_overflow(strides[d], step, &strides[d])) {
       return dlb::fail(error, DLB_ERR_OVERFLOW, "stride of dimension %d overflows with step %lld",
                        static_cast<int>(d), static_cast<long long>(step));
     }
@@ -241,9 +247,13 @@ DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, cons
         if (np < op) np *= new_shape[nj++];
         else op *= old_shape[oj++];
       }
-      for (int32_t k = oi; k < oj - 1; ++k) {
-        if (old_strides[k] != old_shape[k + 1] * old_strides[k + 1]) possible = false;
+      for (int32_t k = oi; possible && k < oj - 1; ++k) {
+        int64_t run_stride;
+        possible = !__builtin_mul_overflow(old_shape[k + 1], old_strides[k + 1], &run_stride) &&
+                   old_strides[k] == run_stride;
       }
+      if (!possible) break;
+      // Inside a contiguous run the new strides stay within the run's validated reach.
       new_strides[nj - 1] = old_strides[oj - 1];
       for (int32_t k = nj - 1; k > ni; --k) new_strides[k - 1] = new_strides[k] * new_shape[k];
       ni = nj++;

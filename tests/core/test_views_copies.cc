@@ -156,6 +156,25 @@ TEST_CASE("element count, byte size and byte span") {
   CHECK(std::string(err.message) == "byte span of the tensor exceeds 2^60 bytes");
 }
 
+TEST_CASE("a tensor whose memory would wrap around the address space is refused") {
+  dlb_error err;
+  // Element 1 sits 2^59 bytes below data: below address 0.
+  Desc below({2}, {-(int64_t{1} << 59)}, dtype(kDLInt, 8), 0, reinterpret_cast<void*>(0x1000));
+  CHECK(dlb_tensor_validate(&below.t, 0, &err) == DLB_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(err.message) ==
+        "the tensor's memory wraps around the address space (data 0x1000, byte_offset 0)");
+  // The same layout with byte_offset covering the reach is fine.
+  below.t.byte_offset = uint64_t{1} << 59;
+  CHECK(dlb_tensor_validate(&below.t, 0, &err) == DLB_OK);
+  // Past the top of the address space.
+  Desc above({2}, {int64_t{1} << 59}, dtype(kDLInt, 8), 0, reinterpret_cast<void*>(UINTPTR_MAX - 15));
+  CHECK(dlb_tensor_validate(&above.t, 0, &err) == DLB_ERR_INVALID_ARGUMENT);
+  // Opaque handles are not addresses: only byte_offset counts for them.
+  Desc handle({2}, {1}, dtype(kDLInt, 8), 0, reinterpret_cast<void*>(UINTPTR_MAX));
+  handle.t.device = DLDevice{kDLOpenCL, 0};
+  CHECK(dlb_tensor_validate(&handle.t, 0, &err) == DLB_OK);
+}
+
 TEST_CASE("strides are synthesised when NULL") {
   Desc a({2, 3, 4}, {});
   int64_t strides[3] = {};

@@ -189,7 +189,8 @@ DLB_API int dlb_device_is_host_readable(DLDevice device);
 DLB_API int dlb_device_format(DLDevice device, char* buffer, size_t buffer_size,
                               dlb_error* error);
 
-/* Parses "cpu", "cuda", "cuda:1", "opencl:0" (the id defaults to 0). */
+/* Parses "cpu", "cuda", "cuda:1", "opencl:0" (the id defaults to 0), and "device_type_N:ID" for
+ * any device type number N, the form dlb_device_format writes for types without a name. */
 DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error);
 
 /* ========================================================================================== */
@@ -365,7 +366,8 @@ DLB_API int dlb_exchange_allocator(DLTensor* prototype, DLManagedTensorVersioned
  * byte_offset) stays below 2^60 bytes, because positions are tracked in bits to address packed
  * sub-byte data (DLB_ERR_OVERFLOW otherwise); lanes >= 1; a known
  * dtype code with legal bits; a known device type with device_id >= 0 (0 for the CPU); data
- * non-NULL unless the tensor is empty; for opaque-handle devices, no element before the handle.
+ * non-NULL unless the tensor is empty; for address-based devices, elements that do not wrap
+ * around the address space; for opaque-handle devices, no element before the handle.
  * NULL strides are accepted (compact row-major). `flags` must contain only known bits. */
 DLB_API int dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_error* error);
 
@@ -418,7 +420,12 @@ DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor);
 /* ========================================================================================== */
 /* Views share the memory of `src`, which must be a dlbridge tensor (import foreign ones
  * first). A view keeps that memory alive on its own: `src` may be freed before the view. Flags
- * carry over. Offsets are applied through byte_offset only (never to an opaque handle).
+ * carry over. Offsets are applied through byte_offset; `data` is never changed for devices whose
+ * data is an opaque handle. For address-based devices (CPU, CUDA, ROCm, oneAPI) a view whose
+ * first element lies before `data` (possible with negative strides and byte_offset 0) gets
+ * `data` moved to it and byte_offset 0, since byte_offset cannot be negative. A view of packed
+ * sub-byte data must start on a byte boundary, and an opaque-handle view cannot start before its
+ * buffer: both are refused with DLB_ERR_LAYOUT.
  * Ownership for all of them: `src` stays owned by the caller; on success the caller also owns
  * *out; on error nothing is allocated. */
 
