@@ -414,7 +414,7 @@ int host_copy(const DLTensor* dst, const dlb::Geometry& gd, const DLTensor* src,
   return DLB_OK;
 }
 
-// A host-memory DLTensor over `bytes` read from (or to be written to) a device tensor's span.
+// Host memory that holds a device tensor's span while a copy is staged; freed on every path.
 struct Staging {
   void* memory = nullptr;
   ~Staging() { std::free(memory); }
@@ -450,11 +450,6 @@ void host_view(const DLTensor* t, const dlb::Geometry& g, void* memory, DLTensor
   gout->begin_bits = g.begin_bits - begin * 8;
 }
 
-const char* side_name(const DLTensor* t, dlb::DeviceTypeText* text) {
-  *text = dlb::DeviceTypeText(t->device.device_type);
-  return text->text;
-}
-
 }  // namespace
 
 namespace dlb {
@@ -481,12 +476,12 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
       release_backend(b);
     }
   } release{src_backend, dst_backend};
-  DeviceTypeText text(0);
-  if (!src_host && src_backend == nullptr) {
-    return fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", side_name(src, &text));
-  }
-  if (!dst_host && dst_backend == nullptr) {
-    return fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", side_name(dst, &text));
+  const DLTensor* missing = !src_host && src_backend == nullptr   ? src
+                            : !dst_host && dst_backend == nullptr ? dst
+                                                                  : nullptr;
+  if (missing != nullptr) {
+    DeviceTypeText name(missing->device.device_type);
+    return fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", name.text);
   }
 
   // Host-readable sides are presented to backends as plain host memory.

@@ -223,10 +223,6 @@ DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, cons
   int64_t new_strides[DLB_MAX_NDIM];
   if (count == 0 || dlb_tensor_is_c_contiguous(&t)) {
     dlb_compact_strides(ndim, new_shape, new_strides);
-    if (count == 0) {
-      return dlb::make_view(src, t.data, t.byte_offset, ndim, new_shape, new_strides, src->flags,
-                            out, error);
-    }
   } else {
     // Group old and new dimensions into runs with equal products; each old run must be
     // contiguous in itself, and then the new run's strides follow from its last stride.
