@@ -57,6 +57,22 @@ void block_deleter(DLManagedTensorVersioned* self);
 
 size_t block_size(int32_t ndim) { return kHeaderSize + 2 * sizeof(int64_t) * static_cast<size_t>(ndim); }
 
+// Most tensors have a handful of dimensions: copy those inline rather than through a memcpy
+// call, which costs more than the copy on the hot wrap/import paths.
+inline void copy_dims(int64_t* dst, const int64_t* src, int32_t n) {
+  if (n <= 4) {
+    switch (n) {
+      case 4: dst[3] = src[3]; [[fallthrough]];
+      case 3: dst[2] = src[2]; [[fallthrough]];
+      case 2: dst[1] = src[1]; [[fallthrough]];
+      case 1: dst[0] = src[0]; [[fallthrough]];
+      default: break;
+    }
+  } else {
+    std::memcpy(dst, src, sizeof(int64_t) * static_cast<size_t>(n));
+  }
+}
+
 // Fills a freshly allocated block for a tensor of the given layout; strides NULL means compact.
 Block* init_block(void* memory, Block* parent, Owner owner, uint64_t flags, void* data,
                   DLDevice device, DLDataType dtype, int32_t ndim, const int64_t* shape,
@@ -65,9 +81,9 @@ Block* init_block(void* memory, Block* parent, Owner owner, uint64_t flags, void
   auto* block = new (memory) Block;
   auto* dims = reinterpret_cast<int64_t*>(static_cast<char*>(memory) + kHeaderSize);
   if (ndim > 0) {
-    std::memcpy(dims, shape, sizeof(int64_t) * static_cast<size_t>(ndim));
+    copy_dims(dims, shape, ndim);
     if (strides != nullptr) {
-      std::memcpy(dims + ndim, strides, sizeof(int64_t) * static_cast<size_t>(ndim));
+      copy_dims(dims + ndim, strides, ndim);
     } else {
       dlb_compact_strides(ndim, shape, dims + ndim);
     }
