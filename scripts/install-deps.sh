@@ -5,7 +5,9 @@ set -euo pipefail
 
 profile="${1:-test}"
 build_packages=(g++ meson ninja-build pkg-config python3)
-test_packages=(doctest-dev libdlpack-dev clang libclang-rt-14-dev valgrind binutils)
+# bindgen + libclang-dev: CI regenerates the Rust bindings and diffs them against the committed
+# ones. cargo and rustfmt come with the machine's Rust toolchain (rustup), not from Debian.
+test_packages=(doctest-dev libdlpack-dev clang libclang-rt-14-dev valgrind binutils bindgen libclang-dev)
 
 packages=("${build_packages[@]}")
 if [[ "$profile" == "test" ]]; then
