@@ -7,7 +7,11 @@ profile="${1:-test}"
 build_packages=(g++ meson ninja-build pkg-config python3)
 # bindgen + libclang-dev: CI regenerates the Rust bindings and diffs them against the committed
 # ones. cargo and rustfmt come with the machine's Rust toolchain (rustup), not from Debian.
-test_packages=(doctest-dev libdlpack-dev clang libclang-rt-14-dev valgrind binutils bindgen libclang-dev)
+# swig, maven and the Maven plugins from Debian's repository: the Java binding builds offline.
+test_packages=(doctest-dev libdlpack-dev clang libclang-rt-14-dev valgrind binutils bindgen libclang-dev
+  swig default-jdk-headless maven junit5 libsurefire-java libmaven-clean-plugin-java
+  libmaven-resources-plugin-java libmaven-compiler-plugin-java libmaven-jar-plugin-java
+  libmaven-install-plugin-java libmaven-antrun-plugin-java libbuild-helper-maven-plugin-java)
 
 packages=("${build_packages[@]}")
 if [[ "$profile" == "test" ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test of dlbridge in four passes:
 #   1. gcc, release, -Werror: every suite (core, cpp, abi, fuzz corpus replay, examples, bench
-#      smoke, rust: cargo tests, doc-tests and the bindings check)
+#      smoke, rust: cargo tests, doc-tests and the bindings check; java: SWIG, JNI, Maven, JUnit)
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every C/C++ suite, with
 #      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each (the Rust
 #      crates link the library from outside the sanitizer runtime, so they run in pass 1 only)
@@ -71,7 +71,7 @@ fi
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 if CC=clang CXX=clang++ setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
-     -Db_lundef=false -Dfuzz_seconds="$fuzz_seconds" -Dbenchmarks=disabled -Drust=disabled &&
+     -Db_lundef=false -Dfuzz_seconds="$fuzz_seconds" -Dbenchmarks=disabled -Drust=disabled -Djava=disabled &&
    build build-asan; then
   run_pass asan-ubsan build-asan
 else
@@ -86,7 +86,7 @@ fi
 
 # 4. ThreadSanitizer over the suites that share tensors between threads.
 if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false \
-     -Dbenchmarks=disabled -Dexamples=disabled -Drust=disabled &&
+     -Dbenchmarks=disabled -Dexamples=disabled -Drust=disabled -Djava=disabled &&
    build build-tsan; then
   run_pass tsan build-tsan --suite core --suite cpp
 else

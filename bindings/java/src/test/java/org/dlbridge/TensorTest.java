@@ -1,0 +1,288 @@
+package org.dlbridge;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.ReadOnlyBufferException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class TensorTest {
+  private long liveBefore;
+
+  @BeforeEach
+  void recordLive() {
+    liveBefore = DLBridgeNative.dlb_tensor_live_count();
+  }
+
+  @AfterEach
+  void noLeaks() {
+    assertEquals(liveBefore, TestUtil.liveAfterGc(liveBefore));
+  }
+
+  @Test
+  void roundTripsEveryJavaType() {
+    float[] f = {1.5f, -2f, 3.25f, 0f, Float.MAX_VALUE, Float.MIN_VALUE};
+    try (Tensor t = Tensor.fromArray(f, 2, 3)) {
+      assertEquals(DType.FLOAT32, t.dtype());
+      assertArrayEquals(new long[] {2, 3}, t.shape());
+      assertArrayEquals(new long[] {3, 1}, t.strides());
+      assertEquals(Device.CPU, t.device());
+      assertArrayEquals(f, t.toFloatArray());
+    }
+    double[] d = {1.0, -1e300, Math.PI};
+    try (Tensor t = Tensor.fromArray(d, 3)) {
+      assertEquals(DType.FLOAT64, t.dtype());
+      assertArrayEquals(d, t.toDoubleArray());
+    }
+    byte[] b = {Byte.MIN_VALUE, 0, Byte.MAX_VALUE, 7};
+    try (Tensor t = Tensor.fromArray(b, 2, 2)) {
+      assertEquals(DType.INT8, t.dtype());
+      assertArrayEquals(b, t.toByteArray());
+    }
+    short[] s = {Short.MIN_VALUE, 1, Short.MAX_VALUE};
+    try (Tensor t = Tensor.fromArray(s, 3)) {
+      assertEquals(DType.INT16, t.dtype());
+      assertArrayEquals(s, t.toShortArray());
+    }
+    int[] i = {Integer.MIN_VALUE, 1, 2, Integer.MAX_VALUE};
+    try (Tensor t = Tensor.fromArray(i, 4)) {
+      assertEquals(DType.INT32, t.dtype());
+      assertArrayEquals(i, t.toIntArray());
+    }
+    long[] l = {Long.MIN_VALUE, 0, Long.MAX_VALUE, 42};
+    try (Tensor t = Tensor.fromArray(l, 2, 1, 2)) {
+      assertEquals(DType.INT64, t.dtype());
+      assertArrayEquals(l, t.toLongArray());
+    }
+    boolean[] z = {true, false, true};
+    try (Tensor t = Tensor.fromArray(z, 3)) {
+      assertEquals(DType.BOOL, t.dtype());
+      assertArrayEquals(z, t.toBooleanArray());
+    }
+    // A scalar and an empty tensor.
+    try (Tensor t = Tensor.fromArray(new float[] {9f})) {
+      assertEquals(0, t.ndim());
+      assertArrayEquals(new float[] {9f}, t.toFloatArray());
+    }
+    try (Tensor t = Tensor.fromArray(new int[0], 0, 5)) {
+      assertArrayEquals(new int[0], t.toIntArray());
+    }
+  }
+
+  @Test
+  void unsignedAndAllocatedTypes() {
+    for (DType dt : new DType[] {DType.UINT8, DType.UINT16, DType.UINT32, DType.UINT64,
+        DType.FLOAT16, DType.BFLOAT16, DType.COMPLEX64, DType.COMPLEX128}) {
+      try (Tensor t = Tensor.allocate(Device.CPU, dt, 3, 4)) {
+        assertEquals(dt, t.dtype());
+        assertEquals(12 * dt.elementSize(), t.asByteBuffer().capacity());
+      }
+    }
+    try (Tensor t = Tensor.allocate(Device.CPU, DType.UINT16, 2)) {
+      t.asByteBuffer().asShortBuffer().put(new short[] {(short) 65535, 1});
+      assertArrayEquals(new short[] {(short) 65535, 1}, t.toShortArray());
+    }
+  }
+
+  @Test
+  void valueClassesKeepUnknownCodes() {
+    DType odd = DType.of(200, 8, 1);
+    assertEquals(200, odd.code());
+    assertEquals(DType.of(2, 32, 1), DType.FLOAT32);
+    assertEquals(Device.of(99, 3), Device.of(99, 3));
+    DLPackException e = assertThrows(DLPackException.class,
+        () -> Tensor.allocate(Device.CPU, odd, 2));
+    assertEquals(DLPackException.DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
+  }
+
+  @Test
+  void wrapsDirectBufferWithoutCopying() {
+    ByteBuffer buf = ByteBuffer.allocateDirect(6 * 4).order(ByteOrder.nativeOrder());
+    long releasedBefore = NativeSupport.releasedBufferCount();
+    try (Tensor t = Tensor.wrap(buf, DType.FLOAT32, 2, 3)) {
+      buf.asFloatBuffer().put(new float[] {1, 2, 3, 4, 5, 6});
+      assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6}, t.toFloatArray());
+      try (Tensor col = t.select(1, 2)) {
+        assertArrayEquals(new float[] {3, 6}, col.toFloatArray());
+      }
+    }
+    assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
+    ByteBuffer small = ByteBuffer.allocateDirect(8);
+    assertThrows(DLPackException.class, () -> Tensor.wrap(small, DType.FLOAT32, 3));
+    assertThrows(IllegalArgumentException.class,
+        () -> Tensor.wrap(ByteBuffer.allocate(8), DType.FLOAT32, 2));
+    assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
+  }
+
+  @Test
+  void directBufferExportedToCConsumerIsReleasedOnce() {
+    long releasedBefore = NativeSupport.releasedBufferCount();
+    ByteBuffer buf = ByteBuffer.allocateDirect(4 * 4).order(ByteOrder.nativeOrder());
+    buf.asFloatBuffer().put(new float[] {1, 2, 3, 4});
+    Tensor t = Tensor.wrap(buf, DType.FLOAT32, 4);
+    long address = t.exportVersioned();
+    assertTrue(t.isClosed());
+    buf = null;
+    System.gc(); // the global ref keeps the buffer alive while C holds the tensor
+    assertEquals(1003, NativeTestHelper.versionOf(address));
+    assertEquals(10.0, NativeTestHelper.consumeOnNewThread(address, false));
+    assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
+    t.close(); // no-op
+    assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
+  }
+
+  @Test
+  void legacyExportToCConsumer() {
+    Tensor t = Tensor.fromArray(new float[] {1, 2, 3}, 3);
+    long address = t.exportLegacy();
+    assertTrue(t.isClosed());
+    assertEquals(6.0, NativeTestHelper.consumeOnNewThread(address, true));
+  }
+
+  @Test
+  void importsFromCProducer() {
+    long deleted = NativeTestHelper.deletedCount();
+    try (Tensor t = Tensor.importVersioned(NativeTestHelper.produceVersioned(5, 1, 0, 0))) {
+      assertArrayEquals(new float[] {0, 1, 2, 3, 4}, t.toFloatArray());
+      assertEquals(deleted, NativeTestHelper.deletedCount());
+    }
+    assertEquals(deleted + 1, NativeTestHelper.deletedCount());
+    try (Tensor t = Tensor.importLegacy(NativeTestHelper.produceLegacy(4))) {
+      assertArrayEquals(new float[] {0, 1, 2, 3}, t.toFloatArray());
+      assertEquals(0, t.flags());
+    }
+    assertEquals(deleted + 2, NativeTestHelper.deletedCount());
+    // Re-exporting an imported tensor to a C consumer still frees the producer's tensor once.
+    Tensor t = Tensor.importVersioned(NativeTestHelper.produceVersioned(3, 1, 3, 0));
+    assertEquals(3.0, NativeTestHelper.consumeOnNewThread(t.exportVersioned(), false));
+    assertEquals(deleted + 3, NativeTestHelper.deletedCount());
+  }
+
+  @Test
+  void rejectsMajorVersion2AndStillDeletes() {
+    long deleted = NativeTestHelper.deletedCount();
+    long address = NativeTestHelper.produceVersioned(3, 2, 0, 0);
+    DLPackException e = assertThrows(DLPackException.class, () -> Tensor.importVersioned(address));
+    assertEquals(DLPackException.DLB_ERR_UNSUPPORTED_VERSION, e.getStatus());
+    assertEquals("DLB_ERR_UNSUPPORTED_VERSION", e.getStatusName());
+    assertEquals(TestUtil.CORE_MESSAGE_MAJOR_2, e.getMessage());
+    assertEquals(deleted + 1, NativeTestHelper.deletedCount());
+    // An unknown flag bit in a 1.x tensor: refused, deleted once.
+    long a2 = NativeTestHelper.produceVersioned(3, 1, 99, 1L << 40);
+    assertThrows(DLPackException.class, () -> Tensor.importVersioned(a2));
+    assertEquals(deleted + 2, NativeTestHelper.deletedCount());
+  }
+
+  @Test
+  void viewsKeepTheirBaseAlive() {
+    Tensor base = Tensor.fromArray(new int[] {0, 1, 2, 3, 4, 5}, 2, 3);
+    Tensor t = base.transpose();
+    Tensor r = base.reshape(3, -1);
+    Tensor s = base.slice(0, 2, 1, Tensor.NONE, Tensor.NONE, -1);
+    Tensor p = base.permute(1, 0);
+    Tensor sh = base.share(true);
+    base.close();
+    assertArrayEquals(new long[] {3, 2}, t.shape());
+    assertArrayEquals(new long[] {1, 3}, t.strides());
+    assertFalse(t.isContiguous());
+    assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, t.toIntArray());
+    assertArrayEquals(new int[] {0, 1, 2, 3, 4, 5}, r.toIntArray());
+    assertArrayEquals(new long[] {3, 2}, r.shape());
+    assertArrayEquals(new int[] {2, 1, 0, 5, 4, 3}, s.toIntArray());
+    assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, p.toIntArray());
+    assertTrue(sh.isReadOnly());
+    try (Tensor c = t.copyTo(Device.CPU)) {
+      assertTrue(c.isContiguous());
+      assertEquals(Tensor.FLAG_IS_COPIED, c.flags() & Tensor.FLAG_IS_COPIED);
+      assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, c.toIntArray());
+    }
+    DLPackException e = assertThrows(DLPackException.class, () -> t.reshape(6));
+    assertEquals(DLPackException.DLB_ERR_LAYOUT, e.getStatus());
+    t.close();
+    r.close();
+    s.close();
+    p.close();
+    sh.close();
+  }
+
+  @Test
+  void misuse() {
+    Tensor t = Tensor.fromArray(new float[] {1, 2}, 2);
+    t.close();
+    t.close(); // idempotent
+    assertThrows(IllegalStateException.class, t::shape);
+    assertThrows(IllegalStateException.class, t::toFloatArray);
+    assertThrows(IllegalStateException.class, t::exportVersioned);
+    assertThrows(IllegalStateException.class, t::exportLegacy);
+    assertThrows(IllegalStateException.class, () -> t.select(0, 0));
+    assertEquals("Tensor(closed)", t.toString());
+    try (Tensor u = Tensor.fromArray(new float[] {1, 2}, 2)) {
+      assertThrows(IllegalArgumentException.class, u::toIntArray);
+      assertThrows(IllegalArgumentException.class, u::toDoubleArray);
+      DLPackException e = assertThrows(DLPackException.class, () -> u.select(3, 0));
+      assertEquals(DLPackException.DLB_ERR_INVALID_ARGUMENT, e.getStatus());
+      assertFalse(e.getMessage().isEmpty());
+    }
+    assertThrows(IllegalArgumentException.class, () -> Tensor.fromArray(new float[3], 2, 2));
+    try (Tensor m = Tensor.fromArray(new int[] {1, 2, 3, 4}, 2, 2); Tensor mt = m.transpose()) {
+      DLPackException e = assertThrows(DLPackException.class, mt::asByteBuffer);
+      assertEquals(DLPackException.DLB_ERR_LAYOUT, e.getStatus());
+      assertEquals("the tensor is not C-contiguous", e.getMessage());
+      // No CUDA driver on a build machine: refused with the core's status, nothing leaked.
+      DLPackException c = assertThrows(DLPackException.class, () -> m.copyTo(Device.cuda(0)));
+      assertTrue(c.getStatus() == DLPackException.DLB_ERR_DEVICE_UNAVAILABLE
+          || c.getStatus() == DLPackException.DLB_ERR_UNSUPPORTED
+          || c.getStatus() == DLPackException.DLB_ERR_DEVICE, c.getMessage());
+    }
+    DLPackException neg = assertThrows(DLPackException.class,
+        () -> Tensor.allocate(Device.CPU, DType.FLOAT32, -1));
+    assertEquals(DLPackException.DLB_ERR_INVALID_ARGUMENT, neg.getStatus());
+  }
+
+  @Test
+  void readOnly() {
+    ByteBuffer ro = ByteBuffer.allocateDirect(8).asReadOnlyBuffer();
+    try (Tensor t = Tensor.wrap(ro, DType.INT32, 2)) {
+      assertTrue(t.isReadOnly());
+      ByteBuffer view = t.asByteBuffer();
+      assertTrue(view.isReadOnly());
+      assertThrows(ReadOnlyBufferException.class, () -> view.putInt(0, 1));
+      DLPackException e = assertThrows(DLPackException.class, t::exportLegacy);
+      assertEquals(DLPackException.DLB_ERR_READ_ONLY, e.getStatus());
+      assertFalse(t.isClosed()); // a refused export leaves the tensor with its owner
+      try (Tensor dst = Tensor.fromArray(new int[] {1, 2}, 2)) {
+        DLPackException w = assertThrows(DLPackException.class, () -> t.copyFrom(dst));
+        assertEquals(DLPackException.DLB_ERR_READ_ONLY, w.getStatus());
+      }
+    }
+    try (Tensor w = Tensor.fromArray(new int[] {1, 2}, 2); Tensor r = w.share(true)) {
+      assertThrows(ReadOnlyBufferException.class, () -> r.asByteBuffer().put((byte) 1));
+      w.asByteBuffer().putInt(0, 7);
+      assertArrayEquals(new int[] {7, 2}, r.toIntArray());
+    }
+  }
+
+  @Test
+  void byteBufferOutlivesClose() {
+    Tensor t = Tensor.fromArray(new long[] {5, 6}, 2);
+    ByteBuffer b = t.asByteBuffer();
+    t.close();
+    assertEquals(6L, b.getLong(8));
+    b = null;
+  }
+
+  @Test
+  void cleanerFreesUnclosedTensors() {
+    for (int i = 0; i < 1000; i++) {
+      Tensor.fromArray(new float[] {i}, 1);
+    }
+    // noLeaks() collects garbage until the count comes back.
+  }
+}
