@@ -1,6 +1,7 @@
 package org.dlbridge;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -25,9 +26,21 @@ public final class Tensor implements AutoCloseable {
 
   private static final Cleaner CLEANER = Cleaner.create();
 
-  /** The native reference; freed at most once, by close() or the Cleaner. */
-  private static final class State implements Runnable {
+  /**
+   * The native reference; freed at most once, by close() or the Cleaner (the Cleaner's action, so
+   * it never refers to the Tensor). For a wrapped ByteBuffer it also keeps the buffer reachable
+   * while this tensor is the memory's only owner; {@link #pinLocked()} hands that job to a JNI
+   * global ref before the memory gains another owner.
+   */
+  static final class State implements Runnable {
     private long handle;
+    /** The wrapped buffer (null otherwise); strongly held until the deleter has run. */
+    private ByteBuffer buffer;
+    /** The wrap_ctx address of a wrapped buffer, written by NativeSupport.wrapDirect. */
+    long wrapCtx;
+    private boolean pinned;
+
+    State() {}
 
     State(long handle) {
       this.handle = handle;
@@ -40,13 +53,9 @@ public final class Tensor implements AutoCloseable {
       if (h != 0) {
         DLBridgeNative.dlbx_free(h);
       }
-    }
-
-    /** Takes the handle out (for export); the Cleaner then has nothing to free. */
-    synchronized long take() {
-      long h = handle;
-      handle = 0;
-      return h;
+      // The deleter has run (synchronously, unless pinned): the buffer may go now.
+      Reference.reachabilityFence(buffer);
+      buffer = null;
     }
   }
 
@@ -58,6 +67,11 @@ public final class Tensor implements AutoCloseable {
       throw new IllegalStateException("null tensor handle");
     }
     this.state = new State(handle);
+    this.cleanable = CLEANER.register(this, state);
+  }
+
+  private Tensor(State state) {
+    this.state = state;
     this.cleanable = CLEANER.register(this, state);
   }
 
@@ -78,8 +92,23 @@ public final class Tensor implements AutoCloseable {
     if (buffer == null || !buffer.isDirect()) {
       throw new IllegalArgumentException("Tensor.wrap needs a direct ByteBuffer");
     }
-    return new Tensor(NativeSupport.wrapDirect(buffer, buffer.position(), dtype.packed(),
-        checkShape(shape).clone(), buffer.isReadOnly()));
+    State st = new State();
+    // The native side copies the shape (GetLongArrayRegion): no defensive clone needed.
+    int ndim = checkShape(shape).length;
+    long h;
+    if (ndim <= 4) {
+      // The common ranks pass their extents as arguments: no array for JNI to read.
+      h = NativeSupport.wrapDirect4(st, buffer, buffer.position(), buffer.capacity(),
+          dtype.packed(), ndim, ndim > 0 ? shape[0] : 0, ndim > 1 ? shape[1] : 0,
+          ndim > 2 ? shape[2] : 0, ndim > 3 ? shape[3] : 0, buffer.isReadOnly());
+    } else {
+      h = NativeSupport.wrapDirect(st, buffer, buffer.position(), buffer.capacity(),
+          dtype.packed(), shape, buffer.isReadOnly());
+    }
+    st.handle = h;
+    st.buffer = buffer;
+    // The constructor's Cleaner registration publishes st safely (Cleaner uses a lock).
+    return new Tensor(st);
   }
 
   public static Tensor fromArray(float[] data, long... shape) {
@@ -153,11 +182,13 @@ public final class Tensor implements AutoCloseable {
    * consumer now owns (it must call its deleter once). This Tensor is closed afterwards.
    */
   public long exportVersioned() {
-    long h = state.take();
-    if (h == 0) {
-      throw closed();
+    long h;
+    synchronized (state) {
+      h = handle();
+      pinLocked();
+      state.handle = 0;
     }
-    cleanable.clean();
+    cleanable.clean(); // unregisters; the action then finds no handle
     return h;
   }
 
@@ -168,8 +199,9 @@ public final class Tensor implements AutoCloseable {
   public long exportLegacy() {
     synchronized (state) {
       long h = handle();
+      pinLocked();
       long legacy = DLBridgeNative.dlbx_export_legacy(h);
-      state.take();
+      state.handle = 0;
       cleanable.clean();
       return legacy;
     }
@@ -248,7 +280,9 @@ public final class Tensor implements AutoCloseable {
   /** The address of the underlying DLManagedTensorVersioned (still owned by this Tensor). */
   public long address() {
     synchronized (state) {
-      return handle();
+      long h = handle();
+      pinLocked(); // native code may now take references of its own
+      return h;
     }
   }
 
@@ -257,7 +291,9 @@ public final class Tensor implements AutoCloseable {
   /** Another owned reference to the same memory; {@code readOnly} makes the new one read-only. */
   public Tensor share(boolean readOnly) {
     synchronized (state) {
-      return new Tensor(DLBridgeNative.dlbx_share(handle(), readOnly ? FLAG_READ_ONLY : 0L));
+      long h = handle();
+      pinLocked();
+      return new Tensor(DLBridgeNative.dlbx_share(h, readOnly ? FLAG_READ_ONLY : 0L));
     }
   }
 
@@ -271,20 +307,26 @@ public final class Tensor implements AutoCloseable {
    */
   public Tensor slice(long... startStopStep) {
     synchronized (state) {
-      return new Tensor(DLBridgeNative.dlbx_slice(handle(), startStopStep));
+      long h = handle();
+      pinLocked();
+      return new Tensor(DLBridgeNative.dlbx_slice(h, startStopStep));
     }
   }
 
   /** x[..., index, ...] along {@code axis}, removing that dimension. */
   public Tensor select(int axis, long index) {
     synchronized (state) {
-      return new Tensor(DLBridgeNative.dlbx_select(handle(), axis, index));
+      long h = handle();
+      pinLocked();
+      return new Tensor(DLBridgeNative.dlbx_select(h, axis, index));
     }
   }
 
   public Tensor reshape(long... shape) {
     synchronized (state) {
-      return new Tensor(DLBridgeNative.dlbx_reshape(handle(), checkShape(shape)));
+      long h = handle();
+      pinLocked();
+      return new Tensor(DLBridgeNative.dlbx_reshape(h, checkShape(shape)));
     }
   }
 
@@ -294,13 +336,17 @@ public final class Tensor implements AutoCloseable {
       a[i] = axes[i];
     }
     synchronized (state) {
-      return new Tensor(DLBridgeNative.dlbx_permute(handle(), a));
+      long h = handle();
+      pinLocked();
+      return new Tensor(DLBridgeNative.dlbx_permute(h, a));
     }
   }
 
   public Tensor transpose() {
     synchronized (state) {
-      return new Tensor(DLBridgeNative.dlbx_transpose(handle()));
+      long h = handle();
+      pinLocked();
+      return new Tensor(DLBridgeNative.dlbx_transpose(h));
     }
   }
 
@@ -331,6 +377,7 @@ public final class Tensor implements AutoCloseable {
   public ByteBuffer asByteBuffer() {
     synchronized (state) {
       long h = handle();
+      pinLocked();
       long ref = DLBridgeNative.dlbx_share(h, 0L);
       ByteBuffer b;
       try {
@@ -427,6 +474,21 @@ public final class Tensor implements AutoCloseable {
       throw closed();
     }
     return h;
+  }
+
+  /**
+   * Before the memory of a wrapped buffer gains another owner (a view, a share, a buffer, an
+   * export, a native caller of address()): from now on a JNI global ref, released by the deleter
+   * on any thread, keeps the buffer reachable. Callers hold the state lock on a live tensor.
+   */
+  private void pinLocked() {
+    State s = state;
+    if (s.wrapCtx != 0 && !s.pinned) {
+      if (!NativeSupport.pin(s.wrapCtx, s.buffer)) {
+        throw new OutOfMemoryError("no room for a JNI global reference");
+      }
+      s.pinned = true;
+    }
   }
 
   private static IllegalStateException closed() {

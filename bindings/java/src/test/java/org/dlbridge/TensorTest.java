@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.ReadOnlyBufferException;
@@ -284,5 +285,43 @@ class TensorTest {
       Tensor.fromArray(new float[] {i}, 1);
     }
     // noLeaks() collects garbage until the count comes back.
+  }
+
+  /** Collects garbage until {@code ref} is cleared or about 2 s have passed. */
+  private static boolean collected(WeakReference<?> ref) throws InterruptedException {
+    for (int i = 0; i < 40 && ref.get() != null; i++) {
+      System.gc();
+      Thread.sleep(50);
+    }
+    return ref.get() == null;
+  }
+
+  @Test
+  void wrappedBufferStaysReachableWhileAnyOwnerHoldsItsMemory() throws InterruptedException {
+    long releasedBefore = NativeSupport.releasedBufferCount();
+    // Sole owner, never closed by hand: the tensor keeps the buffer reachable.
+    WeakReference<ByteBuffer> alone = new WeakReference<>(ByteBuffer.allocateDirect(16));
+    Tensor t = Tensor.wrap(alone.get(), DType.FLOAT32, 4);
+    System.gc();
+    assertTrue(alone.get() != null);
+    t.close();
+    assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
+    assertTrue(collected(alone));
+    // A view outlives the wrapping tensor: the buffer is pinned (a JNI global ref) until the
+    // view's release, then it can go.
+    ByteBuffer b = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
+    b.asFloatBuffer().put(new float[] {1, 2, 3, 4});
+    WeakReference<ByteBuffer> viewed = new WeakReference<>(b);
+    Tensor base = Tensor.wrap(b, DType.FLOAT32, 2, 2);
+    b = null;
+    Tensor view = base.transpose();
+    base.close();
+    assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
+    System.gc();
+    assertTrue(viewed.get() != null);
+    assertArrayEquals(new float[] {1, 3, 2, 4}, view.toFloatArray());
+    view.close();
+    assertEquals(releasedBefore + 2, NativeSupport.releasedBufferCount());
+    assertTrue(collected(viewed));
   }
 }
