@@ -210,24 +210,35 @@ impl From<DType> for ffi::DLDataType {
     }
 }
 
+/// Runs one of the C `dlb_*_format` functions into a stack buffer large enough for any name
+/// they write (DLB_DTYPE_NAME_SIZE and DLB_DEVICE_NAME_SIZE are both below 64); `None` when the
+/// C call refuses the value.
+fn format_with(
+    call: impl FnOnce(*mut c_char, usize, *mut ffi::dlb_error) -> std::os::raw::c_int,
+) -> Option<String> {
+    const _: () = assert!(ffi::DLB_DTYPE_NAME_SIZE <= 64 && ffi::DLB_DEVICE_NAME_SIZE <= 64);
+    let mut buf = [0 as c_char; 64];
+    let err = ErrorBuf::new();
+    if call(buf.as_mut_ptr(), buf.len(), err.as_mut_ptr()) != ffi::DLB_OK as std::os::raw::c_int {
+        return None;
+    }
+    // SAFETY: on success the buffer holds a NUL-terminated string.
+    Some(
+        unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
 /// The dtype's name as `dlb_dtype_format` writes it ("float32", "int4", "float32x4"); a dtype
 /// that is not valid DLPack prints as `dtype(code=C, bits=B, lanes=L)`.
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0 as c_char; ffi::DLB_DTYPE_NAME_SIZE as usize];
-        let err = ErrorBuf::new();
-        // SAFETY: the buffer has DLB_DTYPE_NAME_SIZE bytes, which the header says always suffices.
-        let status = unsafe {
-            ffi::dlb_dtype_format(
-                (*self).into(),
-                buf.as_mut_ptr(),
-                buf.len(),
-                err.as_mut_ptr(),
-            )
-        };
-        if status == ffi::DLB_OK {
-            // SAFETY: on success the buffer holds a NUL-terminated string.
-            f.write_str(&unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy())
+        // SAFETY: the closure passes the buffer and its length straight to the C formatter.
+        if let Some(name) = format_with(|buf, len, err| unsafe {
+            ffi::dlb_dtype_format((*self).into(), buf, len, err)
+        }) {
+            f.write_str(&name)
         } else {
             write!(
                 f,
@@ -336,20 +347,11 @@ impl From<Device> for ffi::DLDevice {
 /// "cpu", "cuda:1", or "device_type_25:0" for a type without a name (`dlb_device_format`).
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0 as c_char; ffi::DLB_DEVICE_NAME_SIZE as usize];
-        let err = ErrorBuf::new();
-        // SAFETY: DLB_DEVICE_NAME_SIZE bytes always suffice.
-        let status = unsafe {
-            ffi::dlb_device_format(
-                (*self).into(),
-                buf.as_mut_ptr(),
-                buf.len(),
-                err.as_mut_ptr(),
-            )
-        };
-        if status == ffi::DLB_OK {
-            // SAFETY: on success the buffer holds a NUL-terminated string.
-            f.write_str(&unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy())
+        // SAFETY: the closure passes the buffer and its length straight to the C formatter.
+        if let Some(name) = format_with(|buf, len, err| unsafe {
+            ffi::dlb_device_format((*self).into(), buf, len, err)
+        }) {
+            f.write_str(&name)
         } else {
             write!(f, "device_type_{}:{}", self.device_type, self.device_id)
         }
