@@ -340,10 +340,6 @@ void bit_copy(const DLTensor* dst, const dlb::Geometry& gd, const int64_t* dst_s
   }
 }
 
-// Copies between two host-readable tensors given as host pointers (device ignored).
-int host_copy(const DLTensor* dst, const dlb::Geometry& gd, const DLTensor* src,
-              const dlb::Geometry& gs, uint64_t src_flags, dlb_error* error);
-
 struct HostRange {
   uintptr_t begin;
   uintptr_t end;
@@ -369,6 +365,7 @@ bool same_layout(const DLTensor* a, const DLTensor* b, const dlb::Geometry& ga,
   return true;
 }
 
+// Copies between two host-readable tensors given as host pointers (device ignored).
 int host_copy(const DLTensor* dst, const dlb::Geometry& gd, const DLTensor* src,
               const dlb::Geometry& gs, uint64_t src_flags, dlb_error* error) {
   if (gs.element_count == 0) return DLB_OK;
