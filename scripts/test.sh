@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test of dlbridge in four passes:
 #   1. gcc, release, -Werror: every suite (core, cpp, abi, fuzz corpus replay, examples, bench
-#      smoke, rust: cargo tests, doc-tests and the bindings check; java: SWIG, JNI, Maven, JUnit)
+#      smoke, cuda: planning emulated on the host, the no-driver behaviour, the GPU tests (skipped
+#      without a GPU); opencl on PoCL; rust: cargo tests, doc-tests and the bindings check; java:
+#      SWIG, JNI, Maven, JUnit)
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every C/C++ suite, with
 #      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each (the Rust
 #      crates link the library from outside the sanitizer runtime, so they run in pass 1 only)
-#   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp and examples suites
-#   4. clang with ThreadSanitizer: the core and cpp suites
+#   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples and cuda
+#      suites
+#   4. clang with ThreadSanitizer: the core and cpp suites (built without the device backends)
 # Ends with one line "N passed, N failed, N skipped" counting Meson tests over all passes, and
 # exits non-zero if any test failed or a pass ran no test.
 set -uo pipefail
@@ -15,6 +18,8 @@ root=$(pwd)
 bash scripts/install-deps.sh test || exit 1
 
 fuzz_seconds="${DLB_FUZZ_SECONDS:-60}"
+# PoCL is always installed here: an OpenCL suite that finds no device is a failure, not a skip.
+export DLB_REQUIRE_OPENCL="${DLB_REQUIRE_OPENCL:-1}"
 jobs="$(nproc)"
 results="$root/build-test-results"
 rm -rf "$results"
@@ -80,13 +85,13 @@ fi
 
 # 3. valgrind over the release build: any error or leak fails the test.
 if [[ -f build-test/build.ninja ]]; then
-  run_pass valgrind build-test --suite core --suite cpp --suite examples --timeout-multiplier 10 \
+  run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible"
 fi
 
 # 4. ThreadSanitizer over the suites that share tensors between threads.
-if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false \
-     -Dbenchmarks=disabled -Dexamples=disabled -Drust=disabled -Djava=disabled &&
+if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled \
+     -Dopencl=disabled -Dbenchmarks=disabled -Dexamples=disabled -Drust=disabled -Djava=disabled &&
    build build-tsan; then
   run_pass tsan build-tsan --suite core --suite cpp
 else

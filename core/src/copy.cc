@@ -17,11 +17,7 @@
 
 namespace {
 
-struct Dim {
-  int64_t n;   // extent
-  int64_t ss;  // source stride in bytes
-  int64_t ds;  // destination stride in bytes
-};
+using Dim = dlb::StridedDim;  // strides in bytes here
 
 int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
 
@@ -186,9 +182,9 @@ void row_dispatch(char* d, const char* s, const Dim& r, size_t size) {
   }
 }
 
-// Orders dimensions outermost first by destination stride and merges the ones that are
-// contiguous in both tensors. Returns the number of dimensions left.
-int32_t simplify(Dim* dims, int32_t n) {
+}  // namespace
+
+int32_t dlb::simplify_dims(Dim* dims, int32_t n) {
   for (int32_t i = 1; i < n; ++i) {
     Dim key = dims[i];
     int32_t k = i - 1;
@@ -217,6 +213,8 @@ int32_t simplify(Dim* dims, int32_t n) {
   return out;
 }
 
+namespace {
+
 // Copies elements of whole-byte size `size` between two host layouts of the same shape.
 void strided_copy(char* d, const char* s, int32_t ndim, const int64_t* shape,
                   const int64_t* src_strides, const int64_t* dst_strides, size_t size) {
@@ -231,7 +229,7 @@ void strided_copy(char* d, const char* s, int32_t ndim, const int64_t* shape,
     std::memcpy(d, s, size);
     return;
   }
-  n = simplify(dims, n);
+  n = dlb::simplify_dims(dims, n);
   const Dim inner = dims[n - 1];
   // A transpose: the source is contiguous along another dimension than the innermost one.
   int32_t tile = -1;
@@ -452,7 +450,8 @@ void host_view(const DLTensor* t, const dlb::Geometry& g, void* memory, DLTensor
 namespace dlb {
 
 int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd,
-                  const DLManagedTensorVersioned* src_tensor, const Geometry& gs, dlb_error* error) {
+                  const DLManagedTensorVersioned* src_tensor, const Geometry& gs, void* stream,
+                  dlb_error* error) {
   const DLTensor* dst = &dst_tensor->dl_tensor;
   const DLTensor* src = &src_tensor->dl_tensor;
   const uint64_t dst_flags = dst_tensor->flags, src_flags = src_tensor->flags;
@@ -461,7 +460,15 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
 
   const bool src_host = dlb_device_is_host_readable(src->device) != 0;
   const bool dst_host = dlb_device_is_host_readable(dst->device) != 0;
-  if (src_host && dst_host) return host_copy(dst, gd, src, gs, src_flags, error);
+  if (src_host && dst_host) {
+    // Pinned or managed memory read by the host: what is queued on the stream comes first.
+    const DLDevice queued = src->device.device_type != kDLCPU ? src->device : dst->device;
+    if (stream != nullptr && queued.device_type != kDLCPU) {
+      status = dlb_device_synchronize(queued, stream, error);
+      if (status != DLB_OK) return status;
+    }
+    return host_copy(dst, gd, src, gs, src_flags, error);
+  }
 
   Backend* src_backend = src_host ? nullptr : acquire_tensor_backend(src_tensor);
   Backend* dst_backend = dst_host ? nullptr : acquire_tensor_backend(dst_tensor);
@@ -496,14 +503,19 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
     dlb_error declined;
     declined.message[0] = '\0';
     status = direct->ops.copy_tensor(direct->ops.ctx, &dst_desc, dst_flags, &src_desc, src_flags,
-                                     nullptr, &declined);
+                                     stream, &declined);
     if (status != DLB_ERR_UNSUPPORTED) {
       if (status != DLB_OK && error != nullptr) *error = declined;
       return status;
     }
   }
 
-  // Staging through host memory with copy_bytes.
+  // Staging through host memory with copy_bytes. Work queued on the caller's stream must be
+  // finished before the host reads a staging buffer or frees one.
+  auto finish = [stream, error](Backend* backend, DLDevice device) {
+    if (stream == nullptr || backend->ops.synchronize == nullptr) return DLB_OK;
+    return backend->ops.synchronize(backend->ops.ctx, device, stream, error);
+  };
   Staging src_stage, dst_stage;
   DLTensor host_src = src_desc;
   Geometry host_src_geometry = gs;
@@ -518,7 +530,8 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
     uint64_t offset;
     span_origin(src, gs, &base, &offset);
     status = src_backend->ops.copy_bytes(src_backend->ops.ctx, DLDevice{kDLCPU, 0}, src_stage.memory,
-                                         0, src->device, base, offset, nbytes, nullptr, error);
+                                         0, src->device, base, offset, nbytes, stream, error);
+    if (status == DLB_OK) status = finish(src_backend, src->device);
     if (status != DLB_OK) return status;
     host_view(src, gs, src_stage.memory, &host_src, &host_src_geometry);
   }
@@ -538,7 +551,8 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
                            gd.span_bits == static_cast<uint64_t>(gd.element_count) * gd.unit_bits;
   if (!covers_span) {
     status = dst_backend->ops.copy_bytes(dst_backend->ops.ctx, DLDevice{kDLCPU, 0}, dst_stage.memory,
-                                         0, dst->device, base, offset, nbytes, nullptr, error);
+                                         0, dst->device, base, offset, nbytes, stream, error);
+    if (status == DLB_OK) status = finish(dst_backend, dst->device);
     if (status != DLB_OK) return status;
   }
   DLTensor host_dst;
@@ -546,17 +560,20 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
   host_view(dst, gd, dst_stage.memory, &host_dst, &host_dst_geometry);
   status = host_copy(&host_dst, host_dst_geometry, &host_src, host_src_geometry, src_flags, error);
   if (status != DLB_OK) return status;
-  return dst_backend->ops.copy_bytes(dst_backend->ops.ctx, dst->device, base, offset,
-                                     DLDevice{kDLCPU, 0}, dst_stage.memory, 0, nbytes, nullptr,
-                                     error);
+  status = dst_backend->ops.copy_bytes(dst_backend->ops.ctx, dst->device, base, offset,
+                                       DLDevice{kDLCPU, 0}, dst_stage.memory, 0, nbytes, stream,
+                                       error);
+  if (status == DLB_OK) status = finish(dst_backend, dst->device);
+  return status;
 }
 
 }  // namespace dlb
 
 extern "C" {
 
-DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device,
-                            DLManagedTensorVersioned** out, dlb_error* error) {
+DLB_API int dlb_tensor_copy_async(const DLManagedTensorVersioned* src, DLDevice device,
+                                  void* stream, DLManagedTensorVersioned** out,
+                                  dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
@@ -569,7 +586,7 @@ DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device
   status = dlb_tensor_allocate(device, t.dtype, t.ndim, t.shape, nullptr, keep, &copy, error);
   if (status != DLB_OK) return status;
   status = dlb::validate_tensor(&copy->dl_tensor, copy->flags, &gd, error);
-  if (status == DLB_OK) status = dlb::copy_elements(copy, gd, src, gs, error);
+  if (status == DLB_OK) status = dlb::copy_elements(copy, gd, src, gs, stream, error);
   if (status != DLB_OK) {
     dlb_tensor_free(copy);
     return status;
@@ -579,8 +596,19 @@ DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device
   return DLB_OK;
 }
 
+DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device,
+                            DLManagedTensorVersioned** out, dlb_error* error) {
+  return dlb_tensor_copy_async(src, device, nullptr, out, error);
+}
+
 DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
                                  DLManagedTensorVersioned* dst, dlb_error* error) {
+  return dlb_tensor_copy_into_async(src, dst, nullptr, error);
+}
+
+DLB_API int dlb_tensor_copy_into_async(const DLManagedTensorVersioned* src,
+                                       DLManagedTensorVersioned* dst, void* stream,
+                                       dlb_error* error) {
   if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "source tensor is NULL");
   if (dst == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "destination tensor is NULL");
   if ((dst->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
@@ -604,7 +632,23 @@ DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                      "shape mismatch: source is %s, destination is %s", a.text, b.text);
   }
-  return dlb::copy_elements(dst, gd, src, gs, error);
+  return dlb::copy_elements(dst, gd, src, gs, stream, error);
+}
+
+DLB_API int dlb_device_synchronize(DLDevice device, void* stream, dlb_error* error) {
+  int status = dlb::check_device(device, error);
+  if (status != DLB_OK) return status;
+  if (device.device_type == kDLCPU) return DLB_OK;
+  dlb::Backend* backend = dlb::acquire_backend(device.device_type);
+  if (backend == nullptr) {
+    dlb::DeviceTypeText name(device.device_type);
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", name.text);
+  }
+  if (backend->ops.synchronize != nullptr) {
+    status = backend->ops.synchronize(backend->ops.ctx, device, stream, error);
+  }
+  dlb::release_backend(backend);
+  return status;
 }
 
 }  // extern "C"

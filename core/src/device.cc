@@ -51,8 +51,19 @@ bool is_pointer_addressable(int32_t device_type) {
   }
 }
 
+// The built-in backends join the registry the first time anyone looks at it, so that a program
+// that registers its own backend for kDLCUDA replaces the built-in one instead of racing it.
+void ensure_builtin_backends() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_cuda_backends();
+    register_opencl_backend();
+  });
+}
+
 Backend* acquire_backend(int32_t device_type) {
   if (device_type <= 0 || device_type > DLB_MAX_DEVICE_TYPE) return nullptr;
+  ensure_builtin_backends();
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   Backend* backend = g_backends[device_type];
   if (backend != nullptr) backend->refs.fetch_add(1, std::memory_order_relaxed);
@@ -66,6 +77,17 @@ void release_backend(Backend* backend) {
     backend->~Backend();
     std::free(backend);
   }
+}
+
+int check_device_memory(const DLTensor* tensor, dlb_error* error) {
+  Backend* backend = acquire_backend(tensor->device.device_type);
+  if (backend == nullptr) return DLB_OK;
+  int status = DLB_OK;
+  if (backend->ops.check_memory != nullptr) {
+    status = backend->ops.check_memory(backend->ops.ctx, tensor, error);
+  }
+  release_backend(backend);
+  return status;
 }
 
 }  // namespace dlb
@@ -165,6 +187,13 @@ DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error) 
 }
 
 DLB_API int dlb_backend_register(const dlb_backend* backend, dlb_error* error) {
+  dlb::ensure_builtin_backends();
+  return dlb::register_backend(backend, error);
+}
+
+}  // extern "C"
+
+int dlb::register_backend(const dlb_backend* backend, dlb_error* error) {
   if (backend == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "backend is NULL");
   constexpr size_t kMinimumSize = offsetof(dlb_backend, copy_bytes) + sizeof(backend->copy_bytes);
   if (backend->struct_size < kMinimumSize) {
@@ -217,7 +246,10 @@ DLB_API int dlb_backend_register(const dlb_backend* backend, dlb_error* error) {
   return DLB_OK;
 }
 
+extern "C" {
+
 DLB_API int dlb_backend_unregister(int32_t device_type, dlb_error* error) {
+  dlb::ensure_builtin_backends();
   dlb::DeviceTypeText type_name(device_type);
   if (device_type == kDLCPU) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
@@ -240,6 +272,7 @@ DLB_API int dlb_backend_unregister(int32_t device_type, dlb_error* error) {
 DLB_API int dlb_backend_is_registered(int32_t device_type) {
   if (device_type == kDLCPU) return 1;
   if (device_type <= 0 || device_type > DLB_MAX_DEVICE_TYPE) return 0;
+  dlb::ensure_builtin_backends();
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   return g_backends[device_type] != nullptr ? 1 : 0;
 }

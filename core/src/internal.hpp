@@ -114,6 +114,19 @@ struct Backend {
 Backend* acquire_backend(int32_t device_type);
 void release_backend(Backend* backend);
 
+// Registers a backend without first registering the built-in ones (they use it themselves).
+int register_backend(const dlb_backend* backend, dlb_error* error);
+
+// The built-in device backends register themselves through these, once, the first time the
+// registry is used. A backend built out of the library (-Dcuda=disabled) registers nothing.
+// Registration touches no driver: the runtimes are loaded at the first real device call.
+void register_cuda_backends();
+void register_opencl_backend();
+
+// Runs the backend's check_memory for a tensor entering the library on a device that is not
+// kDLCPU (an unchecked device type, or one without a backend, passes).
+int check_device_memory(const DLTensor* tensor, dlb_error* error);
+
 // ---- tensor geometry ----------------------------------------------------------------------
 
 // The element layout facts every operation needs, computed once from a validated tensor.
@@ -169,9 +182,23 @@ Backend* acquire_tensor_backend(const DLManagedTensorVersioned* tensor);
 // ---- copies -------------------------------------------------------------------------------
 
 // Copies the elements of `src` into `dst` (same shape and dtype, both validated: `gd` and `gs`
-// are their geometries), routing through backends and host staging as needed.
+// are their geometries), routing through backends and host staging as needed. A non-NULL
+// `stream` lets the backend queue the work (see dlb_tensor_copy_async).
 int copy_elements(const DLManagedTensorVersioned* dst, const Geometry& gd,
-                  const DLManagedTensorVersioned* src, const Geometry& gs, dlb_error* error);
+                  const DLManagedTensorVersioned* src, const Geometry& gs, void* stream,
+                  dlb_error* error);
+
+// One dimension of a strided copy, strides in bytes (or in any unit both sides share).
+struct StridedDim {
+  int64_t n;   // extent
+  int64_t ss;  // source stride
+  int64_t ds;  // destination stride
+};
+
+// Orders dimensions outermost first by destination stride and merges the ones that are
+// contiguous in both layouts. Extent-1 dimensions must already be dropped. Returns the number
+// of dimensions left. Device backends use it to plan their copy kernels.
+int32_t simplify_dims(StridedDim* dims, int32_t n);
 
 }  // namespace dlb
 

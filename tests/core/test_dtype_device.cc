@@ -188,6 +188,8 @@ struct FakeDevice {
   CopyTensor copy_tensor = CopyTensor::kAbsent;
   bool fail_allocate = false;
   bool fail_copy_bytes = false;
+  bool check_imports = false;        // check_memory refuses handles it does not know
+  void* expected_stream = nullptr;   // the stream every copy must be given
   void (*on_destroy)(FakeDevice* self) = nullptr;  // runs after destroy is counted
 
   std::mutex mutex;
@@ -199,6 +201,8 @@ struct FakeDevice {
   int copy_bytes_calls = 0;
   int copy_tensor_calls = 0;
   int destroy_calls = 0;
+  int check_memory_calls = 0;
+  std::vector<void*> synchronized_streams;  // one entry per synchronize call
   int violations = 0;
   std::vector<uint64_t> allocated_sizes;
   std::vector<DLDevice> allocated_devices;
@@ -220,8 +224,9 @@ struct FakeDevice {
     b.free = &FakeDevice::free_cb;
     b.copy_bytes = &FakeDevice::copy_bytes_cb;
     b.copy_tensor = copy_tensor == CopyTensor::kAbsent ? nullptr : &FakeDevice::copy_tensor_cb;
-    b.synchronize = nullptr;
+    b.synchronize = &FakeDevice::synchronize_cb;
     b.destroy = &FakeDevice::destroy_cb;
+    b.check_memory = &FakeDevice::check_memory_cb;
     return b;
   }
 
@@ -352,7 +357,7 @@ struct FakeDevice {
     const bool src_here = src_device.device_type == f->type;
     unsigned char* d = f->resolve(dst_device, dst, static_cast<int64_t>(dst_offset), nbytes);
     const unsigned char* s = f->resolve(src_device, src, static_cast<int64_t>(src_offset), nbytes);
-    if (stream != nullptr || (!dst_here && !src_here) || d == nullptr || s == nullptr) {
+    if (stream != f->expected_stream || (!dst_here && !src_here) || d == nullptr || s == nullptr) {
       ++f->violations;
       return fake_fail(error, DLB_ERR_DEVICE, "fake copy_bytes: bad access");
     }
@@ -369,7 +374,7 @@ struct FakeDevice {
     (void)src_flags;
     const bool dst_ok = dst->device.device_type == f->type || same_device(dst->device, test::cpu());
     const bool src_ok = src->device.device_type == f->type || same_device(src->device, test::cpu());
-    if (stream != nullptr || !dst_ok || !src_ok || !same_dtype(dst->dtype, src->dtype) ||
+    if (stream != f->expected_stream || !dst_ok || !src_ok || !same_dtype(dst->dtype, src->dtype) ||
         dst->ndim != src->ndim) {
       ++f->violations;
       return fake_fail(error, DLB_ERR_DEVICE, "fake copy_tensor: bad arguments");
@@ -411,6 +416,25 @@ struct FakeDevice {
         return fake_fail(error, DLB_ERR_DEVICE, "fake copy_tensor: bad destination access");
       }
       std::memcpy(d, staged.data() + i * size, size);
+    }
+    return DLB_OK;
+  }
+
+  static int synchronize_cb(void* ctx, DLDevice device, void* stream, dlb_error*) {
+    auto* f = static_cast<FakeDevice*>(ctx);
+    std::lock_guard<std::mutex> lock(f->mutex);
+    if (device.device_type != f->type) ++f->violations;
+    f->synchronized_streams.push_back(stream);
+    return DLB_OK;
+  }
+
+  static int check_memory_cb(void* ctx, const DLTensor* tensor, dlb_error* error) {
+    auto* f = static_cast<FakeDevice*>(ctx);
+    std::lock_guard<std::mutex> lock(f->mutex);
+    ++f->check_memory_calls;
+    if (tensor->device.device_type != f->type) ++f->violations;
+    if (f->check_imports && f->live.count(reinterpret_cast<uintptr_t>(tensor->data)) == 0) {
+      return fake_fail(error, DLB_ERR_INVALID_ARGUMENT, "fake check_memory: not a live ext_dev buffer");
     }
     return DLB_OK;
   }
@@ -2509,5 +2533,95 @@ TEST_CASE("backends can be replaced and unregistered while other threads allocat
     check_clean(*f);  // every allocation freed through the backend that made it; destroyed once
   }
   CHECK(allocations == done.load());
+  CHECK(dlb_tensor_live_count() == live0);
+}
+
+TEST_CASE("plug-in backends get the caller's stream, staged copies wait for it, imports are checked") {
+  const int64_t live0 = dlb_tensor_live_count();
+  void* const stream = reinterpret_cast<void*>(uintptr_t{0x5e7ea3});
+  const int64_t shape[] = {3, 4};
+  DLManagedTensorVersioned* host = allocate_on(test::cpu(), kI32, {3, 4});
+  const std::vector<int32_t> payload = iota_i32(12, 5);
+  std::memcpy(host->dl_tensor.data, payload.data(), 48);
+  {
+    // A backend with copy_tensor: the stream reaches it, and nothing waits on the host.
+    FakeDevice f(kDLExtDev, FakeDevice::CopyTensor::kHandles);
+    f.register_self();
+    f.expected_stream = stream;
+    DLManagedTensorVersioned* ext = nullptr;
+    dlb_error error = fresh_error();
+    REQUIRE(dlb_tensor_copy_async(host, kExt0, stream, &ext, &error) == DLB_OK);
+    CHECK(msg(error) == kUntouched);
+    CHECK(f.copy_tensor_calls == 1);
+    CHECK(f.synchronized_streams.empty());
+    CHECK((ext->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0);
+    CHECK(f.read_i32(ext->dl_tensor) == payload);
+    // dlb_device_synchronize routes to the backend with the stream as given.
+    REQUIRE(dlb_device_synchronize(kExt0, stream, &error) == DLB_OK);
+    REQUIRE(dlb_device_synchronize(kExt0, nullptr, &error) == DLB_OK);
+    CHECK(f.synchronized_streams == std::vector<void*>{stream, nullptr});
+    dlb_tensor_free(ext);
+    f.unregister_self();
+    CHECK(f.violations == 0);
+  }
+  {
+    // Without copy_tensor the copy is staged through the host: the stream is synchronised
+    // before the host reads the staging buffer and before it is freed.
+    FakeDevice f;
+    f.register_self();
+    f.expected_stream = stream;
+    DLManagedTensorVersioned* ext = nullptr;
+    REQUIRE(dlb_tensor_copy_async(host, kExt0, stream, &ext, nullptr) == DLB_OK);
+    CHECK(f.copy_bytes_calls == 1);  // the destination covers its span: no read-back
+    CHECK(f.synchronized_streams == std::vector<void*>{stream});
+    DLManagedTensorVersioned* transposed = nullptr;
+    REQUIRE(dlb_tensor_transpose(ext, &transposed, nullptr) == DLB_OK);
+    DLManagedTensorVersioned* back = nullptr;
+    REQUIRE(dlb_tensor_copy_async(transposed, test::cpu(), stream, &back, nullptr) == DLB_OK);
+    CHECK(f.synchronized_streams.size() == 2u);
+    const std::vector<int32_t> values = read_host_i32(back->dl_tensor);
+    std::vector<int32_t> expected;
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 3; ++i) expected.push_back(payload[static_cast<size_t>(i * 4 + j)]);
+    CHECK(values == expected);
+    dlb_tensor_free(back);
+    dlb_tensor_free(transposed);
+    dlb_tensor_free(ext);
+    f.unregister_self();
+    CHECK(f.violations == 0);
+  }
+  {
+    // check_memory runs for every ext_dev tensor that enters; a refusal rejects the import
+    // (the producer's deleter runs once) or the wrap (release is not called).
+    FakeDevice f;
+    f.check_imports = true;
+    f.register_self();
+    test::Counter deleted;
+    auto* unknown = test::make_foreign(deleted, kI32, {3, 4});
+    unknown->managed.dl_tensor.device = kExt0;
+    unknown->managed.dl_tensor.data = reinterpret_cast<void*>(uintptr_t{0x7e5700000000ull});
+    DLManagedTensorVersioned* out = nullptr;
+    dlb_error error = fresh_error();
+    CHECK(dlb_tensor_import(&unknown->managed, &out, &error) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(error) == "fake check_memory: not a live ext_dev buffer");
+    CHECK(deleted.get() == 1);
+    CHECK(f.check_memory_calls == 1);
+    void* handle = f.create(48, kExt0);
+    DLTensor desc{handle, kExt0, 2, kI32, const_cast<int64_t*>(shape), nullptr, 0};
+    test::Counter released;
+    REQUIRE(dlb_tensor_wrap(&desc, 0, test::count_release, &released, &out, nullptr) == DLB_OK);
+    CHECK(f.check_memory_calls == 2);
+    dlb_tensor_free(out);
+    CHECK(released.get() == 1);
+    desc.data = reinterpret_cast<void*>(uintptr_t{0x7e5700000000ull});
+    error = fresh_error();
+    CHECK(dlb_tensor_wrap(&desc, 0, test::count_release, &released, &out, &error) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(error) == "fake check_memory: not a live ext_dev buffer");
+    CHECK(released.get() == 1);
+    f.destroy_handle(handle);
+    f.unregister_self();
+    CHECK(f.violations == 0);
+  }
+  dlb_tensor_free(host);
   CHECK(dlb_tensor_live_count() == live0);
 }

@@ -230,8 +230,10 @@ typedef struct dlb_backend {
                     void* stream, dlb_error* error);
   /* Optional (may be NULL). Copies the elements of `src` into `dst`: same shape and dtype, any
    * strides, each side on this device type or the host, flags telling packed from padded
-   * sub-byte data. Return DLB_ERR_UNSUPPORTED for a case it does not handle: dlbridge then
-   * stages the copy through host memory using copy_bytes. */
+   * sub-byte data. `dst` and `src` may overlap in memory (copy_into of one buffer into itself):
+   * the result must be as if src were copied to a temporary first. Return DLB_ERR_UNSUPPORTED
+   * for a case it does not handle: dlbridge then stages the copy through host memory using
+   * copy_bytes (and synchronize, when `stream` is not NULL). */
   int (*copy_tensor)(void* ctx, const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
                      uint64_t src_flags, void* stream, dlb_error* error);
   /* Optional. Waits until the work queued on `stream` (NULL: all work on `device`) is done. */
@@ -239,6 +241,12 @@ typedef struct dlb_backend {
   /* Optional. Called exactly once, after the backend was unregistered or replaced and the last
    * tensor allocated through it was freed. Releases `ctx`. */
   void (*destroy)(void* ctx);
+  /* Optional. Checks that memory entering the library (dlb_tensor_import*, dlb_tensor_wrap) on
+   * this device type really is what the tensor claims: e.g. that a CUDA pointer is device
+   * memory of the claimed device. Called after the tensor's fields were validated; `tensor`
+   * is the caller's, read-only. A status other than DLB_OK rejects the import with that
+   * status and message (an import still calls the producer's deleter). */
+  int (*check_memory)(void* ctx, const DLTensor* tensor, dlb_error* error);
 } dlb_backend;
 
 /* Registers (or replaces) the backend for backend->device_type. Tensors already allocated
@@ -487,6 +495,119 @@ DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device
  * mismatch. Ownership: both are borrowed. */
 DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
                                  DLManagedTensorVersioned* dst, dlb_error* error);
+
+/* ========================================================================================== */
+/* Streams and asynchronous copies                                                            */
+/* ========================================================================================== */
+/* A stream is the device runtime's own queue handle, passed as void*: a cudaStream_t for CUDA
+ * (cudaStreamLegacy and cudaStreamPerThread included), a cl_command_queue for OpenCL, whatever
+ * a plug-in backend defines for its device. The copy functions without _async are the same
+ * calls with a NULL stream: they return when the copy is complete. */
+
+/* Like dlb_tensor_copy, with the copy queued on `stream` (of the device that is not the host;
+ * of the destination when both sides are devices). The call returns once the work is queued:
+ * the caller keeps `src` alive, and reads *out only after synchronising the stream. Work the
+ * library must stage through host memory (sub-byte data, two device types without a direct
+ * path) completes before the call returns. A NULL stream makes the call synchronous.
+ * Ownership: as dlb_tensor_copy. */
+DLB_API int dlb_tensor_copy_async(const DLManagedTensorVersioned* src, DLDevice device,
+                                  void* stream, DLManagedTensorVersioned** out,
+                                  dlb_error* error);
+
+/* Like dlb_tensor_copy_into (overlapping memory included), queued on `stream` as
+ * dlb_tensor_copy_async describes. Ownership: both are borrowed and must stay alive until the
+ * stream has finished the copy. */
+DLB_API int dlb_tensor_copy_into_async(const DLManagedTensorVersioned* src,
+                                       DLManagedTensorVersioned* dst, void* stream,
+                                       dlb_error* error);
+
+/* Waits on the host until the work queued on `stream` is done; with a NULL stream, until all
+ * work on `device` is done. A no-op for host-only devices (kDLCPU). Errors: no backend for the
+ * device type, or the runtime's failure (DLB_ERR_DEVICE). */
+DLB_API int dlb_device_synchronize(DLDevice device, void* stream, dlb_error* error);
+
+/* ========================================================================================== */
+/* CUDA                                                                                       */
+/* ========================================================================================== */
+/* When dlbridge is built with the CUDA Toolkit, backends for kDLCUDA (device memory, any
+ * device_id), kDLCUDAHost (pinned host memory, device_id 0) and kDLCUDAManaged (managed memory,
+ * device_id 0) are registered on first use. The library carries the CUDA runtime statically and
+ * finds the NVIDIA driver when first asked to do CUDA work: the same binary loads and does all
+ * CPU work on machines without a driver or a GPU, where CUDA calls return
+ * DLB_ERR_DEVICE_UNAVAILABLE with the message "no CUDA driver found" or "no CUDA device". A
+ * library built without CUDA returns DLB_ERR_UNSUPPORTED from every function here.
+ * Imports and wraps of CUDA tensors check, when a driver is present, that `data` is memory of
+ * the claimed kind on the claimed device (device memory or managed memory for kDLCUDA, pinned
+ * memory for kDLCUDAHost, managed memory for kDLCUDAManaged). Nothing here allocates anything
+ * the caller must free. */
+
+/* DLB_OK when CUDA work can run here: built with CUDA, a driver found, at least one device.
+ * Otherwise DLB_ERR_UNSUPPORTED or DLB_ERR_DEVICE_UNAVAILABLE with the reason. */
+DLB_API int dlb_cuda_is_available(dlb_error* error);
+
+/* Writes the number of CUDA devices visible to this process. Without a driver or a device the
+ * call fails with DLB_ERR_DEVICE_UNAVAILABLE and writes 0. */
+DLB_API int dlb_cuda_device_count(int32_t* count, dlb_error* error);
+
+/* Writes the DLPack device that `pointer` lives on: {kDLCUDA, id} for device memory,
+ * {kDLCUDAHost, 0} for pinned host memory, {kDLCUDAManaged, 0} for managed memory and
+ * {kDLCPU, 0} for memory CUDA does not know (including NULL). */
+DLB_API int dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_error* error);
+
+/* The consumer_stream value that stands for "not given" (Python's None): the legacy default
+ * stream. */
+#define DLB_CUDA_STREAM_NONE INT64_MIN
+
+/* The DLPack stream handshake, done by a producer for a consumer: makes the work queued so far
+ * on `producer_stream` (a cudaStream_t of device `device_id`; NULL is the legacy default
+ * stream) visible to work the consumer will queue on its stream, without blocking the host.
+ * `consumer_stream` follows the DLPack CUDA convention:
+ *   DLB_CUDA_STREAM_NONE or 1: the legacy default stream; 2: the per-thread default stream;
+ *   -1: the consumer asks for no synchronisation (nothing is done); any other positive value:
+ *   a cudaStream_t; 0 and other negative values are refused (DLB_ERR_INVALID_ARGUMENT).
+ * It records an event on the producer's stream and makes the consumer's stream wait for it;
+ * nothing is done when both name the same stream. Ownership: nothing is allocated that
+ * outlives the call; the streams stay the caller's. */
+DLB_API int dlb_cuda_stream_handshake(int32_t device_id, void* producer_stream,
+                                      int64_t consumer_stream, dlb_error* error);
+
+/* ========================================================================================== */
+/* OpenCL                                                                                     */
+/* ========================================================================================== */
+/* When dlbridge is built with the OpenCL headers, a backend for kDLOpenCL is registered on first
+ * use. It loads the OpenCL ICD loader (libOpenCL.so.1) at run time, so the library has no link
+ * dependency on OpenCL; without a loader or a platform the functions here return
+ * DLB_ERR_DEVICE_UNAVAILABLE. A tensor's `data` is a cl_mem and views move only byte_offset.
+ * Device ids number the devices of all platforms in order: platform 0's devices first, then
+ * platform 1's, and so on. The stream of a copy is a cl_command_queue on the tensor's context;
+ * a NULL stream uses the library's own in-order queue for the device and blocks. */
+
+/* DLB_OK when an OpenCL platform with at least one device was found; otherwise
+ * DLB_ERR_UNSUPPORTED (built without OpenCL) or DLB_ERR_DEVICE_UNAVAILABLE with the reason. */
+DLB_API int dlb_opencl_is_available(dlb_error* error);
+
+/* Writes the number of OpenCL devices over all platforms (0 and DLB_ERR_DEVICE_UNAVAILABLE
+ * when there is none). */
+DLB_API int dlb_opencl_device_count(int32_t* count, dlb_error* error);
+
+/* The OpenCL objects behind device `device_id`: its cl_platform_id, cl_device_id, the
+ * cl_context dlbridge allocates in, and the library's in-order cl_command_queue. Each out
+ * pointer may be NULL. The objects belong to the library and live until the process ends;
+ * retain them (clRetainContext, ...) to keep them longer than a backend replacement. */
+DLB_API int dlb_opencl_device_objects(int32_t device_id, void** platform, void** device,
+                                      void** context, void** queue, dlb_error* error);
+
+/* Writes "platform name / device name" of device `device_id` into buffer (NUL-terminated;
+ * DLB_ERR_INVALID_ARGUMENT when it does not fit). */
+DLB_API int dlb_opencl_device_name(int32_t device_id, char* buffer, size_t buffer_size,
+                                   dlb_error* error);
+
+/* The OpenCL counterpart of the stream handshake: makes the commands queued so far on
+ * `producer_queue` complete before any command queued afterwards on `consumer_queue` starts,
+ * without blocking the host (a marker on one queue, a barrier waiting on it on the other).
+ * Nothing is done when both are the same queue. Both must belong to the same cl_context. */
+DLB_API int dlb_opencl_queue_handshake(void* producer_queue, void* consumer_queue,
+                                       dlb_error* error);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -824,20 +824,23 @@ class Tensor {
   /* ---- copies ------------------------------------------------------------------------- */
 
   /* A compact row-major copy on `device` (dlb_tensor_copy), flagged IS_COPIED and writable.
+   * With a `stream` (a cudaStream_t, a cl_command_queue, ...) the copy is only queued on it
+   * (dlb_tensor_copy_async): keep this tensor alive and synchronise before reading the result.
    * Ownership: this Tensor is borrowed; the caller owns the result. */
-  Tensor copy(Device device = Device::cpu()) const {
+  Tensor copy(Device device = Device::cpu(), void* stream = nullptr) const {
     DLManagedTensorVersioned* out = nullptr;
     dlb_error error{};
-    detail::check(dlb_tensor_copy(require(), device.dl(), &out, &error), error);
+    detail::check(dlb_tensor_copy_async(require(), device.dl(), stream, &out, &error), error);
     return from_raw(out);
   }
 
   /* Copies this tensor's elements into `dst` (same shape and dtype, any strides)
-   * (dlb_tensor_copy_into). Error DLB_ERR_READ_ONLY when dst is READ_ONLY,
-   * DLB_ERR_INVALID_ARGUMENT on a shape or dtype mismatch. Both are borrowed. */
-  void copy_into(Tensor& dst) const {
+   * (dlb_tensor_copy_into; queued on `stream` when given: dlb_tensor_copy_into_async). Error
+   * DLB_ERR_READ_ONLY when dst is READ_ONLY, DLB_ERR_INVALID_ARGUMENT on a shape or dtype
+   * mismatch. Both are borrowed. */
+  void copy_into(Tensor& dst, void* stream = nullptr) const {
     dlb_error error{};
-    detail::check(dlb_tensor_copy_into(require(), dst.require(), &error), error);
+    detail::check(dlb_tensor_copy_into_async(require(), dst.require(), stream, &error), error);
   }
 
   /* ---- queries ------------------------------------------------------------------------ */

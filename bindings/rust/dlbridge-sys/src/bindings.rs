@@ -315,6 +315,13 @@ pub struct dlb_backend {
         ) -> ::std::os::raw::c_int,
     >,
     pub destroy: ::std::option::Option<unsafe extern "C" fn(ctx: *mut ::std::os::raw::c_void)>,
+    pub check_memory: ::std::option::Option<
+        unsafe extern "C" fn(
+            ctx: *mut ::std::os::raw::c_void,
+            tensor: *const DLTensor,
+            error: *mut dlb_error,
+        ) -> ::std::os::raw::c_int,
+    >,
 }
 extern "C" {
     pub fn dlb_backend_register(
@@ -532,6 +539,83 @@ extern "C" {
     pub fn dlb_tensor_copy_into(
         src: *const DLManagedTensorVersioned,
         dst: *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_tensor_copy_async(
+        src: *const DLManagedTensorVersioned,
+        device: DLDevice,
+        stream: *mut ::std::os::raw::c_void,
+        out: *mut *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_tensor_copy_into_async(
+        src: *const DLManagedTensorVersioned,
+        dst: *mut DLManagedTensorVersioned,
+        stream: *mut ::std::os::raw::c_void,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_device_synchronize(
+        device: DLDevice,
+        stream: *mut ::std::os::raw::c_void,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_cuda_is_available(error: *mut dlb_error) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_cuda_device_count(count: *mut i32, error: *mut dlb_error) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_cuda_pointer_device(
+        pointer: *const ::std::os::raw::c_void,
+        out: *mut DLDevice,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_cuda_stream_handshake(
+        device_id: i32,
+        producer_stream: *mut ::std::os::raw::c_void,
+        consumer_stream: i64,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_opencl_is_available(error: *mut dlb_error) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_opencl_device_count(count: *mut i32, error: *mut dlb_error)
+        -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_opencl_device_objects(
+        device_id: i32,
+        platform: *mut *mut ::std::os::raw::c_void,
+        device: *mut *mut ::std::os::raw::c_void,
+        context: *mut *mut ::std::os::raw::c_void,
+        queue: *mut *mut ::std::os::raw::c_void,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_opencl_device_name(
+        device_id: i32,
+        buffer: *mut ::std::os::raw::c_char,
+        buffer_size: usize,
+        error: *mut dlb_error,
+    ) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_opencl_queue_handshake(
+        producer_queue: *mut ::std::os::raw::c_void,
+        consumer_queue: *mut ::std::os::raw::c_void,
         error: *mut dlb_error,
     ) -> ::std::os::raw::c_int;
 }

@@ -103,7 +103,8 @@ fn dlbridge_structs() {
     assert_eq!(offset_of!(dlb_backend, ctx), 24);
     assert_eq!(offset_of!(dlb_backend, allocate), 32);
     assert_eq!(offset_of!(dlb_backend, destroy), 72);
-    assert_eq!(size_of::<dlb_backend>(), 80);
+    assert_eq!(offset_of!(dlb_backend, check_memory), 80);
+    assert_eq!(size_of::<dlb_backend>(), 88);
 }
 
 #[test]
