@@ -2,6 +2,7 @@
 // contiguous along different dimensions, and an element-wise gather/scatter for the rest.
 // Dense copies never get here: they are one cudaMemcpyAsync.
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda_kernel_math.hpp"
 
@@ -9,28 +10,12 @@ namespace dlb {
 namespace cuda {
 namespace {
 
+// The type a thread moves at once: plain integers up to 8 bytes, the 16-byte aligned uint4 above.
 template <int Bytes>
-struct WordOf;
-template <>
-struct WordOf<1> {
-  using type = uint8_t;
-};
-template <>
-struct WordOf<2> {
-  using type = uint16_t;
-};
-template <>
-struct WordOf<4> {
-  using type = uint32_t;
-};
-template <>
-struct WordOf<8> {
-  using type = uint64_t;
-};
-template <>
-struct WordOf<16> {
-  using type = uint4;
-};
+using WordOf = std::conditional_t<
+    Bytes == 1, uint8_t,
+    std::conditional_t<Bytes == 2, uint16_t,
+                       std::conditional_t<Bytes == 4, uint32_t, std::conditional_t<Bytes == 8, uint64_t, uint4>>>>;
 
 template <typename W>
 __global__ void copy_elementwise32(ElementwiseArgs a) {
@@ -105,7 +90,7 @@ int64_t at_most(int64_t value, int64_t limit) { return value < limit ? value : l
 
 template <int Bytes>
 cudaError_t launch_words(const CopyPlan& plan, cudaStream_t stream) {
-  using W = typename WordOf<Bytes>::type;
+  using W = WordOf<Bytes>;
   const int32_t row_dim = transpose_row_dimension(plan);
   if (row_dim >= 0) {
     const TransposeArgs a = make_transpose_args(plan, row_dim);
