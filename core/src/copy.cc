@@ -461,8 +461,9 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
   const bool src_host = dlb_device_is_host_readable(src->device) != 0;
   const bool dst_host = dlb_device_is_host_readable(dst->device) != 0;
   if (src_host && dst_host) {
-    // Pinned or managed memory read by the host: what is queued on the stream comes first.
-    const DLDevice queued = src->device.device_type != kDLCPU ? src->device : dst->device;
+    // Pinned or managed memory read by the host: what is queued on the stream comes first. The
+    // stream belongs to the destination's device, or to the source's when that is the CPU.
+    const DLDevice queued = dst->device.device_type != kDLCPU ? dst->device : src->device;
     if (stream != nullptr && queued.device_type != kDLCPU) {
       status = dlb_device_synchronize(queued, stream, error);
       if (status != DLB_OK) return status;
@@ -510,11 +511,14 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
     }
   }
 
-  // Staging through host memory with copy_bytes. Work queued on the caller's stream must be
+  // Staging through host memory with copy_bytes. The caller's stream belongs to the
+  // destination's device (to the source's when the destination is host memory): only that
+  // backend gets it, the other side runs synchronously. Work queued on the stream must be
   // finished before the host reads a staging buffer or frees one.
-  auto finish = [stream, error](Backend* backend, DLDevice device) {
-    if (stream == nullptr || backend->ops.synchronize == nullptr) return DLB_OK;
-    return backend->ops.synchronize(backend->ops.ctx, device, stream, error);
+  void* const src_stream = dst_host ? stream : nullptr;
+  auto finish = [error](Backend* backend, DLDevice device, void* queue) {
+    if (queue == nullptr || backend->ops.synchronize == nullptr) return DLB_OK;
+    return backend->ops.synchronize(backend->ops.ctx, device, queue, error);
   };
   Staging src_stage, dst_stage;
   DLTensor host_src = src_desc;
@@ -530,8 +534,8 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
     uint64_t offset;
     span_origin(src, gs, &base, &offset);
     status = src_backend->ops.copy_bytes(src_backend->ops.ctx, DLDevice{kDLCPU, 0}, src_stage.memory,
-                                         0, src->device, base, offset, nbytes, stream, error);
-    if (status == DLB_OK) status = finish(src_backend, src->device);
+                                         0, src->device, base, offset, nbytes, src_stream, error);
+    if (status == DLB_OK) status = finish(src_backend, src->device, src_stream);
     if (status != DLB_OK) return status;
     host_view(src, gs, src_stage.memory, &host_src, &host_src_geometry);
   }
@@ -552,7 +556,7 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
   if (!covers_span) {
     status = dst_backend->ops.copy_bytes(dst_backend->ops.ctx, DLDevice{kDLCPU, 0}, dst_stage.memory,
                                          0, dst->device, base, offset, nbytes, stream, error);
-    if (status == DLB_OK) status = finish(dst_backend, dst->device);
+    if (status == DLB_OK) status = finish(dst_backend, dst->device, stream);
     if (status != DLB_OK) return status;
   }
   DLTensor host_dst;
@@ -563,7 +567,7 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
   status = dst_backend->ops.copy_bytes(dst_backend->ops.ctx, dst->device, base, offset,
                                        DLDevice{kDLCPU, 0}, dst_stage.memory, 0, nbytes, stream,
                                        error);
-  if (status == DLB_OK) status = finish(dst_backend, dst->device);
+  if (status == DLB_OK) status = finish(dst_backend, dst->device, stream);
   return status;
 }
 

@@ -79,12 +79,12 @@ void release_backend(Backend* backend) {
   }
 }
 
-int check_device_memory(const DLTensor* tensor, dlb_error* error) {
+int check_device_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
   Backend* backend = acquire_backend(tensor->device.device_type);
   if (backend == nullptr) return DLB_OK;
   int status = DLB_OK;
   if (backend->ops.check_memory != nullptr) {
-    status = backend->ops.check_memory(backend->ops.ctx, tensor, error);
+    status = backend->ops.check_memory(backend->ops.ctx, tensor, flags, error);
   }
   release_backend(backend);
   return status;

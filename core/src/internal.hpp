@@ -125,7 +125,7 @@ void register_opencl_backend();
 
 // Runs the backend's check_memory for a tensor entering the library on a device that is not
 // kDLCPU (an unchecked device type, or one without a backend, passes).
-int check_device_memory(const DLTensor* tensor, dlb_error* error);
+int check_device_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error);
 
 // ---- tensor geometry ----------------------------------------------------------------------
 

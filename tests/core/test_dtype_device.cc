@@ -428,7 +428,7 @@ struct FakeDevice {
     return DLB_OK;
   }
 
-  static int check_memory_cb(void* ctx, const DLTensor* tensor, dlb_error* error) {
+  static int check_memory_cb(void* ctx, const DLTensor* tensor, uint64_t, dlb_error* error) {
     auto* f = static_cast<FakeDevice*>(ctx);
     std::lock_guard<std::mutex> lock(f->mutex);
     ++f->check_memory_calls;
@@ -2589,6 +2589,37 @@ TEST_CASE("plug-in backends get the caller's stream, staged copies wait for it, 
     dlb_tensor_free(ext);
     f.unregister_self();
     CHECK(f.violations == 0);
+  }
+  {
+    // Between two device types the copy is staged through the host: the stream belongs to the
+    // destination's device, so only its backend sees it; the source side runs synchronously.
+    FakeDevice source(kDLVulkan);
+    FakeDevice destination;
+    source.register_self();
+    destination.register_self();
+    destination.expected_stream = stream;
+    DLManagedTensorVersioned* on_source = nullptr;
+    REQUIRE(dlb_tensor_copy(host, DLDevice{kDLVulkan, 0}, &on_source, nullptr) == DLB_OK);
+    DLManagedTensorVersioned* on_destination = nullptr;
+    dlb_error error = fresh_error();
+    REQUIRE(dlb_tensor_copy_async(on_source, kExt0, stream, &on_destination, &error) == DLB_OK);
+    CHECK(destination.read_i32(on_destination->dl_tensor) == payload);
+    CHECK(source.synchronized_streams.empty());
+    CHECK(destination.synchronized_streams == std::vector<void*>{stream});
+    // Back to the host: now the stream belongs to the source's device.
+    source.expected_stream = stream;
+    destination.expected_stream = nullptr;
+    DLManagedTensorVersioned* back = nullptr;
+    REQUIRE(dlb_tensor_copy_async(on_source, test::cpu(), stream, &back, &error) == DLB_OK);
+    CHECK(read_host_i32(back->dl_tensor) == payload);
+    CHECK(source.synchronized_streams == std::vector<void*>{stream});
+    dlb_tensor_free(back);
+    dlb_tensor_free(on_destination);
+    dlb_tensor_free(on_source);
+    source.unregister_self();
+    destination.unregister_self();
+    CHECK(source.violations == 0);
+    CHECK(destination.violations == 0);
   }
   {
     // check_memory runs for every ext_dev tensor that enters; a refusal rejects the import

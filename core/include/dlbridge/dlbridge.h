@@ -243,10 +243,12 @@ typedef struct dlb_backend {
   void (*destroy)(void* ctx);
   /* Optional. Checks that memory entering the library (dlb_tensor_import*, dlb_tensor_wrap) on
    * this device type really is what the tensor claims: e.g. that a CUDA pointer is device
-   * memory of the claimed device. Called after the tensor's fields were validated; `tensor`
-   * is the caller's, read-only. A status other than DLB_OK rejects the import with that
-   * status and message (an import still calls the producer's deleter). */
-  int (*check_memory)(void* ctx, const DLTensor* tensor, dlb_error* error);
+   * memory of the claimed device, that a buffer covers the bytes the strides reach. Called
+   * after the tensor's fields were validated; `tensor` is the caller's, read-only, and `flags`
+   * are its DLPack flags (IS_SUBBYTE_TYPE_PADDED changes its span). A status other than DLB_OK
+   * rejects the import with that status and message (an import still calls the producer's
+   * deleter). */
+  int (*check_memory)(void* ctx, const DLTensor* tensor, uint64_t flags, dlb_error* error);
 } dlb_backend;
 
 /* Registers (or replaces) the backend for backend->device_type. Tensors already allocated

@@ -413,7 +413,7 @@ cudaPointerAttributes pointer_attributes(const void* pointer) {
   return attributes;
 }
 
-int cuda_check_memory(void*, const DLTensor* tensor, dlb_error* error) {
+int cuda_check_memory(void*, const DLTensor* tensor, uint64_t, dlb_error* error) {
   // Without a driver nothing can be checked, and no CUDA work can touch the memory either.
   if (runtime().status != DLB_OK || tensor->data == nullptr) return DLB_OK;
   int64_t count = 0;

@@ -319,6 +319,7 @@ pub struct dlb_backend {
         unsafe extern "C" fn(
             ctx: *mut ::std::os::raw::c_void,
             tensor: *const DLTensor,
+            flags: u64,
             error: *mut dlb_error,
         ) -> ::std::os::raw::c_int,
     >,
