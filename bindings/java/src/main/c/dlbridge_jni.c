@@ -1,6 +1,13 @@
 /* dlbridge_jni.c - the hand-written JNI entry points, where SWIG gets in the way: wrapping a
  * direct ByteBuffer without copying (its release callback runs on any thread, possibly while the
- * JVM shuts down) and viewing a tensor's memory as a direct ByteBuffer. */
+ * JVM shuts down), freeing tensors, and viewing a tensor's memory as a direct ByteBuffer.
+ *
+ * Slots (Slots.java) number the live Tensors. A wrapped buffer's release context is its slot
+ * number, and each slot has an entry here: {state, next}. The release callback never calls into
+ * the JVM. When the slot is PINNED (the Java side holds the buffer in the slot until the release
+ * is seen), it pushes the slot onto a lock-free list of released slots, which the Java side takes
+ * whole (take_released) and drains. A release on any thread, at any time, including during JVM
+ * shutdown, therefore only touches this library's own memory. */
 #include <jni.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,15 +16,46 @@
 
 #include "dlbridge/dlbridge.h"
 
-static JavaVM* g_vm = NULL;
-/* Set once the library is being unloaded: releases after that leak the global ref on purpose. */
-static volatile int g_unloading = 0;
+/* Keep in step with Slots.java. */
+#define SLOT_SEGMENT_BITS 12
+#define SLOT_SEGMENT_SIZE (1 << SLOT_SEGMENT_BITS)
+#define SLOT_MAX_SEGMENTS (1 << 16)
+
+enum {
+  SLOT_UNPINNED = 0, /* the Java side releases the slot after the free it made itself */
+  SLOT_PINNED = 1,   /* the release pushes the slot onto g_released */
+  SLOT_REFUSED = 2   /* wrapped, then refused by wrap_direct: the release is not counted */
+};
+
+typedef struct slot_entry {
+  int32_t state;
+  int32_t next; /* the next released slot, or -1 */
+} slot_entry;
+
+static slot_entry* g_segments[SLOT_MAX_SEGMENTS];
+/* The released, pinned slots not yet taken by the Java side: a stack linked through
+ * slot_entry.next, -1 when empty. Only pushed to; taken whole by an exchange, so no ABA. */
+static int32_t g_released = -1;
 static int64_t g_released_buffers = 0;
 
-JNIEXPORT void JNICALL JNI_OnUnload(JavaVM* vm, void* reserved) {
-  (void)vm;
+/* java.nio.Buffer.address, read directly (what GetDirectBufferAddress returns, without its two
+ * IsInstanceOf checks); NULL when this JVM has no such field, then the JNI call is used. */
+static jfieldID g_buffer_address = NULL;
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
+  JNIEnv* env = NULL;
   (void)reserved;
-  __atomic_store_n(&g_unloading, 1, __ATOMIC_SEQ_CST);
+  if ((*vm)->GetEnv(vm, (void**)&env, JNI_VERSION_1_8) == JNI_OK) {
+    jclass buffer_cls = (*env)->FindClass(env, "java/nio/Buffer");
+    if (buffer_cls != NULL) {
+      g_buffer_address = (*env)->GetFieldID(env, buffer_cls, "address", "J");
+    }
+    if ((*env)->ExceptionCheck(env)) {
+      (*env)->ExceptionClear(env);
+      g_buffer_address = NULL;
+    }
+  }
+  return JNI_VERSION_1_8;
 }
 
 static void throw_status(JNIEnv* env, int status, const char* message) {
@@ -34,96 +72,60 @@ static void throw_status(JNIEnv* env, int status, const char* message) {
   if (ex != NULL) (*env)->Throw(env, (jthrowable)ex);
 }
 
-/* Called from a JVM shutdown hook: from then on releases leak their global ref instead of
- * calling into a VM that may be torn down under them (the process is ending anyway). */
-JNIEXPORT void JNICALL Java_org_dlbridge_NativeLoader_markShutdown(JNIEnv* env, jclass cls) {
-  (void)env;
-  (void)cls;
-  __atomic_store_n(&g_unloading, 1, __ATOMIC_SEQ_CST);
+static slot_entry* slot_entry_of(uint32_t slot) {
+  slot_entry* segment = __atomic_load_n(&g_segments[slot >> SLOT_SEGMENT_BITS], __ATOMIC_ACQUIRE);
+  return &segment[slot & (SLOT_SEGMENT_SIZE - 1)];
 }
 
-/* The release context of a wrapped ByteBuffer (one malloc per wrap). While the wrapping Tensor
- * is the memory's only owner, the Java side keeps the buffer reachable (the Tensor's state holds
- * it until the deleter has run, synchronously, inside close() or the Cleaner), so `ref` stays
- * NULL and the release needs no JNIEnv at all. Before the memory gains another owner (a view, a
- * share, an asByteBuffer() buffer, an export, address()), Tensor "pins" it: `ref` becomes a JNI
- * global ref, written under the tensor's lock before that owner exists, and the release deletes
- * it on whichever thread drops the last reference. */
-typedef struct wrap_ctx {
-  jobject ref;
-  int refused; /* wrapped, then refused by wrapDirect: its release is not counted */
-} wrap_ctx;
-
-/* java.nio.Buffer.address, read directly (what GetDirectBufferAddress returns, without its two
- * IsInstanceOf checks); NULL when this JVM has no such field, then the JNI call is used. */
-static jfieldID g_buffer_address = NULL;
-/* Tensor.State.wrapCtx, where wrapDirect leaves the wrap_ctx address. */
-static jfieldID g_state_wrap_ctx = NULL;
-
-JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
-  JNIEnv* env = NULL;
-  (void)reserved;
-  g_vm = vm;
-  if ((*vm)->GetEnv(vm, (void**)&env, JNI_VERSION_1_8) == JNI_OK) {
-    jclass buffer_cls = (*env)->FindClass(env, "java/nio/Buffer");
-    if (buffer_cls != NULL) {
-      g_buffer_address = (*env)->GetFieldID(env, buffer_cls, "address", "J");
-    }
-    if ((*env)->ExceptionCheck(env)) {
-      (*env)->ExceptionClear(env);
-      g_buffer_address = NULL;
-    }
+/* The release callback of a wrapped ByteBuffer; `ctx` is its slot number. Runs on whichever
+ * thread frees the last reference, Java or foreign, with or without a JVM: it touches nothing
+ * but this library's memory. */
+static void release_wrap(void* ctx) {
+  slot_entry* e = slot_entry_of((uint32_t)(uintptr_t)ctx);
+  int32_t state = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+  int32_t head;
+  if (state == SLOT_REFUSED) {
+    e->state = SLOT_UNPINNED;
+    return;
   }
-  return JNI_VERSION_1_8;
+  __atomic_add_fetch(&g_released_buffers, 1, __ATOMIC_RELAXED);
+  if (state != SLOT_PINNED) return; /* the Java side is inside the free that ran this */
+  head = __atomic_load_n(&g_released, __ATOMIC_RELAXED);
+  do {
+    e->next = head;
+  } while (!__atomic_compare_exchange_n(&g_released, &head, (int32_t)(uintptr_t)ctx, 1,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
-/* The release callback of a wrapped ByteBuffer. Runs on whichever thread frees the last
- * reference, Java or foreign. It must never unwind, and when the JVM is gone or going, leaking
- * the global ref is the only safe choice. */
-static void release_wrap(void* p) {
-  wrap_ctx* ctx = (wrap_ctx*)p;
-  jobject ref;
-  JNIEnv* env = NULL;
-  jint rc;
-  int attached = 0;
-  if (ctx == NULL) return;
-  ref = ctx->ref;
-  if (ctx->refused) {
-    free(ctx);
-    return;
+/* Takes the whole list of released slots: its first slot, or -1. */
+static jint take_released(void) {
+  if (__atomic_load_n(&g_released, __ATOMIC_RELAXED) < 0) return -1;
+  return __atomic_exchange_n(&g_released, -1, __ATOMIC_ACQUIRE);
+}
+
+/* The byte size of a tensor dlb_tensor_wrap accepted: whole-byte dtypes inline (the core
+ * validated dtype and shape), anything else (sub-byte, or a size near overflow) by the core. */
+static int wrapped_byte_size(const DLTensor* t, uint64_t flags, uint64_t* nbytes,
+                             dlb_error* err) {
+  uint64_t size = (uint64_t)t->dtype.lanes * (t->dtype.bits / 8);
+  int overflow = t->dtype.bits < 8 || t->dtype.bits % 8 != 0;
+  int32_t i;
+  for (i = 0; i < t->ndim && !overflow; ++i) {
+    overflow = __builtin_mul_overflow(size, (uint64_t)t->shape[i], &size);
   }
-  free(ctx);
-  if (ref == NULL) {
-    /* Never pinned: the Java side held the buffer until now. */
-    __atomic_add_fetch(&g_released_buffers, 1, __ATOMIC_SEQ_CST);
-    return;
-  }
-  if (g_vm == NULL || __atomic_load_n(&g_unloading, __ATOMIC_SEQ_CST)) return;
-  rc = (*g_vm)->GetEnv(g_vm, (void**)&env, JNI_VERSION_1_8);
-  if (rc == JNI_EDETACHED) {
-    /* A foreign thread: attach as a daemon so it never holds the JVM open. Fails once the JVM
-     * has begun to shut down; then there is nothing to release into. */
-    if ((*g_vm)->AttachCurrentThreadAsDaemon(g_vm, (void**)&env, NULL) != JNI_OK) return;
-    attached = 1;
-  } else if (rc != JNI_OK) {
-    return;
-  }
-  (*env)->DeleteGlobalRef(env, ref);
-  __atomic_add_fetch(&g_released_buffers, 1, __ATOMIC_SEQ_CST);
-  /* Daemon-attached threads stay attached: detaching a thread that a foreign runtime reuses would
-   * only make the next release pay for attaching again. */
-  (void)attached;
+  if (overflow || size > (uint64_t)INT64_MAX) return dlb_tensor_byte_size(t, flags, nbytes, err);
+  *nbytes = size;
+  return DLB_OK;
 }
 
 /* Wraps `buffer` (direct; the Java side checked) from `offset`, as `ndim` dims; `capacity` is
- * its capacity. The wrap_ctx address goes to state.wrapCtx for a later pin. */
-static jlong wrap_direct(JNIEnv* env, jobject state, jobject buffer, jlong offset, jlong capacity,
+ * its capacity. The release context is `slot`, whose entry the Java side left UNPINNED. */
+static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, jlong capacity,
                          jint dtype, int32_t ndim, int64_t* dims, jboolean read_only) {
   DLTensor t;
   uint64_t flags = read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
   uint64_t nbytes = 0;
   char* base;
-  wrap_ctx* ctx;
   DLManagedTensorVersioned* out = NULL;
   dlb_error err;
   int status;
@@ -137,13 +139,6 @@ static jlong wrap_direct(JNIEnv* env, jobject state, jobject buffer, jlong offse
     throw_status(env, DLB_ERR_INVALID_ARGUMENT, "the ByteBuffer is not a direct buffer");
     return 0;
   }
-  if (g_state_wrap_ctx == NULL) {
-    jclass state_cls = (*env)->GetObjectClass(env, state);
-    jfieldID f = (*env)->GetFieldID(env, state_cls, "wrapCtx", "J");
-    if (f == NULL) return 0; /* NoSuchFieldError pending */
-    g_state_wrap_ctx = f;
-  }
-  memset(&t, 0, sizeof t);
   t.data = base;
   t.device.device_type = kDLCPU;
   t.device.device_id = 0;
@@ -154,23 +149,15 @@ static jlong wrap_direct(JNIEnv* env, jobject state, jobject buffer, jlong offse
   t.shape = ndim > 0 ? dims : NULL;
   t.strides = NULL;
   t.byte_offset = (uint64_t)offset;
-  ctx = (wrap_ctx*)malloc(sizeof *ctx);
-  if (ctx == NULL) {
-    throw_status(env, DLB_ERR_OUT_OF_MEMORY, "out of memory");
-    return 0;
-  }
-  ctx->ref = NULL;
-  ctx->refused = 0;
   /* dlb_tensor_wrap validates the tensor (and copies the shape); its size is checked against the
-   * buffer afterwards, so validation runs once. */
-  status = dlb_tensor_wrap(&t, flags, release_wrap, ctx, &out, &err);
+   * buffer afterwards, so validation runs once. On error nothing changed hands. */
+  status = dlb_tensor_wrap(&t, flags, release_wrap, (void*)(uintptr_t)(uint32_t)slot, &out, &err);
   if (status != DLB_OK) {
-    /* On error nothing changed hands: the context is still ours. */
-    free(ctx);
     throw_status(env, status, err.message);
     return 0;
   }
-  status = dlb_tensor_byte_size(&out->dl_tensor, flags, &nbytes, &err);
+  /* `t`, which the core just validated and copied, is still hot on this stack. */
+  status = wrapped_byte_size(&t, flags, &nbytes, &err);
   if (status == DLB_OK && (uint64_t)offset + nbytes > (uint64_t)capacity) {
     status = DLB_ERR_INVALID_ARGUMENT;
     snprintf(err.message, sizeof err.message, "%s",
@@ -178,19 +165,18 @@ static jlong wrap_direct(JNIEnv* env, jobject state, jobject buffer, jlong offse
   }
   if (status != DLB_OK) {
     /* Refused after the wrap: not a release of a buffer anyone saw wrapped. */
-    ctx->refused = 1;
-    dlb_tensor_free(out); /* runs release_wrap, which frees ctx */
+    slot_entry_of((uint32_t)slot)->state = SLOT_REFUSED;
+    dlb_tensor_free(out); /* runs release_wrap, which resets the entry */
     throw_status(env, status, err.message);
     return 0;
   }
-  (*env)->SetLongField(env, state, g_state_wrap_ctx, (jlong)(intptr_t)ctx);
   return (jlong)(intptr_t)out;
 }
 
 /* Any rank: the shape comes in a long[]. */
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_wrapDirect(
-    JNIEnv* env, jclass cls, jobject state, jobject buffer, jlong offset, jlong capacity,
-    jint dtype, jlongArray shape, jboolean read_only) {
+    JNIEnv* env, jclass cls, jint slot, jobject buffer, jlong offset, jlong capacity, jint dtype,
+    jlongArray shape, jboolean read_only) {
   int64_t dims[DLB_MAX_NDIM];
   jsize ndim;
   (void)cls;
@@ -200,31 +186,58 @@ JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_wrapDirect(
     return 0;
   }
   if (ndim > 0) (*env)->GetLongArrayRegion(env, shape, 0, ndim, (jlong*)dims);
-  return wrap_direct(env, state, buffer, offset, capacity, dtype, (int32_t)ndim, dims, read_only);
+  return wrap_direct(env, slot, buffer, offset, capacity, dtype, (int32_t)ndim, dims, read_only);
 }
 
 /* Rank 0 to 4, the extents as arguments: no array to read through JNI. */
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_wrapDirect4(
-    JNIEnv* env, jclass cls, jobject state, jobject buffer, jlong offset, jlong capacity,
-    jint dtype, jint ndim, jlong d0, jlong d1, jlong d2, jlong d3, jboolean read_only) {
+    JNIEnv* env, jclass cls, jint slot, jobject buffer, jlong offset, jlong capacity, jint dtype,
+    jint ndim, jlong d0, jlong d1, jlong d2, jlong d3, jboolean read_only) {
   int64_t dims[4];
   (void)cls;
   dims[0] = d0;
   dims[1] = d1;
   dims[2] = d2;
   dims[3] = d3;
-  return wrap_direct(env, state, buffer, offset, capacity, dtype, (int32_t)ndim, dims, read_only);
+  return wrap_direct(env, slot, buffer, offset, capacity, dtype, (int32_t)ndim, dims, read_only);
 }
 
-/* Makes the wrap_ctx at `ctx` hold a global ref to `buffer` (once; the caller holds the tensor's
- * lock). Returns false with an OutOfMemoryError pending when the JVM has no room for the ref. */
-JNIEXPORT jboolean JNICALL Java_org_dlbridge_NativeSupport_pin(JNIEnv* env, jclass cls, jlong p,
-                                                               jobject buffer) {
-  wrap_ctx* ctx = (wrap_ctx*)(intptr_t)p;
+/* Frees one reference, then takes the released slots (whatever thread released them). */
+JNIEXPORT jint JNICALL Java_org_dlbridge_NativeSupport_free(JNIEnv* env, jclass cls,
+                                                            jlong handle) {
+  (void)env;
   (void)cls;
-  if (ctx->ref != NULL) return JNI_TRUE;
-  ctx->ref = (*env)->NewGlobalRef(env, buffer);
-  return ctx->ref != NULL ? JNI_TRUE : JNI_FALSE;
+  dlb_tensor_free((DLManagedTensorVersioned*)(intptr_t)handle);
+  return take_released();
+}
+
+JNIEXPORT jint JNICALL Java_org_dlbridge_NativeSupport_takeReleased(JNIEnv* env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return take_released();
+}
+
+/* Allocates the entries of slot segment `index` (zeroed: UNPINNED) and returns them as a direct
+ * ByteBuffer for the Java side. Entries live until the process ends: a release may still read
+ * them on a foreign thread after the JVM is gone. */
+JNIEXPORT jobject JNICALL Java_org_dlbridge_NativeSupport_slotSegment(JNIEnv* env, jclass cls,
+                                                                      jint index) {
+  slot_entry* segment;
+  (void)cls;
+  if (index < 0 || index >= SLOT_MAX_SEGMENTS) {
+    throw_status(env, DLB_ERR_OUT_OF_MEMORY, "too many live tensors");
+    return NULL;
+  }
+  segment = __atomic_load_n(&g_segments[index], __ATOMIC_ACQUIRE);
+  if (segment == NULL) {
+    segment = (slot_entry*)calloc(SLOT_SEGMENT_SIZE, sizeof *segment);
+    if (segment == NULL) {
+      throw_status(env, DLB_ERR_OUT_OF_MEMORY, "out of memory");
+      return NULL;
+    }
+    __atomic_store_n(&g_segments[index], segment, __ATOMIC_RELEASE);
+  }
+  return (*env)->NewDirectByteBuffer(env, segment, (jlong)(SLOT_SEGMENT_SIZE * sizeof *segment));
 }
 
 /* A direct ByteBuffer over the elements of a live, host-readable, C-contiguous tensor. The

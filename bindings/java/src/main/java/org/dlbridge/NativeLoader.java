@@ -46,13 +46,7 @@ public final class NativeLoader {
       }
     }
     loaded = true;
-    // Deleters may run on foreign threads while the JVM exits: after this hook they no longer
-    // call into it (see release_global_ref in dlbridge_jni.c).
-    Runtime.getRuntime().addShutdownHook(new Thread(NativeLoader::markShutdown,
-        "dlbridge-shutdown"));
   }
-
-  private static native void markShutdown();
 
   /** "linux-x86_64", "linux-aarch64", "osx-aarch64", "windows-x86_64", ... */
   static String platform() {

@@ -1,7 +1,6 @@
 package org.dlbridge;
 
-import java.lang.ref.Cleaner;
-import java.lang.ref.Reference;
+import java.lang.ref.PhantomReference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -10,7 +9,7 @@ import java.util.Arrays;
  * An owned DLPack tensor (a dlbridge DLManagedTensorVersioned).
  *
  * <p>Ownership: a Tensor owns one reference to its memory. {@link #close()} releases it (calling
- * the DLPack deleter exactly once); a {@link Cleaner} does the same for a tensor nobody closed.
+ * the DLPack deleter exactly once); a cleanup thread does the same for a tensor nobody closed.
  * Views and {@link #share()}s hold their own references, so they outlive the tensor they came
  * from. {@link #exportVersioned()} / {@link #exportLegacy()} move the reference out to a foreign
  * consumer; the Tensor is closed afterwards. Every method may be called from any thread; using
@@ -24,55 +23,111 @@ public final class Tensor implements AutoCloseable {
   static final long FLAG_IS_COPIED = 2L;
   static final long FLAG_IS_SUBBYTE_TYPE_PADDED = 4L;
 
-  private static final Cleaner CLEANER = Cleaner.create();
-
   /**
-   * The native reference; freed at most once, by close() or the Cleaner (the Cleaner's action, so
-   * it never refers to the Tensor). For a wrapped ByteBuffer it also keeps the buffer reachable
-   * while this tensor is the memory's only owner; {@link #pinLocked()} hands that job to a JNI
-   * global ref before the memory gains another owner.
+   * The native reference of one owner (a Tensor, or an asByteBuffer() buffer), freed at most
+   * once: by close(), an export, or the cleanup thread. It is a phantom reference to its owner,
+   * and never refers to the owner otherwise. While the owner is open, its slot ({@link Slots})
+   * holds this State, which keeps it (and a wrapped buffer) reachable whatever becomes of the
+   * owner; the GC then hands it to the cleanup thread once the owner is unreachable. Closing
+   * drops it from the slot, so a closed owner costs the GC nothing.
+   *
+   * <p>A wrapped buffer's release context is the slot. Until the memory gains a second owner the
+   * deleter runs inside the free that drops this State's reference, while the slot still holds
+   * this State and so the buffer. {@link Tensor#pinLocked()} marks the slot pinned first: from
+   * then on the slot passes from this State to the buffer itself when the reference is dropped,
+   * and only the deleter's report (see {@link Slots#drain}) frees it.
    */
-  static final class State implements Runnable {
+  static final class State extends PhantomReference<Object> {
+    /** Guarded by this; 0 once freed or moved out. */
     private long handle;
-    /** The wrapped buffer (null otherwise); strongly held until the deleter has run. */
+    final int slot;
+    /**
+     * The wrapped buffer (null otherwise), dropped by the thread that took the handle once the
+     * slot holds it or the deleter has run, so a closed Tensor never keeps it.
+     */
     private ByteBuffer buffer;
-    /** The wrap_ctx address of a wrapped buffer, written by NativeSupport.wrapDirect. */
-    long wrapCtx;
+    /** Guarded by this; set before the memory of a wrapped buffer gains a second owner. */
     private boolean pinned;
 
-    State() {}
-
-    State(long handle) {
+    State(Object owner, long handle, int slot, ByteBuffer buffer) {
+      super(owner, Slots.QUEUE);
       this.handle = handle;
+      this.slot = slot;
+      this.buffer = buffer;
     }
 
-    @Override
-    public synchronized void run() {
+    /** Takes the live handle (0 when there is none): the caller frees or moves it. */
+    synchronized long take() {
       long h = handle;
       handle = 0;
-      if (h != 0) {
-        DLBridgeNative.dlbx_free(h);
+      return h;
+    }
+
+    /**
+     * Gives up this State's slot after its handle was taken and moved out (exported): a pinned
+     * slot keeps the buffer until the deleter reports. {@code pinned} is read after take(),
+     * which saw every pin.
+     */
+    void disown() {
+      if (pinned) {
+        Slots.set(slot, buffer);
+      } else {
+        Slots.release(slot);
       }
-      // The deleter has run (synchronously, unless pinned): the buffer may go now.
-      Reference.reachabilityFence(buffer);
       buffer = null;
+    }
+
+    /** Frees the handle taken by take(), then gives up the slot. */
+    void free(long h) {
+      if (pinned) {
+        // Before the free: once it is in, another thread may release and reuse the slot.
+        Slots.set(slot, buffer);
+        buffer = null;
+        Slots.drain(NativeSupport.free(h));
+      } else {
+        // A sole owner: the free runs the deleter (if any) now, while the slot holds this
+        // State and so the buffer.
+        int released = NativeSupport.free(h);
+        Slots.release(slot);
+        buffer = null;
+        Slots.drain(released);
+      }
+    }
+
+    /** The cleanup thread's call, for an owner that became unreachable. */
+    void clean() {
+      if (Slots.get(slot) != this) {
+        return; // closed or moved out already
+      }
+      long h = take();
+      if (h != 0) {
+        free(h);
+      }
     }
   }
 
   private final State state;
-  private final Cleaner.Cleanable cleanable;
 
+  /** Owns {@code handle}, a new reference; frees it if no slot can be had. */
   private Tensor(long handle) {
     if (handle == 0) {
       throw new IllegalStateException("null tensor handle");
     }
-    this.state = new State(handle);
-    this.cleanable = CLEANER.register(this, state);
+    int slot;
+    try {
+      slot = Slots.acquire();
+    } catch (RuntimeException | Error e) {
+      Slots.drain(NativeSupport.free(handle));
+      throw e;
+    }
+    this.state = new State(this, handle, slot, null);
+    Slots.set(slot, state);
   }
 
-  private Tensor(State state) {
-    this.state = state;
-    this.cleanable = CLEANER.register(this, state);
+  /** Owns {@code handle}, which wraps {@code buffer} with {@code slot} as release context. */
+  private Tensor(long handle, int slot, ByteBuffer buffer) {
+    this.state = new State(this, handle, slot, buffer);
+    Slots.set(slot, state);
   }
 
   // ---- creation ------------------------------------------------------------------------------
@@ -92,23 +147,28 @@ public final class Tensor implements AutoCloseable {
     if (buffer == null || !buffer.isDirect()) {
       throw new IllegalArgumentException("Tensor.wrap needs a direct ByteBuffer");
     }
-    State st = new State();
-    // The native side copies the shape (GetLongArrayRegion): no defensive clone needed.
     int ndim = checkShape(shape).length;
+    int slot = Slots.acquire(); // the release context: it must exist before the wrap
     long h;
-    if (ndim <= 4) {
+    try {
       // The common ranks pass their extents as arguments: no array for JNI to read.
-      h = NativeSupport.wrapDirect4(st, buffer, buffer.position(), buffer.capacity(),
-          dtype.packed(), ndim, ndim > 0 ? shape[0] : 0, ndim > 1 ? shape[1] : 0,
-          ndim > 2 ? shape[2] : 0, ndim > 3 ? shape[3] : 0, buffer.isReadOnly());
-    } else {
-      h = NativeSupport.wrapDirect(st, buffer, buffer.position(), buffer.capacity(),
-          dtype.packed(), shape, buffer.isReadOnly());
+      h = ndim <= 4
+          ? NativeSupport.wrapDirect4(slot, buffer, buffer.position(), buffer.capacity(),
+              dtype.packed(), ndim, ndim > 0 ? shape[0] : 0, ndim > 1 ? shape[1] : 0,
+              ndim > 2 ? shape[2] : 0, ndim > 3 ? shape[3] : 0, buffer.isReadOnly())
+          : wrapAnyRank(slot, buffer, dtype, shape);
+    } catch (RuntimeException | Error e) {
+      Slots.release(slot); // refused: no release callback will report this slot
+      throw e;
     }
-    st.handle = h;
-    st.buffer = buffer;
-    // The constructor's Cleaner registration publishes st safely (Cleaner uses a lock).
-    return new Tensor(st);
+    // The buffer is reachable through this frame until the slot holds it (in the new State).
+    return new Tensor(h, slot, buffer);
+  }
+
+  private static long wrapAnyRank(int slot, ByteBuffer buffer, DType dtype, long[] shape) {
+    // The native side copies the shape (GetLongArrayRegion): no defensive clone needed.
+    return NativeSupport.wrapDirect(slot, buffer, buffer.position(), buffer.capacity(),
+        dtype.packed(), shape, buffer.isReadOnly());
   }
 
   public static Tensor fromArray(float[] data, long... shape) {
@@ -182,13 +242,14 @@ public final class Tensor implements AutoCloseable {
    * consumer now owns (it must call its deleter once). This Tensor is closed afterwards.
    */
   public long exportVersioned() {
+    State s = state;
     long h;
-    synchronized (state) {
+    synchronized (s) {
       h = handle();
       pinLocked();
-      state.handle = 0;
+      s.handle = 0;
     }
-    cleanable.clean(); // unregisters; the action then finds no handle
+    s.disown();
     return h;
   }
 
@@ -197,14 +258,16 @@ public final class Tensor implements AutoCloseable {
    * Refused (and this Tensor stays open) for READ_ONLY tensors. This Tensor is closed on success.
    */
   public long exportLegacy() {
-    synchronized (state) {
+    State s = state;
+    long legacy;
+    synchronized (s) {
       long h = handle();
       pinLocked();
-      long legacy = DLBridgeNative.dlbx_export_legacy(h);
-      state.handle = 0;
-      cleanable.clean();
-      return legacy;
+      legacy = DLBridgeNative.dlbx_export_legacy(h); // on error the tensor stays open
+      s.handle = 0;
     }
+    s.disown();
+    return legacy;
   }
 
   // ---- queries -------------------------------------------------------------------------------
@@ -380,13 +443,17 @@ public final class Tensor implements AutoCloseable {
       pinLocked();
       long ref = DLBridgeNative.dlbx_share(h, 0L);
       ByteBuffer b;
+      int slot;
       try {
         b = NativeSupport.byteView(ref);
-      } catch (RuntimeException e) {
-        DLBridgeNative.dlbx_free(ref);
+        slot = Slots.acquire();
+      } catch (RuntimeException | Error e) {
+        Slots.drain(NativeSupport.free(ref));
         throw e;
       }
-      CLEANER.register(b, new State(ref));
+      // The buffer owns `ref`: the cleanup thread frees it once the buffer (and every buffer
+      // derived from it, which refers to it) is unreachable.
+      Slots.set(slot, new State(b, ref, slot, null));
       b.order(ByteOrder.nativeOrder());
       return (DLBridgeNative.dlbx_flags(h) & FLAG_READ_ONLY) != 0 ? b.asReadOnlyBuffer()
           .order(ByteOrder.nativeOrder()) : b;
@@ -448,7 +515,11 @@ public final class Tensor implements AutoCloseable {
   /** Releases this tensor's reference (the deleter runs once). Calling it again does nothing. */
   @Override
   public void close() {
-    cleanable.clean();
+    State s = state;
+    long h = s.take(); // waits for a use in progress (uses hold the lock)
+    if (h != 0) {
+      s.free(h);
+    }
   }
 
   @Override
@@ -478,15 +549,14 @@ public final class Tensor implements AutoCloseable {
 
   /**
    * Before the memory of a wrapped buffer gains another owner (a view, a share, a buffer, an
-   * export, a native caller of address()): from now on a JNI global ref, released by the deleter
-   * on any thread, keeps the buffer reachable. Callers hold the state lock on a live tensor.
+   * export, a native caller of address()): from now on the buffer's slot holds it until the
+   * deleter, on whatever thread it runs, has reported its release. Callers hold the state lock
+   * on a live tensor.
    */
   private void pinLocked() {
     State s = state;
-    if (s.wrapCtx != 0 && !s.pinned) {
-      if (!NativeSupport.pin(s.wrapCtx, s.buffer)) {
-        throw new OutOfMemoryError("no room for a JNI global reference");
-      }
+    if (s.buffer != null && !s.pinned) {
+      Slots.pin(s.slot);
       s.pinned = true;
     }
   }
@@ -553,7 +623,7 @@ public final class Tensor implements AutoCloseable {
       try {
         action.apply(NativeSupport.byteView(copy).order(ByteOrder.nativeOrder()));
       } finally {
-        DLBridgeNative.dlbx_free(copy);
+        Slots.drain(NativeSupport.free(copy));
       }
     }
   }

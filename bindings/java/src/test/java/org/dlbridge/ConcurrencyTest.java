@@ -22,6 +22,8 @@ class ConcurrencyTest {
   @Test
   void eightThreadsCreateShareAndClose() throws Exception {
     long before = DLBridgeNative.dlb_tensor_live_count();
+    int slotsBefore = Slots.inUse();
+    long releasedBefore = NativeSupport.releasedBufferCount();
     BlockingQueue<Tensor> handoff = new ArrayBlockingQueue<>(1024);
     ExecutorService pool = Executors.newFixedThreadPool(THREADS);
     List<Future<Long>> results = new ArrayList<>();
@@ -72,6 +74,9 @@ class ConcurrencyTest {
       rest.close();
     }
     assertEquals(before, TestUtil.liveAfterGc(before));
+    // Every wrapped buffer released once, every slot back (pinned ones included).
+    assertEquals(releasedBefore + TOTAL / 4, NativeSupport.releasedBufferCount());
+    assertEquals(slotsBefore, TestUtil.slotsAfterGc(slotsBefore));
   }
 
   /** Many threads close the same tensor, and use it while others close it. */
