@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "dlbridge/dlbridge.h"
+#include "bench_timing.h"
 #include "malloc_count.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -60,24 +61,6 @@ static void fail(const char* what, int status) {
 static void fail_check(const char* what) {
   fprintf(stderr, "bench_core: check failed: %s\n", what);
   exit(3);
-}
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a;
-  double y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double* values, int count) {
-  qsort(values, (size_t)count, sizeof(double), compare_doubles);
-  if (count % 2 == 1) return values[count / 2];
-  return 0.5 * (values[count / 2 - 1] + values[count / 2]);
 }
 
 /* ------------------------------------------------------------------------------------------ */

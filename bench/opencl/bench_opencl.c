@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "dlbridge/dlbridge.h"
+#include "../bench_timing.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Raw OpenCL, opened at run time like the library does                                       */
@@ -82,24 +83,6 @@ static dlb_error bench_error;
       exit(2);                                                                     \
     }                                                                              \
   } while (0)
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a;
-  double y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double* values, int count) {
-  qsort(values, (size_t)count, sizeof(double), compare_doubles);
-  if (count % 2 == 1) return values[count / 2];
-  return 0.5 * (values[count / 2 - 1] + values[count / 2]);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Timing: ours and the baseline, alternating                                                 */
