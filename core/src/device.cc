@@ -79,7 +79,7 @@ void release_backend(Backend* backend) {
   }
 }
 
-int check_device_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
+int check_backend_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
   Backend* backend = acquire_backend(tensor->device.device_type);
   if (backend == nullptr) return DLB_OK;
   int status = DLB_OK;

@@ -123,9 +123,12 @@ int register_backend(const dlb_backend* backend, dlb_error* error);
 void register_cuda_backends();
 void register_opencl_backend();
 
-// Runs the backend's check_memory for a tensor entering the library on a device that is not
-// kDLCPU (an unchecked device type, or one without a backend, passes).
-int check_device_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error);
+// Runs the backend's check_memory for a tensor entering the library (an unchecked device
+// type, or one without a backend, passes). CPU tensors, the hot path, return at once.
+int check_backend_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error);
+inline int check_device_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
+  return tensor->device.device_type == kDLCPU ? DLB_OK : check_backend_memory(tensor, flags, error);
+}
 
 // ---- tensor geometry ----------------------------------------------------------------------
 

@@ -310,9 +310,7 @@ DLB_API int dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   int status = dlb::validate_tensor(tensor, flags, nullptr, error);
-  if (status == DLB_OK && tensor->device.device_type != kDLCPU) {
-    status = dlb::check_device_memory(tensor, flags, error);
-  }
+  if (status == DLB_OK) status = dlb::check_device_memory(tensor, flags, error);
   if (status != DLB_OK) return status;
   void* memory = std::malloc(block_size(tensor->ndim));
   if (memory == nullptr) return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory wrapping a tensor");
@@ -344,10 +342,8 @@ DLB_API int dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVers
     return DLB_OK;
   }
   const DLTensor& t = src->dl_tensor;
-  if (t.device.device_type != kDLCPU) {
-    status = dlb::check_device_memory(&t, src->flags, error);
-    if (status != DLB_OK) return reject(src, status);
-  }
+  status = dlb::check_device_memory(&t, src->flags, error);
+  if (status != DLB_OK) return reject(src, status);
   void* memory = std::malloc(block_size(t.ndim));
   if (memory == nullptr) {
     return reject(src, dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory importing a tensor"));
@@ -366,7 +362,7 @@ DLB_API int dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersio
   if (out == nullptr) return reject(src, dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL"));
   int status = dlb::validate_tensor(&src->dl_tensor, 0, nullptr, error);
   const DLTensor& t = src->dl_tensor;
-  if (status == DLB_OK && t.device.device_type != kDLCPU) status = dlb::check_device_memory(&t, 0, error);
+  if (status == DLB_OK) status = dlb::check_device_memory(&t, 0, error);
   if (status != DLB_OK) return reject(src, status);
   void* memory = std::malloc(block_size(t.ndim));
   if (memory == nullptr) {
