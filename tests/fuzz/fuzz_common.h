@@ -5,27 +5,15 @@
 #define DLB_TESTS_FUZZ_COMMON_H_
 
 #include <dlbridge/dlbridge.h>
+#include "../no_builtin_backends.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-
-// The core suites test the core alone. The built-in device backends (CUDA, OpenCL) check the
-// memory of device tensors entering the library, and these suites build device tensors from
-// host memory and made-up handles to exercise validation, views and routing; so the built-in
-// backends are unregistered before anything runs. The device suites (tests/cuda,
-// tests/opencl) test the backends themselves.
-inline const bool kBuiltinBackendsRemoved = [] {
-  for (int32_t type : {int32_t{kDLCUDA}, int32_t{kDLCUDAHost}, int32_t{kDLCUDAManaged}, int32_t{kDLOpenCL}}) {
-    dlb_backend_unregister(type, nullptr);  // DLB_ERR_INVALID_ARGUMENT when not built: fine
-  }
-  return true;
-}();
 
 #define FUZZ_CHECK(cond)                                                                 \
   do {                                                                                   \
