@@ -13,24 +13,18 @@ final class TestUtil {
    * about a second.
    */
   static int slotsAfterGc(int goal) {
-    int used = Slots.inUse();
-    for (int i = 0; i < 500 && used != goal; i++) {
-      System.gc();
-      try {
-        Thread.sleep(10);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-      used = Slots.inUse();
-    }
-    return used;
+    return (int) afterGc(Slots::inUse, goal, 500);
   }
 
   /** The live count after collecting garbage (cleaner-released tensors) until it reaches goal. */
   static long liveAfterGc(long goal) {
-    long live = DLBridgeNative.dlb_tensor_live_count();
-    for (int i = 0; i < 200 && live != goal; i++) {
+    return afterGc(DLBridgeNative::dlb_tensor_live_count, goal, 200);
+  }
+
+  /** Collects garbage and polls `count` every 10 ms, at most `rounds` times, until it is goal. */
+  private static long afterGc(java.util.function.LongSupplier count, long goal, int rounds) {
+    long value = count.getAsLong();
+    for (int i = 0; i < rounds && value != goal; i++) {
       System.gc();
       try {
         Thread.sleep(10);
@@ -38,8 +32,8 @@ final class TestUtil {
         Thread.currentThread().interrupt();
         break;
       }
-      live = DLBridgeNative.dlb_tensor_live_count();
+      value = count.getAsLong();
     }
-    return live;
+    return value;
   }
 }
