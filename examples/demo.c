@@ -90,7 +90,7 @@ static void show(const char* name, const DLManagedTensorVersioned* tensor) {
   dlb_error error;
   printf("  %s: shape ", name);
   print_int64_list(t->ndim, t->shape);
-  CALL(dlb_tensor_get_strides(t, strides, &error));
+  CALL(dlb_tensor_get_strides(t, DLB_MAX_NDIM, strides, &error));
   printf("  strides ");
   print_int64_list(t->ndim, strides);
   printf("  byte_offset %llu  flags ", (unsigned long long)t->byte_offset);

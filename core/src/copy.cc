@@ -368,8 +368,8 @@ int host_copy(const DLTensor* dst, const dlb::Geometry& gd, const DLTensor* src,
               const dlb::Geometry& gs, uint64_t src_flags, dlb_error* error) {
   if (gs.element_count == 0) return DLB_OK;
   int64_t src_strides[DLB_MAX_NDIM], dst_strides[DLB_MAX_NDIM];
-  dlb_tensor_get_strides(src, src_strides, nullptr);
-  dlb_tensor_get_strides(dst, dst_strides, nullptr);
+  dlb_tensor_get_strides(src, DLB_MAX_NDIM, src_strides, nullptr);
+  dlb_tensor_get_strides(dst, DLB_MAX_NDIM, dst_strides, nullptr);
 
   const HostRange rs = host_range(src, gs), rd = host_range(dst, gd);
   if (rs.begin < rd.end && rd.begin < rs.end) {

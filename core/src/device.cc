@@ -115,9 +115,10 @@ DLB_API int dlb_device_is_host_readable(DLDevice device) {
   }
 }
 
-DLB_API int dlb_device_format(DLDevice device, char* buffer, size_t buffer_size,
+DLB_API int dlb_device_format(DLDevice device, char* buffer, uint64_t buffer_size,
                               dlb_error* error) {
   if (buffer == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
+  if (buffer_size > 0) buffer[0] = '\0';
   char text[DLB_DEVICE_NAME_SIZE];
   const char* name = dlb_device_type_name(device.device_type);
   if (device.device_type == kDLCPU && device.device_id == 0) {
@@ -131,15 +132,17 @@ DLB_API int dlb_device_format(DLDevice device, char* buffer, size_t buffer_size,
   size_t length = std::strlen(text);
   if (length + 1 > buffer_size) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "buffer of %zu bytes is too small for device name '%s'", buffer_size, text);
+                     "buffer of %llu bytes is too small for device name '%s'",
+                     static_cast<unsigned long long>(buffer_size), text);
   }
   std::memcpy(buffer, text, length + 1);
   return DLB_OK;
 }
 
 DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error) {
-  if (text == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "device text is NULL");
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = DLDevice{static_cast<DLDeviceType>(0), 0};
+  if (text == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "device text is NULL");
   const size_t length = std::strlen(text);
   const int shown = length > 64 ? 64 : static_cast<int>(length);
   const char* colon = std::strchr(text, ':');
@@ -198,8 +201,8 @@ int dlb::register_backend(const dlb_backend* backend, dlb_error* error) {
   constexpr size_t kMinimumSize = offsetof(dlb_backend, copy_bytes) + sizeof(backend->copy_bytes);
   if (backend->struct_size < kMinimumSize) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "backend struct_size %zu is smaller than the %zu bytes every version has",
-                     backend->struct_size, kMinimumSize);
+                     "backend struct_size %llu is smaller than the %zu bytes every version has",
+                     static_cast<unsigned long long>(backend->struct_size), kMinimumSize);
   }
   const int32_t type = backend->device_type;
   if (type == kDLCPU) {
@@ -215,7 +218,8 @@ int dlb::register_backend(const dlb_backend* backend, dlb_error* error) {
   dlb_backend ops;
   std::memset(&ops, 0, sizeof(ops));
   std::memcpy(&ops, backend,
-              backend->struct_size < sizeof(ops) ? backend->struct_size : sizeof(ops));
+              backend->struct_size < sizeof(ops) ? static_cast<size_t>(backend->struct_size)
+                                                 : sizeof(ops));
   ops.struct_size = sizeof(ops);
   dlb::DeviceTypeText type_name(type);
   const char* missing = ops.allocate == nullptr ? "allocate"

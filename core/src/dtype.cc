@@ -51,14 +51,16 @@ bool match_scalar(const char* begin, const char* end, const CodeInfo** info, uns
 
 extern "C" {
 
-DLB_API const char* dlb_dtype_code_name(uint8_t code) {
-  const CodeInfo* info = code_info(code);
+DLB_API const char* dlb_dtype_code_name(int32_t code) {
+  if (code < 0 || code > UINT8_MAX) return nullptr;
+  const CodeInfo* info = code_info(static_cast<uint8_t>(code));
   return info != nullptr ? info->name : nullptr;
 }
 
-DLB_API int dlb_dtype_bits_allowed(uint8_t code, uint8_t bits) {
-  const CodeInfo* info = code_info(code);
-  return info != nullptr && width_allowed(*info, bits) ? 1 : 0;
+DLB_API int dlb_dtype_bits_allowed(int32_t code, int32_t bits) {
+  if (code < 0 || code > UINT8_MAX || bits < 0 || bits > UINT8_MAX) return 0;
+  const CodeInfo* info = code_info(static_cast<uint8_t>(code));
+  return info != nullptr && width_allowed(*info, static_cast<unsigned>(bits)) ? 1 : 0;
 }
 
 DLB_API int dlb_dtype_validate(DLDataType dtype, dlb_error* error) {
@@ -91,6 +93,7 @@ DLB_API uint64_t dlb_dtype_element_size(DLDataType dtype) {
 DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint64_t flags,
                                    uint64_t* out_bytes, dlb_error* error) {
   if (out_bytes == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out_bytes is NULL");
+  *out_bytes = 0;
   int status = dlb_dtype_validate(dtype, error);
   if (status != DLB_OK) return status;
   if (element_count < 0) {
@@ -116,9 +119,10 @@ DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint
   return DLB_OK;
 }
 
-DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, size_t buffer_size,
+DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, uint64_t buffer_size,
                              dlb_error* error) {
   if (buffer == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
+  if (buffer_size > 0) buffer[0] = '\0';
   int status = dlb_dtype_validate(dtype, error);
   if (status != DLB_OK) return status;
   const CodeInfo& info = kCodes[dtype.code];
@@ -133,15 +137,17 @@ DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, size_t buffer_size,
   size_t length = std::strlen(text);
   if (length + 1 > buffer_size) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "buffer of %zu bytes is too small for dtype name '%s'", buffer_size, text);
+                     "buffer of %llu bytes is too small for dtype name '%s'",
+                     static_cast<unsigned long long>(buffer_size), text);
   }
   std::memcpy(buffer, text, length + 1);
   return DLB_OK;
 }
 
 DLB_API int dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error) {
-  if (name == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "dtype name is NULL");
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = DLDataType{0, 0, 0};
+  if (name == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "dtype name is NULL");
   const size_t length = std::strlen(name);
   const char* end = name + length;
   // Show at most 64 characters of a bad name in messages.

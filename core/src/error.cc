@@ -79,7 +79,7 @@ DLB_API void dlb_get_version(dlb_library_version* library, DLPackVersion* produc
 
 DLB_API const char* dlb_version_string(void) { return DLB_VERSION_STRING; }
 
-DLB_API const char* dlb_status_name(int status) {
+DLB_API const char* dlb_status_name(dlb_status status) {
   switch (status) {
     case DLB_OK: return "DLB_OK";
     case DLB_ERR_INVALID_ARGUMENT: return "DLB_ERR_INVALID_ARGUMENT";

@@ -167,7 +167,7 @@ constexpr uint64_t kKnownFlags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BIT
 // Makes a new dlbridge tensor (its own block) that shares the memory of `base`, a dlbridge
 // tensor, with the given layout. `shape`/`strides` are copied. Offsets are applied with
 // apply_offset() beforehand.
-int make_view(DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, int32_t ndim,
+int make_view(const DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, int32_t ndim,
               const int64_t* shape, const int64_t* strides, uint64_t flags,
               DLManagedTensorVersioned** out, dlb_error* error);
 

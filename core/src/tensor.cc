@@ -206,10 +206,11 @@ void legacy_export_deleter(DLManagedTensor* self) {
 
 namespace dlb {
 
-int make_view(DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, int32_t ndim,
+int make_view(const DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, int32_t ndim,
               const int64_t* shape, const int64_t* strides, uint64_t flags,
               DLManagedTensorVersioned** out, dlb_error* error) {
-  Block* base_block = block_of(base);
+  // A view adds a reference to the root; the caller's handle itself is not modified.
+  Block* base_block = block_of(const_cast<DLManagedTensorVersioned*>(base));
   if (base_block == nullptr) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT,
                 "tensor was not made by dlbridge; import it with dlb_tensor_import first");
@@ -412,11 +413,11 @@ DLB_API void dlb_tensor_free(DLManagedTensorVersioned* tensor) {
   if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
 }
 
-DLB_API void dlb_legacy_tensor_free(DLManagedTensor* tensor) {
+DLB_API void dlb_tensor_free_legacy(DLManagedTensor* tensor) {
   if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
 }
 
-DLB_API int dlb_tensor_share(DLManagedTensorVersioned* tensor, uint64_t add_flags,
+DLB_API int dlb_tensor_share(const DLManagedTensorVersioned* tensor, uint64_t add_flags,
                              DLManagedTensorVersioned** out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
@@ -433,6 +434,26 @@ DLB_API int dlb_tensor_share(DLManagedTensorVersioned* tensor, uint64_t add_flag
 
 DLB_API int dlb_tensor_is_dlbridge(const DLManagedTensorVersioned* tensor) {
   return tensor != nullptr && tensor->deleter == block_deleter ? 1 : 0;
+}
+
+DLB_API int dlb_tensor_is_exclusive(const DLManagedTensorVersioned* tensor) {
+  const Block* block = block_of(const_cast<DLManagedTensorVersioned*>(tensor));
+  if (block == nullptr || block->parent != nullptr) return 0;
+  // Only the caller's own handle can add references, so a count of 1 cannot grow under us.
+  if (block->refs.load(std::memory_order_acquire) != 1) return 0;
+  switch (block->owner) {
+    case Owner::kInline:
+    case Owner::kBackend:
+    case Owner::kRelease:
+      return 1;
+    case Owner::kForeignVersioned:
+      // The producer promised with IS_COPIED that nobody else holds this memory.
+      return (tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0 ? 1 : 0;
+    case Owner::kForeignLegacy:
+    case Owner::kView:
+      return 0;
+  }
+  return 0;
 }
 
 DLB_API int64_t dlb_tensor_live_count(void) {

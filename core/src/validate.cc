@@ -40,6 +40,23 @@ int count_elements(int32_t ndim, const int64_t* shape, int64_t* out, dlb_error* 
   return DLB_OK;
 }
 
+// The checks shared by dlb_tensor_get_shape and dlb_tensor_get_strides: a well-formed shape
+// and an output with room for ndim values.
+int check_dims_output(const DLTensor* tensor, int32_t capacity, int64_t* out, dlb_error* error) {
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  int64_t count = 0;
+  int status = count_elements(tensor->ndim, tensor->shape, &count, error);
+  if (status != DLB_OK) return status;
+  if (tensor->ndim == 0) return DLB_OK;
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  if (capacity < tensor->ndim) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "output has room for %d values but the tensor has %d dimensions",
+                     static_cast<int>(capacity), static_cast<int>(tensor->ndim));
+  }
+  return DLB_OK;
+}
+
 }  // namespace
 
 namespace dlb {
@@ -233,15 +250,24 @@ DLB_API int dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_erro
   return dlb::validate_tensor(tensor, flags, nullptr, error);
 }
 
-DLB_API int dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error) {
-  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+DLB_API int dlb_shape_element_count(int32_t ndim, const int64_t* shape, int64_t* out,
+                                    dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = 0;
+  return count_elements(ndim, shape, out, error);
+}
+
+DLB_API int dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = 0;
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
   return count_elements(tensor->ndim, tensor->shape, out, error);
 }
 
 DLB_API int dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_t* out,
                                  dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = 0;
   int64_t count = 0;
   int status = dlb_tensor_element_count(tensor, &count, error);
   if (status != DLB_OK) return status;
@@ -249,7 +275,9 @@ DLB_API int dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_
 }
 
 DLB_API int dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t* out_begin,
-                                 uint64_t* out_size, dlb_error* error) {
+                                 int64_t* out_size, dlb_error* error) {
+  if (out_begin != nullptr) *out_begin = 0;
+  if (out_size != nullptr) *out_size = 0;
   if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
   dlb::Geometry g{};
   int status = dlb::compute_geometry(tensor->ndim, tensor->shape, tensor->strides, tensor->dtype,
@@ -260,7 +288,7 @@ DLB_API int dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t
   const int64_t end_bits = g.begin_bits + static_cast<int64_t>(g.span_bits);
   const int64_t end = end_bits >= 0 ? (end_bits + 7) / 8 : -((-end_bits) / 8);
   if (out_begin != nullptr) *out_begin = begin;
-  if (out_size != nullptr) *out_size = g.span_bits == 0 ? 0 : static_cast<uint64_t>(end - begin);
+  if (out_size != nullptr) *out_size = g.span_bits == 0 ? 0 : end - begin;
   return DLB_OK;
 }
 
@@ -274,14 +302,20 @@ DLB_API void dlb_compact_strides(int32_t ndim, const int64_t* shape, int64_t* ou
   }
 }
 
-DLB_API int dlb_tensor_get_strides(const DLTensor* tensor, int64_t* out, dlb_error* error) {
-  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
-  int64_t count = 0;
-  int status = count_elements(tensor->ndim, tensor->shape, &count, error);
+DLB_API int dlb_tensor_get_shape(const DLTensor* tensor, int32_t capacity, int64_t* out,
+                                 dlb_error* error) {
+  int status = check_dims_output(tensor, capacity, out, error);
   if (status != DLB_OK) return status;
-  if (out == nullptr && tensor->ndim > 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  if (tensor->ndim > 0) {
+    std::memcpy(out, tensor->shape, sizeof(int64_t) * static_cast<size_t>(tensor->ndim));
   }
+  return DLB_OK;
+}
+
+DLB_API int dlb_tensor_get_strides(const DLTensor* tensor, int32_t capacity, int64_t* out,
+                                   dlb_error* error) {
+  int status = check_dims_output(tensor, capacity, out, error);
+  if (status != DLB_OK) return status;
   if (tensor->strides != nullptr) {
     if (tensor->ndim > 0) {
       std::memcpy(out, tensor->strides, sizeof(int64_t) * static_cast<size_t>(tensor->ndim));
@@ -355,6 +389,34 @@ DLB_API uint64_t dlb_tensor_flags(const DLManagedTensorVersioned* tensor) {
 
 DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor) {
   return tensor != nullptr && (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 ? 1 : 0;
+}
+
+DLB_API int dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, int writable,
+                                 void** out_data, uint64_t* out_size, dlb_error* error) {
+  if (out_data != nullptr) *out_data = nullptr;
+  if (out_size != nullptr) *out_size = 0;
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  const DLTensor& t = tensor->dl_tensor;
+  if (!dlb_device_is_host_readable(t.device)) {
+    char device[DLB_DEVICE_NAME_SIZE];
+    dlb_device_format(t.device, device, sizeof device, nullptr);
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
+                     "%s memory is not readable by the host: copy the tensor to the cpu first",
+                     device);
+  }
+  if (writable != 0 && (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
+    return dlb::fail(error, DLB_ERR_READ_ONLY, "the tensor is read-only");
+  }
+  uint64_t size = 0;
+  int status = dlb_tensor_byte_size(&t, tensor->flags, &size, error);
+  if (status != DLB_OK) return status;
+  if (!is_contiguous(&t, true)) {
+    return dlb::fail(error, DLB_ERR_LAYOUT,
+                     "the tensor is not C-contiguous: copy it to a contiguous tensor first");
+  }
+  if (out_data != nullptr) *out_data = static_cast<char*>(t.data) + t.byte_offset;
+  if (out_size != nullptr) *out_size = size;
+  return DLB_OK;
 }
 
 }  // extern "C"

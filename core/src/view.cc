@@ -8,7 +8,7 @@ namespace {
 __extension__ typedef __int128 int128;
 
 // Validates a view's source and returns its geometry.
-int check_source(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+int check_source(const DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
                  dlb::Geometry* geometry, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
@@ -77,7 +77,7 @@ int apply_offset(const DLTensor* tensor, const Geometry& geometry, int64_t delta
 
 extern "C" {
 
-DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
+DLB_API int dlb_tensor_slice(const DLManagedTensorVersioned* src, int32_t nslices,
                              const dlb_slice* slices, DLManagedTensorVersioned** out,
                              dlb_error* error) {
   dlb::Geometry g{};
@@ -96,7 +96,7 @@ DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
   if (t.ndim > 0) {
     std::memcpy(shape, t.shape, sizeof(int64_t) * static_cast<size_t>(t.ndim));
   }
-  dlb_tensor_get_strides(&t, strides, nullptr);
+  dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
   int64_t delta = 0;
   bool empty = g.element_count == 0;
   for (int32_t d = 0; d < nslices; ++d) {
@@ -126,7 +126,7 @@ DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
   return dlb::make_view(src, data, byte_offset, t.ndim, shape, strides, src->flags, out, error);
 }
 
-DLB_API int dlb_tensor_select(DLManagedTensorVersioned* src, int32_t axis, int64_t index,
+DLB_API int dlb_tensor_select(const DLManagedTensorVersioned* src, int32_t axis, int64_t index,
                               DLManagedTensorVersioned** out, dlb_error* error) {
   dlb::Geometry g{};
   int status = check_source(src, out, &g, error);
@@ -147,7 +147,7 @@ DLB_API int dlb_tensor_select(DLManagedTensorVersioned* src, int32_t axis, int64
                      static_cast<long long>(extent));
   }
   int64_t strides[DLB_MAX_NDIM], shape[DLB_MAX_NDIM], new_strides[DLB_MAX_NDIM];
-  dlb_tensor_get_strides(&t, strides, nullptr);
+  dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
   int32_t n = 0;
   for (int32_t d = 0; d < t.ndim; ++d) {
     if (d == a) continue;
@@ -163,7 +163,7 @@ DLB_API int dlb_tensor_select(DLManagedTensorVersioned* src, int32_t axis, int64
   return dlb::make_view(src, data, byte_offset, n, shape, new_strides, src->flags, out, error);
 }
 
-DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
+DLB_API int dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
                                DLManagedTensorVersioned** out, dlb_error* error) {
   dlb::Geometry g{};
   int status = check_source(src, out, &g, error);
@@ -227,7 +227,7 @@ DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, cons
     // Group old and new dimensions into runs with equal products; each old run must be
     // contiguous in itself, and then the new run's strides follow from its last stride.
     int64_t old_shape[DLB_MAX_NDIM], old_strides[DLB_MAX_NDIM], all_strides[DLB_MAX_NDIM];
-    dlb_tensor_get_strides(&t, all_strides, nullptr);
+    dlb_tensor_get_strides(&t, DLB_MAX_NDIM, all_strides, nullptr);
     int32_t old_ndim = 0;
     for (int32_t d = 0; d < t.ndim; ++d) {
       if (t.shape[d] == 1) continue;
@@ -277,7 +277,7 @@ DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, cons
                         error);
 }
 
-DLB_API int dlb_tensor_permute(DLManagedTensorVersioned* src, int32_t naxes,
+DLB_API int dlb_tensor_permute(const DLManagedTensorVersioned* src, int32_t naxes,
                                const int32_t* axes, DLManagedTensorVersioned** out,
                                dlb_error* error) {
   dlb::Geometry g{};
@@ -291,7 +291,7 @@ DLB_API int dlb_tensor_permute(DLManagedTensorVersioned* src, int32_t naxes,
   if (axes == nullptr && naxes > 0) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "axes is NULL");
   int64_t strides[DLB_MAX_NDIM], shape[DLB_MAX_NDIM], new_strides[DLB_MAX_NDIM];
   bool seen[DLB_MAX_NDIM] = {};
-  dlb_tensor_get_strides(&t, strides, nullptr);
+  dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
   for (int32_t d = 0; d < naxes; ++d) {
     const int32_t a = axes[d] < 0 ? axes[d] + t.ndim : axes[d];
     if (a < 0 || a >= t.ndim) {
@@ -311,7 +311,7 @@ DLB_API int dlb_tensor_permute(DLManagedTensorVersioned* src, int32_t naxes,
                         error);
 }
 
-DLB_API int dlb_tensor_transpose(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+DLB_API int dlb_tensor_transpose(const DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
                                  dlb_error* error) {
   int32_t axes[DLB_MAX_NDIM];
   const int32_t ndim = src != nullptr && src->dl_tensor.ndim >= 0 && src->dl_tensor.ndim <= DLB_MAX_NDIM

@@ -213,7 +213,7 @@ static int dlbx_is_c_contiguous(DLB_TENSOR_HANDLE t) {
   return dlb_tensor_is_c_contiguous(&t->dl_tensor);
 }
 static void dlbx_free(DLB_TENSOR_HANDLE t) { dlb_tensor_free(t); }
-static void dlbx_legacy_free(DLB_LEGACY_HANDLE t) { dlb_legacy_tensor_free(t); }
+static void dlbx_legacy_free(DLB_LEGACY_HANDLE t) { dlb_tensor_free_legacy(t); }
 /* An empty function: the floor of one call through the binding. */
 static void dlbx_noop(void) {}
 %}

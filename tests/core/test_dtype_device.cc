@@ -575,7 +575,7 @@ TEST_CASE("dlb_version_string equals DLB_VERSION_STRING and is static") {
   const char* a = dlb_version_string();
   REQUIRE((a != nullptr));
   CHECK(std::string(a) == DLB_VERSION_STRING);
-  CHECK(std::string(a) == "0.1.0");
+  CHECK(std::string(a) == "0.2.0");
   CHECK((dlb_version_string() == a));
 }
 
@@ -705,11 +705,12 @@ void check_parse_error(const char* name, int expected_status, const std::string&
   dlb_error error = fresh_error();
   CHECK(dlb_dtype_parse(name, &out, &error) == expected_status);
   CHECK(msg(error) == expected_message);
-  // On error *out is untouched.
-  CHECK(same_dtype(out, DLDataType{77, 77, 77}));
+  // On error *out is cleared, like every output of every function.
+  CHECK(same_dtype(out, DLDataType{0, 0, 0}));
   // The error report is optional.
+  out = DLDataType{77, 77, 77};
   CHECK(dlb_dtype_parse(name, &out, nullptr) == expected_status);
-  CHECK(same_dtype(out, DLDataType{77, 77, 77}));
+  CHECK(same_dtype(out, DLDataType{0, 0, 0}));
 }
 
 }  // namespace

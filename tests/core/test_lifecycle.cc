@@ -380,7 +380,7 @@ void check_same_tensor(const DLManagedTensorVersioned* out, const DLTensor& src)
   CHECK(shape_of(out) == dims_of(src.shape, src.ndim));
   Dims expected_strides(static_cast<size_t>(src.ndim));
   Error err;
-  REQUIRE(dlb_tensor_get_strides(&src, expected_strides.data(), err.fresh()) == DLB_OK);
+  REQUIRE(dlb_tensor_get_strides(&src, static_cast<int32_t>(expected_strides.size()), expected_strides.data(), err.fresh()) == DLB_OK);
   CHECK(strides_of(out) == expected_strides);
   // Every dlbridge tensor carries non-NULL shape and strides.
   CHECK(t.shape != nullptr);
@@ -495,7 +495,7 @@ TEST_SUITE("core.lifecycle.allocate") {
       REQUIRE(dlb_tensor_byte_size(&t->dl_tensor, t->flags, &bytes, err.fresh()) == DLB_OK);
       CHECK(bytes == c.bytes);
       int64_t begin = -1;
-      uint64_t span = 0;
+      int64_t span = 0;
       REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, t->flags, &begin, &span, err.fresh()) == DLB_OK);
       CHECK(begin == 0);
       CHECK(span == c.bytes);
@@ -554,7 +554,7 @@ TEST_SUITE("core.lifecycle.allocate") {
       Dims compact(shape.size());
       dlb_compact_strides(static_cast<int32_t>(shape.size()), shape.data(), compact.data());
       CHECK(strides_of(t) == compact);
-      uint64_t span = 99;
+      int64_t span = 99;
       REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, 0, nullptr, &span, err.fresh()) == DLB_OK);
       CHECK(span == 0);
       dlb_tensor_free(t);
@@ -609,7 +609,7 @@ TEST_SUITE("core.lifecycle.allocate") {
       const int64_t size = static_cast<int64_t>(dlb_dtype_element_size(c.dtype));
       // The bytes the tensor covers, from data: nothing before data may be touched.
       int64_t begin = -1;
-      uint64_t span = 0;
+      int64_t span = 0;
       REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, 0, &begin, &span, err.fresh()) == DLB_OK);
       CHECK(begin >= 0);
       const int64_t end = begin + static_cast<int64_t>(span);
@@ -691,7 +691,7 @@ TEST_SUITE("core.lifecycle.allocate") {
       uint64_t bytes = 0;
       REQUIRE(dlb_tensor_byte_size(&t->dl_tensor, t->flags, &bytes, err.fresh()) == DLB_OK);
       CHECK(bytes == c.bytes);
-      uint64_t span = 0;
+      int64_t span = 0;
       int64_t begin = -1;
       REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, t->flags, &begin, &span, err.fresh()) == DLB_OK);
       CHECK(begin == 0);
@@ -709,7 +709,7 @@ TEST_SUITE("core.lifecycle.allocate") {
     REQUIRE(t != nullptr);
     CHECK(t->dl_tensor.byte_offset >= 1);  // elements 1 and 2 sit one byte before element 0
     int64_t begin = -1;
-    uint64_t span = 0;
+    int64_t span = 0;
     REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, 0, &begin, &span, err.fresh()) == DLB_OK);
     CHECK(begin >= 0);
     CHECK(span == 2);
@@ -1350,7 +1350,7 @@ TEST_SUITE("core.lifecycle.import") {
     REQUIRE(f->managed.dl_tensor.strides == nullptr);
     Dims synthesised(3);
     Error err;
-    REQUIRE(dlb_tensor_get_strides(&f->managed.dl_tensor, synthesised.data(), err.fresh()) ==
+    REQUIRE(dlb_tensor_get_strides(&f->managed.dl_tensor, static_cast<int32_t>(synthesised.size()), synthesised.data(), err.fresh()) ==
             DLB_OK);
     CHECK(synthesised == Dims{12, 4, 1});
     DLManagedTensorVersioned* t = nullptr;
@@ -1359,7 +1359,7 @@ TEST_SUITE("core.lifecycle.import") {
     REQUIRE(t->dl_tensor.strides != nullptr);
     CHECK(strides_of(t) == Dims{12, 4, 1});
     Dims via_api(3);
-    REQUIRE(dlb_tensor_get_strides(&t->dl_tensor, via_api.data(), err.fresh()) == DLB_OK);
+    REQUIRE(dlb_tensor_get_strides(&t->dl_tensor, static_cast<int32_t>(via_api.size()), via_api.data(), err.fresh()) == DLB_OK);
     CHECK(via_api == Dims{12, 4, 1});
     dlb_tensor_free(t);
     CHECK(deleted.get() == 1);
@@ -1534,7 +1534,7 @@ TEST_SUITE("core.lifecycle.legacy") {
     CHECK((legacy->deleter != nullptr));
     CHECK(released.get() == 0);
     CHECK(live.delta() == 1);  // the source lives on inside the legacy tensor
-    dlb_legacy_tensor_free(legacy);
+    dlb_tensor_free_legacy(legacy);
     CHECK(released.get() == 1);
     CHECK(live.delta() == 0);
   }
@@ -1568,7 +1568,7 @@ TEST_SUITE("core.lifecycle.legacy") {
     CHECK(legacy->dl_tensor.data == data);
     CHECK(dims_of(legacy->dl_tensor.shape, 2) == Dims{4, 2});
     CHECK(deleted.get() == 0);
-    dlb_legacy_tensor_free(legacy);
+    dlb_tensor_free_legacy(legacy);
     CHECK(deleted.get() == 1);
     CHECK(live.delta() == 0);
 
@@ -1580,7 +1580,7 @@ TEST_SUITE("core.lifecycle.legacy") {
     REQUIRE(legacy2 != nullptr);
     CHECK(legacy2->dl_tensor.data == g->storage.data());
     CHECK(deleted2.get() == 0);
-    dlb_legacy_tensor_free(legacy2);
+    dlb_tensor_free_legacy(legacy2);
     CHECK(deleted2.get() == 1);
     CHECK(live.delta() == 0);
   }
@@ -1634,7 +1634,7 @@ TEST_SUITE("core.lifecycle.legacy") {
         CHECK(dlb_tensor_export_legacy(src, &legacy, err.fresh()) == DLB_OK);
         REQUIRE(legacy != nullptr);
         CHECK(live.delta() == 1);
-        dlb_legacy_tensor_free(legacy);
+        dlb_tensor_free_legacy(legacy);
         CHECK(live.delta() == 0);
       }
     }
@@ -1688,15 +1688,15 @@ TEST_SUITE("core.lifecycle.legacy") {
     CHECK(live.delta() == 0);
   }
 
-  TEST_CASE("dlb_legacy_tensor_free(NULL) and a legacy tensor without deleter are no-ops") {
+  TEST_CASE("dlb_tensor_free_legacy(NULL) and a legacy tensor without deleter are no-ops") {
     Live live;
-    dlb_legacy_tensor_free(nullptr);
+    dlb_tensor_free_legacy(nullptr);
     DLManagedTensor m{};
     m.deleter = nullptr;
-    dlb_legacy_tensor_free(&m);
+    dlb_tensor_free_legacy(&m);
     Counter deleted;
     ForeignLegacy* f = test::make_foreign_legacy(deleted, f32(), {1});
-    dlb_legacy_tensor_free(&f->managed);
+    dlb_tensor_free_legacy(&f->managed);
     CHECK(deleted.get() == 1);
     CHECK(live.delta() == 0);
   }
@@ -2275,7 +2275,7 @@ TEST_SUITE("core.lifecycle.limits") {
       CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_ERR_OVERFLOW);
       CHECK(err.text() == "byte span of the tensor exceeds 2^60 bytes");
       int64_t begin = -1;
-      uint64_t span = 0;
+      int64_t span = 0;
       CHECK(dlb_tensor_byte_span(&desc, 0, &begin, &span, err.fresh()) == DLB_ERR_OVERFLOW);
       CHECK(err.text() == "byte span of the tensor exceeds 2^60 bytes");
     }
@@ -2306,7 +2306,7 @@ TEST_SUITE("core.lifecycle.limits") {
       desc.shape = const_cast<int64_t*>(shape.data());
       CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_OK);
       int64_t begin = -1;
-      uint64_t span = 0;
+      int64_t span = 0;
       CHECK(dlb_tensor_byte_span(&desc, 0, &begin, &span, err.fresh()) == DLB_OK);
       CHECK(begin == 0);
       CHECK(span == bytes[i]);

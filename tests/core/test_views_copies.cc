@@ -50,7 +50,7 @@ DLManagedTensorVersioned* arange_f32(std::vector<int64_t> shape) {
 template <class T>
 T at(const DLTensor* t, std::vector<int64_t> index) {
   std::vector<int64_t> strides(static_cast<size_t>(t->ndim));
-  REQUIRE(dlb_tensor_get_strides(t, strides.data(), nullptr) == DLB_OK);
+  REQUIRE(dlb_tensor_get_strides(t, static_cast<int32_t>(strides.size()), strides.data(), nullptr) == DLB_OK);
   int64_t offset = 0;
   for (size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[d];
   T value;
@@ -107,7 +107,7 @@ TEST_CASE("element count, byte size and byte span") {
   CHECK(dlb_tensor_byte_size(&a.t, 0, &bytes, &err) == DLB_OK);
   CHECK(bytes == 96);
   int64_t begin = -1;
-  uint64_t span = 0;
+  int64_t span = 0;
   CHECK(dlb_tensor_byte_span(&a.t, 0, &begin, &span, &err) == DLB_OK);
   CHECK(begin == 0);
   CHECK(span == 96);
@@ -178,12 +178,12 @@ TEST_CASE("a tensor whose memory would wrap around the address space is refused"
 TEST_CASE("strides are synthesised when NULL") {
   Desc a({2, 3, 4}, {});
   int64_t strides[3] = {};
-  CHECK(dlb_tensor_get_strides(&a.t, strides, nullptr) == DLB_OK);
+  CHECK(dlb_tensor_get_strides(&a.t, static_cast<int32_t>(std::size(strides)), strides, nullptr) == DLB_OK);
   CHECK(strides[0] == 12);
   CHECK(strides[1] == 4);
   CHECK(strides[2] == 1);
   Desc b({2, 3}, {1, 2});
-  CHECK(dlb_tensor_get_strides(&b.t, strides, nullptr) == DLB_OK);
+  CHECK(dlb_tensor_get_strides(&b.t, static_cast<int32_t>(std::size(strides)), strides, nullptr) == DLB_OK);
   CHECK(strides[0] == 1);
   CHECK(strides[1] == 2);
   int64_t shape[3] = {5, 0, 2};
@@ -192,7 +192,7 @@ TEST_CASE("strides are synthesised when NULL") {
   CHECK(strides[1] == 2);
   CHECK(strides[2] == 1);
   dlb_error err;
-  CHECK(dlb_tensor_get_strides(&a.t, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
+  CHECK(dlb_tensor_get_strides(&a.t, 2, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
   CHECK(std::string(err.message) == "out is NULL");
 }
 
@@ -564,7 +564,7 @@ void check_same_elements(const DLTensor* view, const DLTensor* copy) {
   int64_t n = 0;
   REQUIRE(dlb_tensor_element_count(view, &n, nullptr) == DLB_OK);
   std::vector<int64_t> strides(static_cast<size_t>(view->ndim));
-  REQUIRE(dlb_tensor_get_strides(view, strides.data(), nullptr) == DLB_OK);
+  REQUIRE(dlb_tensor_get_strides(view, static_cast<int32_t>(strides.size()), strides.data(), nullptr) == DLB_OK);
   std::vector<int64_t> index(static_cast<size_t>(view->ndim), 0);
   const char* in = static_cast<const char*>(view->data) + view->byte_offset;
   const char* out = static_cast<const char*>(copy->data) + copy->byte_offset;

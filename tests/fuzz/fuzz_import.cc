@@ -270,7 +270,7 @@ void unravel(int64_t linear, int32_t ndim, const int64_t* shape, int64_t* idx) {
 
 bool get_strides(const DLManagedTensorVersioned* t, int64_t* out) {
   dlb_error err;
-  const int s = dlb_tensor_get_strides(&t->dl_tensor, out, &err);
+  const int s = dlb_tensor_get_strides(&t->dl_tensor, DLB_MAX_NDIM, out, &err);
   FUZZ_CHECK_MSG(s == DLB_OK, s, err);
   return true;
 }
@@ -286,7 +286,7 @@ int64_t count_of(const DLManagedTensorVersioned* t) {
 // Whether [data + begin, data + begin + size) of t lies inside the producer's buffer.
 bool covered(const DLManagedTensorVersioned* t, const Region& r) {
   int64_t begin = 0;
-  uint64_t size = 0;
+  int64_t size = 0;
   if (dlb_tensor_byte_span(&t->dl_tensor, t->flags, &begin, &size, nullptr) != DLB_OK) {
     return false;
   }
@@ -298,7 +298,7 @@ bool covered(const DLManagedTensorVersioned* t, const Region& r) {
   const int64_t data_off = static_cast<int64_t>(data - base);
   int64_t lo;
   if (!add_i64(data_off, begin, &lo) || lo < 0) return false;
-  if (size > r.size) return false;
+  if (static_cast<uint64_t>(size) > r.size) return false;
   return static_cast<uint64_t>(lo) <= r.size - size;
 }
 
@@ -337,7 +337,7 @@ void check_queries(const DLManagedTensorVersioned* t) {
   }
 
   int64_t begin = 0;
-  uint64_t span = 0;
+  int64_t span = 0;
   s = dlb_tensor_byte_span(&d, t->flags, &begin, &span, &err);
   FUZZ_CHECK_MSG(s == DLB_OK, s, err);
   FUZZ_CHECK(dlb_tensor_byte_span(&d, t->flags, nullptr, nullptr, nullptr) == DLB_OK);
@@ -356,12 +356,12 @@ void check_queries(const DLManagedTensorVersioned* t) {
          d.byte_offset <= static_cast<uint64_t>(INT64_MAX) &&
          add_i64(static_cast<int64_t>(d.byte_offset), lo_bytes, &want_begin) &&
          mul_i64(hi - lo + 1, elem_bytes, &want_size);
-    if (ok && (begin != want_begin || span != static_cast<uint64_t>(want_size))) {
+    if (ok && (begin != want_begin || span != want_size)) {
       std::fprintf(stderr, "byte_span: begin %lld size %llu, want begin %lld size %lld\n",
                    static_cast<long long>(begin), static_cast<unsigned long long>(span),
                    static_cast<long long>(want_begin), static_cast<long long>(want_size));
       FUZZ_CHECK(begin == want_begin);
-      FUZZ_CHECK(span == static_cast<uint64_t>(want_size));
+      FUZZ_CHECK(span == want_size);
     }
   }
 
@@ -892,7 +892,7 @@ void check_null_imports() {
   s = dlb_tensor_import_legacy(nullptr, &out, &err);
   CHECK_FAILURE(s, out, err);
   dlb_tensor_free(nullptr);
-  dlb_legacy_tensor_free(nullptr);
+  dlb_tensor_free_legacy(nullptr);
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ std::vector<unsigned char> gather(const DLTensor* t, const unsigned char* base) 
   std::vector<unsigned char> out(static_cast<size_t>(count) * size);
   if (count == 0) return out;
   std::vector<int64_t> strides(static_cast<size_t>(t->ndim));
-  REQUIRE(dlb_tensor_get_strides(t, strides.data(), nullptr) == DLB_OK);
+  REQUIRE(dlb_tensor_get_strides(t, static_cast<int32_t>(strides.size()), strides.data(), nullptr) == DLB_OK);
   std::vector<int64_t> index(static_cast<size_t>(t->ndim), 0);
   for (int64_t e = 0; e < count; ++e) {
     int64_t offset = static_cast<int64_t>(t->byte_offset);

@@ -3,11 +3,16 @@
  * DLPack tensors.
  *
  * Conventions used by every function below:
- *  - Fallible functions return an int status: DLB_OK (0) or one of the DLB_ERR_* codes. They
+ *  - Fallible functions return a dlb_status: DLB_OK (0) or one of the DLB_ERR_* codes. They
  *    take an optional `dlb_error*` as their last argument; on error its message is filled in
  *    (when non-NULL), on success it is left untouched. There is no hidden "last error" state:
  *    deleters run on foreign threads and Go moves goroutines between threads between two calls.
- *  - Output pointers (`out`) are written on success and set to NULL on error.
+ *    Predicates (`dlb_*_is_*`, `dlb_dtype_bits_allowed`) return int 1 or 0 and never fail.
+ *  - Outputs, the one rule: on success every output is written. On error every output the
+ *    caller passed (non-NULL) is cleared: a tensor pointer to NULL, a number to 0, a DLDevice or
+ *    DLDataType to all zeros, a text buffer to "" (when it has room for a byte); an array the
+ *    caller passed holds nothing meaningful. No output keeps a stale value after a failure.
+ *  - Sizes and byte counts are uint64_t (never size_t), element counts and offsets int64_t.
  *  - Every tensor returned by this library is a DLManagedTensorVersioned that the caller owns:
  *    release it with dlb_tensor_free() (or call its deleter) exactly once, from any thread.
  *  - Tensors handed to dlb_tensor_import* are consumed whether the call succeeds or fails: a
@@ -81,6 +86,10 @@ DLB_API const char* dlb_version_string(void);
 /* Errors                                                                                     */
 /* ========================================================================================== */
 
+/* The result of every fallible function. A plain integer, not an enum: a binding must be able
+ * to carry a status this header does not define yet. */
+typedef int32_t dlb_status;
+
 #define DLB_OK 0
 /* A parameter or a tensor field is malformed (NULL where not allowed, negative extent, ...). */
 #define DLB_ERR_INVALID_ARGUMENT 1
@@ -115,7 +124,7 @@ typedef struct dlb_error {
 
 /* The name of a status code ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN" for a value that is not
  * one. The string is static; do not free. */
-DLB_API const char* dlb_status_name(int status);
+DLB_API const char* dlb_status_name(dlb_status status);
 
 /* ========================================================================================== */
 /* Data types                                                                                 */
@@ -127,27 +136,27 @@ DLB_API const char* dlb_status_name(int status);
 /* Parses a dtype name: int8..int64, uint8..uint64, float16/32/64, bfloat16, bool, complex32/64/128,
  * bcomplex32, handle64 (opaque handle), every float8/float6/float4 name (float8_e4m3fn, ...,
  * float4_e2m1fn), sub-byte integers (int4, uint1, ...), each optionally followed by "x<lanes>"
- * for a vector type (float32x4). On error `*out` is untouched and the message names the problem:
+ * for a vector type (float32x4). On error `*out` is zeroed and the message names the problem:
  * it quotes a name it does not know, and names the code and width of one with an illegal width
  * ("dtype float with 7 bits is not a valid DLPack type").
  * Ownership: `name` is borrowed for the call. */
-DLB_API int dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error);
+DLB_API dlb_status dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error);
 
 /* Writes the name of a valid dtype (the inverse of dlb_dtype_parse) into `buffer`, which has
  * room for `buffer_size` bytes including the NUL (DLB_DTYPE_NAME_SIZE is always enough).
  * Errors: an invalid dtype (as dlb_dtype_validate), a NULL or too-small buffer. */
-DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, size_t buffer_size,
-                             dlb_error* error);
+DLB_API dlb_status dlb_dtype_format(DLDataType dtype, char* buffer, uint64_t buffer_size,
+                                    dlb_error* error);
 
 /* The base name of a dtype code ("float", "float8_e4m3fn"), or NULL for a code this library does
  * not know. Static string. */
-DLB_API const char* dlb_dtype_code_name(uint8_t code);
+DLB_API const char* dlb_dtype_code_name(int32_t code);
 
 /* 1 if `bits` is a legal lane width for `code`, 0 otherwise (also 0 for unknown codes). */
-DLB_API int dlb_dtype_bits_allowed(uint8_t code, uint8_t bits);
+DLB_API int dlb_dtype_bits_allowed(int32_t code, int32_t bits);
 
 /* Checks a dtype: known code, legal bits for that code, lanes >= 1. */
-DLB_API int dlb_dtype_validate(DLDataType dtype, dlb_error* error);
+DLB_API dlb_status dlb_dtype_validate(DLDataType dtype, dlb_error* error);
 
 /* Bits of one element: bits * lanes. */
 DLB_API uint32_t dlb_dtype_element_bits(DLDataType dtype);
@@ -164,8 +173,8 @@ DLB_API uint64_t dlb_dtype_element_size(DLDataType dtype);
  * ceil(count * bits * lanes / 8) bytes (rounding the total, not each element); with
  * DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED in `flags`, or for whole-byte types, it takes
  * count * element_size. Errors: invalid dtype, negative count, overflow (DLB_ERR_OVERFLOW). */
-DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint64_t flags,
-                                   uint64_t* out_bytes, dlb_error* error);
+DLB_API dlb_status dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint64_t flags,
+                                          uint64_t* out_bytes, dlb_error* error);
 
 /* ========================================================================================== */
 /* Devices                                                                                    */
@@ -186,12 +195,12 @@ DLB_API int dlb_device_type_is_known(int32_t device_type);
 DLB_API int dlb_device_is_host_readable(DLDevice device);
 
 /* Writes "cpu", "cuda:1", or "device_type_25:0" for a type without a name. */
-DLB_API int dlb_device_format(DLDevice device, char* buffer, size_t buffer_size,
-                              dlb_error* error);
+DLB_API dlb_status dlb_device_format(DLDevice device, char* buffer, uint64_t buffer_size,
+                                     dlb_error* error);
 
 /* Parses "cpu", "cuda", "cuda:1", "opencl:0" (the id defaults to 0), and "device_type_N:ID" for
  * any device type number N, the form dlb_device_format writes for types without a name. */
-DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error);
+DLB_API dlb_status dlb_device_parse(const char* text, DLDevice* out, dlb_error* error);
 
 /* ========================================================================================== */
 /* Device backends                                                                            */
@@ -210,7 +219,7 @@ DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error);
  * DLB_ERR_* status with a message in `error` (which may be NULL). */
 typedef struct dlb_backend {
   /* sizeof(dlb_backend) as the caller compiled it: lets later versions append members. */
-  size_t struct_size;
+  uint64_t struct_size;
   /* The device type this backend serves. */
   int32_t device_type;
   /* A short human-readable name used in messages ("opencl"); copied at registration. */
@@ -218,14 +227,14 @@ typedef struct dlb_backend {
   /* Passed as the first argument of every callback. */
   void* ctx;
   /* Required. Allocates `nbytes` (possibly 0) on `device`; writes the data pointer or handle. */
-  int (*allocate)(void* ctx, DLDevice device, uint64_t nbytes, void** out_data,
+  dlb_status (*allocate)(void* ctx, DLDevice device, uint64_t nbytes, void** out_data,
                   dlb_error* error);
   /* Required. Frees what allocate returned. Must not fail. */
   void (*free)(void* ctx, DLDevice device, void* data);
   /* Required. Copies `nbytes` contiguous bytes from src + src_offset to dst + dst_offset. One
    * side is on this backend's device type; the other is on the same type or is host memory
    * (kDLCPU). With a NULL `stream` the copy is complete when the call returns. */
-  int (*copy_bytes)(void* ctx, DLDevice dst_device, void* dst, uint64_t dst_offset,
+  dlb_status (*copy_bytes)(void* ctx, DLDevice dst_device, void* dst, uint64_t dst_offset,
                     DLDevice src_device, const void* src, uint64_t src_offset, uint64_t nbytes,
                     void* stream, dlb_error* error);
   /* Optional (may be NULL). Copies the elements of `src` into `dst`: same shape and dtype, any
@@ -234,10 +243,10 @@ typedef struct dlb_backend {
    * the result must be as if src were copied to a temporary first. Return DLB_ERR_UNSUPPORTED
    * for a case it does not handle: dlbridge then stages the copy through host memory using
    * copy_bytes (and synchronize, when `stream` is not NULL). */
-  int (*copy_tensor)(void* ctx, const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
+  dlb_status (*copy_tensor)(void* ctx, const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
                      uint64_t src_flags, void* stream, dlb_error* error);
   /* Optional. Waits until the work queued on `stream` (NULL: all work on `device`) is done. */
-  int (*synchronize)(void* ctx, DLDevice device, void* stream, dlb_error* error);
+  dlb_status (*synchronize)(void* ctx, DLDevice device, void* stream, dlb_error* error);
   /* Optional. Called exactly once, after the backend was unregistered or replaced and the last
    * tensor allocated through it was freed. Releases `ctx`. */
   void (*destroy)(void* ctx);
@@ -248,7 +257,7 @@ typedef struct dlb_backend {
    * are its DLPack flags (IS_SUBBYTE_TYPE_PADDED changes its span). A status other than DLB_OK
    * rejects the import with that status and message (an import still calls the producer's
    * deleter). */
-  int (*check_memory)(void* ctx, const DLTensor* tensor, uint64_t flags, dlb_error* error);
+  dlb_status (*check_memory)(void* ctx, const DLTensor* tensor, uint64_t flags, dlb_error* error);
 } dlb_backend;
 
 /* Registers (or replaces) the backend for backend->device_type. Tensors already allocated
@@ -257,12 +266,12 @@ typedef struct dlb_backend {
  * (built in) or outside 1..DLB_MAX_DEVICE_TYPE.
  * Ownership: the struct is copied; `ctx` belongs to the library on success until `destroy` is
  * called; on error the caller still owns ctx and destroy is not called. */
-DLB_API int dlb_backend_register(const dlb_backend* backend, dlb_error* error);
+DLB_API dlb_status dlb_backend_register(const dlb_backend* backend, dlb_error* error);
 
 /* Unregisters the backend of a device type. Its destroy callback runs once the last tensor
  * allocated through it is freed (immediately if there is none).
  * Errors: kDLCPU, or no backend registered for the type. */
-DLB_API int dlb_backend_unregister(int32_t device_type, dlb_error* error);
+DLB_API dlb_status dlb_backend_unregister(int32_t device_type, dlb_error* error);
 
 /* 1 if a backend serves this device type now (always 1 for kDLCPU). */
 DLB_API int dlb_backend_is_registered(int32_t device_type);
@@ -286,9 +295,9 @@ DLB_API int dlb_backend_is_registered(int32_t device_type);
  *  - `flags` may contain READ_ONLY and IS_SUBBYTE_TYPE_PADDED; IS_COPIED is not allowed.
  * CPU data is DLB_CPU_ALIGNMENT-aligned.
  * Ownership: on success the caller owns *out; on error nothing is allocated. */
-DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
-                                const int64_t* shape, const int64_t* strides, uint64_t flags,
-                                DLManagedTensorVersioned** out, dlb_error* error);
+DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
+                                       const int64_t* shape, const int64_t* strides, uint64_t flags,
+                                       DLManagedTensorVersioned** out, dlb_error* error);
 
 /* Called exactly once, from whichever thread frees the last reference, to release memory that
  * was wrapped with dlb_tensor_wrap. Must not throw or unwind. */
@@ -300,9 +309,9 @@ typedef void (*dlb_release_fn)(void* release_ctx);
  * Ownership: on success the new tensor owns the memory: `release(release_ctx)` is called
  * exactly once when the last reference is freed (release may be NULL: nothing to do). On error
  * nothing changes hands: release is NOT called and the caller still owns the memory. */
-DLB_API int dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_fn release,
-                            void* release_ctx, DLManagedTensorVersioned** out,
-                            dlb_error* error);
+DLB_API dlb_status dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_fn release,
+                                   void* release_ctx, DLManagedTensorVersioned** out,
+                                   dlb_error* error);
 
 /* Imports a versioned tensor from a foreign producer after validating it.
  *  - If src->version.major is not 1, the deleter is called (when non-NULL) and nothing else is
@@ -313,31 +322,31 @@ DLB_API int dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_
  * Ownership: src is consumed in every case. On success *out owns it (freeing *out runs src's
  * deleter exactly once); on error src's deleter has already been called exactly once. A NULL
  * src is an error with nothing to free. */
-DLB_API int dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
-                              dlb_error* error);
+DLB_API dlb_status dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+                                     dlb_error* error);
 
 /* Imports a legacy DLManagedTensor (DLPack < 1.0) and presents it as a versioned tensor with no
  * flags, without copying data. Validation as dlb_tensor_import.
  * Ownership: src is consumed in every case. On success, freeing *out (or the last reference to
  * it) calls src's own deleter exactly once; on error src's deleter has already been called. */
-DLB_API int dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersioned** out,
-                                     dlb_error* error);
+DLB_API dlb_status dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersioned** out,
+                                            dlb_error* error);
 
 /* Exports a tensor as a legacy DLManagedTensor for consumers that only speak DLPack < 1.0.
  * Refused with DLB_ERR_READ_ONLY for a READ_ONLY tensor and with DLB_ERR_UNSUPPORTED for padded
  * sub-byte data: the legacy struct has no flags, so its consumer could not know.
  * Ownership: on success src moves into *out: calling (*out)->deleter (or
- * dlb_legacy_tensor_free) frees src exactly once, and the caller must no longer free src. On
+ * dlb_tensor_free_legacy) frees src exactly once, and the caller must no longer free src. On
  * error the caller still owns src. */
-DLB_API int dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTensor** out,
-                                     dlb_error* error);
+DLB_API dlb_status dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTensor** out,
+                                            dlb_error* error);
 
 /* Frees a versioned tensor: calls its deleter (when non-NULL) once. NULL is a no-op. Works for
  * any producer's tensor. The caller must not use `tensor` afterwards. */
 DLB_API void dlb_tensor_free(DLManagedTensorVersioned* tensor);
 
 /* Frees a legacy tensor the same way. NULL is a no-op. */
-DLB_API void dlb_legacy_tensor_free(DLManagedTensor* tensor);
+DLB_API void dlb_tensor_free_legacy(DLManagedTensor* tensor);
 
 /* Takes another reference to a dlbridge tensor: *out is a new DLManagedTensorVersioned over the
  * same memory, with its own copy of shape and strides, that can be given to another holder or
@@ -346,11 +355,20 @@ DLB_API void dlb_legacy_tensor_free(DLManagedTensor* tensor);
  * read-only alias); other bits are refused. Flags of `tensor` carry over.
  * Errors: a tensor not made by dlbridge (import it first).
  * Ownership: `tensor` stays owned by the caller; *out is a new tensor the caller owns. */
-DLB_API int dlb_tensor_share(DLManagedTensorVersioned* tensor, uint64_t add_flags,
-                             DLManagedTensorVersioned** out, dlb_error* error);
+DLB_API dlb_status dlb_tensor_share(const DLManagedTensorVersioned* tensor, uint64_t add_flags,
+                                    DLManagedTensorVersioned** out, dlb_error* error);
 
 /* 1 if `tensor` was made by this library (allocate, wrap, import, share, view, copy). */
 DLB_API int dlb_tensor_is_dlbridge(const DLManagedTensorVersioned* tensor);
+
+/* 1 if the caller's `tensor` is the only holder of its memory: a dlbridge tensor that owns its
+ * memory (allocated, copied, wrapped, or imported with IS_COPIED set by its producer), of which
+ * no share or view is alive now. 0 for views and shares, for imports the producer may still
+ * alias, for tensors not made by dlbridge and for NULL. The answer can only change from 0 to 1
+ * when another holder frees its reference, never the other way without the caller's own call
+ * (share, view, export), so a binding may hand out mutable access while it reads 1.
+ * Bindings ask this instead of tracking sharing themselves. */
+DLB_API int dlb_tensor_is_exclusive(const DLManagedTensorVersioned* tensor);
 
 /* The number of tensors made by this library that have not been freed yet, across all
  * threads. Meant for leak checks in tests and bindings. */
@@ -379,27 +397,41 @@ DLB_API int dlb_exchange_allocator(DLTensor* prototype, DLManagedTensorVersioned
  * non-NULL unless the tensor is empty; for address-based devices, elements that do not wrap
  * around the address space; for opaque-handle devices, no element before the handle.
  * NULL strides are accepted (compact row-major). `flags` must contain only known bits. */
-DLB_API int dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_error* error);
+DLB_API dlb_status dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_error* error);
 
 /* Number of elements: the product of the extents (1 for ndim == 0). Errors: NULL arguments,
  * malformed shape, overflow. */
-DLB_API int dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error);
+DLB_API dlb_status dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error);
 
 /* Bytes the elements would take stored compactly (packed-aware; see dlb_dtype_storage_size). */
-DLB_API int dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_t* out,
-                                 dlb_error* error);
+DLB_API dlb_status dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_t* out,
+                                        dlb_error* error);
 
 /* The memory the tensor's elements actually touch, relative to `data`: *out_begin is the offset
  * in bytes of the lowest byte used (byte_offset, minus what negative strides reach), *out_size
  * the number of bytes from there to the end of the highest element. 0 bytes for an empty
  * tensor. Either output may be NULL. */
-DLB_API int dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t* out_begin,
-                                 uint64_t* out_size, dlb_error* error);
+DLB_API dlb_status dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t* out_begin,
+                                               int64_t* out_size, dlb_error* error);
 
-/* Writes the tensor's strides (in elements) into `out`, which has room for ndim values:
- * the tensor's own strides, or compact row-major ones synthesised from the shape when strides
- * is NULL. */
-DLB_API int dlb_tensor_get_strides(const DLTensor* tensor, int64_t* out, dlb_error* error);
+/* Number of elements of a shape, by the rule validation applies: 0 <= ndim <= DLB_MAX_NDIM,
+ * `shape` non-NULL when ndim > 0, no negative extent, and a product that fits in 63 bits
+ * (DLB_ERR_OVERFLOW otherwise; a shape with an extent of 0 has 0 elements whatever the other
+ * extents are). 1 for ndim == 0. Bindings call this instead of multiplying extents themselves.
+ * Ownership: `shape` is borrowed for the call. */
+DLB_API dlb_status dlb_shape_element_count(int32_t ndim, const int64_t* shape, int64_t* out,
+                                           dlb_error* error);
+
+/* Writes the tensor's extents into `out`, which has room for `capacity` values (capacity must
+ * be at least ndim; DLB_ERR_INVALID_ARGUMENT otherwise). Nothing is written for ndim == 0. */
+DLB_API dlb_status dlb_tensor_get_shape(const DLTensor* tensor, int32_t capacity, int64_t* out,
+                                        dlb_error* error);
+
+/* Writes the tensor's strides (in elements) into `out`, which has room for `capacity` values
+ * (at least ndim): the tensor's own strides, or compact row-major ones synthesised from the
+ * shape when strides is NULL. */
+DLB_API dlb_status dlb_tensor_get_strides(const DLTensor* tensor, int32_t capacity,
+                                          int64_t* out, dlb_error* error);
 
 /* Writes compact row-major (C order) strides for `shape` into `out` (ndim values). Extents of 0
  * are treated as 1 so that strides stay meaningful. */
@@ -424,6 +456,19 @@ DLB_API uint64_t dlb_tensor_flags(const DLManagedTensorVersioned* tensor);
 
 /* 1 if the tensor carries READ_ONLY. */
 DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor);
+
+/* The host address of the first element of a C-contiguous tensor whose memory the host can
+ * read, and the number of bytes its elements take (packed-aware; 0 for an empty tensor). This
+ * is the one check a binding makes before it hands out a typed array, slice or buffer over a
+ * tensor's memory. `writable` non-zero asks for write access: refused with DLB_ERR_READ_ONLY
+ * for a READ_ONLY tensor.
+ * Errors: NULL tensor (DLB_ERR_INVALID_ARGUMENT); memory the host cannot read, such as CUDA
+ * device memory or an OpenCL buffer (DLB_ERR_UNSUPPORTED, naming the device); a tensor that is
+ * not C-contiguous (DLB_ERR_LAYOUT: copy it first).
+ * Ownership: nothing is allocated; the address is valid while `tensor` (or another reference
+ * to its memory) lives. */
+DLB_API dlb_status dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, int writable,
+                                        void** out_data, uint64_t* out_size, dlb_error* error);
 
 /* ========================================================================================== */
 /* Zero-copy views                                                                            */
@@ -453,30 +498,32 @@ typedef struct dlb_slice {
 } dlb_slice;
 
 /* Slices the first `nslices` dimensions (nslices <= ndim); later dimensions are taken whole. */
-DLB_API int dlb_tensor_slice(DLManagedTensorVersioned* src, int32_t nslices,
-                             const dlb_slice* slices, DLManagedTensorVersioned** out,
-                             dlb_error* error);
+DLB_API dlb_status dlb_tensor_slice(const DLManagedTensorVersioned* src, int32_t nslices,
+                                    const dlb_slice* slices, DLManagedTensorVersioned** out,
+                                    dlb_error* error);
 
 /* Selects one index along `axis`, removing that dimension (x[..., index, ...]). Negative axis and
  * index count from the end. */
-DLB_API int dlb_tensor_select(DLManagedTensorVersioned* src, int32_t axis, int64_t index,
-                              DLManagedTensorVersioned** out, dlb_error* error);
+DLB_API dlb_status dlb_tensor_select(const DLManagedTensorVersioned* src, int32_t axis,
+                                     int64_t index, DLManagedTensorVersioned** out,
+                                     dlb_error* error);
 
 /* Gives the tensor a new shape with the same element count; one extent may be -1 (inferred).
  * Succeeds whenever the existing strides can express the new shape (always for contiguous
  * tensors); otherwise DLB_ERR_LAYOUT: copy first. */
-DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
-                               DLManagedTensorVersioned** out, dlb_error* error);
+DLB_API dlb_status dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim,
+                                      const int64_t* shape, DLManagedTensorVersioned** out,
+                                      dlb_error* error);
 
 /* Reorders the dimensions: dimension i of the view is dimension axes[i] of src. `naxes` must
  * equal ndim and `axes` must be a permutation (negative values count from the end). */
-DLB_API int dlb_tensor_permute(DLManagedTensorVersioned* src, int32_t naxes,
-                               const int32_t* axes, DLManagedTensorVersioned** out,
-                               dlb_error* error);
+DLB_API dlb_status dlb_tensor_permute(const DLManagedTensorVersioned* src, int32_t naxes,
+                                      const int32_t* axes, DLManagedTensorVersioned** out,
+                                      dlb_error* error);
 
 /* Reverses the order of the dimensions (the matrix transpose for ndim == 2). */
-DLB_API int dlb_tensor_transpose(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
-                                 dlb_error* error);
+DLB_API dlb_status dlb_tensor_transpose(const DLManagedTensorVersioned* src,
+                                        DLManagedTensorVersioned** out, dlb_error* error);
 
 /* ========================================================================================== */
 /* Copies                                                                                     */
@@ -487,16 +534,16 @@ DLB_API int dlb_tensor_transpose(DLManagedTensorVersioned* src, DLManagedTensorV
  * IS_SUBBYTE_TYPE_PADDED; it is writable even if src was READ_ONLY. Copies between devices go
  * through their backends, staged through host memory where no direct path exists.
  * Ownership: `src` is borrowed; on success the caller owns *out. */
-DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device,
-                            DLManagedTensorVersioned** out, dlb_error* error);
+DLB_API dlb_status dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device,
+                                   DLManagedTensorVersioned** out, dlb_error* error);
 
 /* Copies the elements of `src` into the existing tensor `dst`, which must have the same shape
  * and dtype (any strides, any supported devices). Overlapping source and destination memory is
  * handled as if src were copied to a temporary first.
  * Errors: DLB_ERR_READ_ONLY when dst is READ_ONLY; DLB_ERR_INVALID_ARGUMENT on a shape or dtype
  * mismatch. Ownership: both are borrowed. */
-DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
-                                 DLManagedTensorVersioned* dst, dlb_error* error);
+DLB_API dlb_status dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
+                                        DLManagedTensorVersioned* dst, dlb_error* error);
 
 /* ========================================================================================== */
 /* Streams and asynchronous copies                                                            */
@@ -512,21 +559,21 @@ DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
  * library must stage through host memory (sub-byte data, two device types without a direct
  * path) completes before the call returns. A NULL stream makes the call synchronous.
  * Ownership: as dlb_tensor_copy. */
-DLB_API int dlb_tensor_copy_async(const DLManagedTensorVersioned* src, DLDevice device,
-                                  void* stream, DLManagedTensorVersioned** out,
-                                  dlb_error* error);
+DLB_API dlb_status dlb_tensor_copy_async(const DLManagedTensorVersioned* src, DLDevice device,
+                                         void* stream, DLManagedTensorVersioned** out,
+                                         dlb_error* error);
 
 /* Like dlb_tensor_copy_into (overlapping memory included), queued on `stream` as
  * dlb_tensor_copy_async describes. Ownership: both are borrowed and must stay alive until the
  * stream has finished the copy. */
-DLB_API int dlb_tensor_copy_into_async(const DLManagedTensorVersioned* src,
-                                       DLManagedTensorVersioned* dst, void* stream,
-                                       dlb_error* error);
+DLB_API dlb_status dlb_tensor_copy_into_async(const DLManagedTensorVersioned* src,
+                                              DLManagedTensorVersioned* dst, void* stream,
+                                              dlb_error* error);
 
 /* Waits on the host until the work queued on `stream` is done; with a NULL stream, until all
  * work on `device` is done. A no-op for host-only devices (kDLCPU). Errors: no backend for the
  * device type, or the runtime's failure (DLB_ERR_DEVICE). */
-DLB_API int dlb_device_synchronize(DLDevice device, void* stream, dlb_error* error);
+DLB_API dlb_status dlb_device_synchronize(DLDevice device, void* stream, dlb_error* error);
 
 /* ========================================================================================== */
 /* CUDA                                                                                       */
@@ -545,16 +592,16 @@ DLB_API int dlb_device_synchronize(DLDevice device, void* stream, dlb_error* err
 
 /* DLB_OK when CUDA work can run here: built with CUDA, a driver found, at least one device.
  * Otherwise DLB_ERR_UNSUPPORTED or DLB_ERR_DEVICE_UNAVAILABLE with the reason. */
-DLB_API int dlb_cuda_is_available(dlb_error* error);
+DLB_API dlb_status dlb_cuda_is_available(dlb_error* error);
 
 /* Writes the number of CUDA devices visible to this process. Without a driver or a device the
- * call fails with DLB_ERR_DEVICE_UNAVAILABLE and writes 0. */
-DLB_API int dlb_cuda_device_count(int32_t* count, dlb_error* error);
+ * call fails with DLB_ERR_DEVICE_UNAVAILABLE (and *count is 0, as on every error). */
+DLB_API dlb_status dlb_cuda_device_count(int32_t* count, dlb_error* error);
 
 /* Writes the DLPack device that `pointer` lives on: {kDLCUDA, id} for device memory,
  * {kDLCUDAHost, 0} for pinned host memory, {kDLCUDAManaged, 0} for managed memory and
  * {kDLCPU, 0} for memory CUDA does not know (including NULL). */
-DLB_API int dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_error* error);
+DLB_API dlb_status dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_error* error);
 
 /* The consumer_stream value that stands for "not given" (Python's None): the legacy default
  * stream. */
@@ -570,8 +617,8 @@ DLB_API int dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_erro
  * It records an event on the producer's stream and makes the consumer's stream wait for it;
  * nothing is done when both name the same stream. Ownership: nothing is allocated that
  * outlives the call; the streams stay the caller's. */
-DLB_API int dlb_cuda_stream_handshake(int32_t device_id, void* producer_stream,
-                                      int64_t consumer_stream, dlb_error* error);
+DLB_API dlb_status dlb_cuda_stream_handshake(int32_t device_id, void* producer_stream,
+                                             int64_t consumer_stream, dlb_error* error);
 
 /* ========================================================================================== */
 /* OpenCL                                                                                     */
@@ -586,30 +633,30 @@ DLB_API int dlb_cuda_stream_handshake(int32_t device_id, void* producer_stream,
 
 /* DLB_OK when an OpenCL platform with at least one device was found; otherwise
  * DLB_ERR_UNSUPPORTED (built without OpenCL) or DLB_ERR_DEVICE_UNAVAILABLE with the reason. */
-DLB_API int dlb_opencl_is_available(dlb_error* error);
+DLB_API dlb_status dlb_opencl_is_available(dlb_error* error);
 
 /* Writes the number of OpenCL devices over all platforms (0 and DLB_ERR_DEVICE_UNAVAILABLE
  * when there is none). */
-DLB_API int dlb_opencl_device_count(int32_t* count, dlb_error* error);
+DLB_API dlb_status dlb_opencl_device_count(int32_t* count, dlb_error* error);
 
 /* The OpenCL objects behind device `device_id`: its cl_platform_id, cl_device_id, the
  * cl_context dlbridge allocates in, and the library's in-order cl_command_queue. Each out
  * pointer may be NULL. The objects belong to the library and live until the process ends;
  * retain them (clRetainContext, ...) to keep them longer than a backend replacement. */
-DLB_API int dlb_opencl_device_objects(int32_t device_id, void** platform, void** device,
-                                      void** context, void** queue, dlb_error* error);
+DLB_API dlb_status dlb_opencl_device_objects(int32_t device_id, void** platform, void** device,
+                                             void** context, void** queue, dlb_error* error);
 
 /* Writes "platform name / device name" of device `device_id` into buffer (NUL-terminated;
  * DLB_ERR_INVALID_ARGUMENT when it does not fit). */
-DLB_API int dlb_opencl_device_name(int32_t device_id, char* buffer, size_t buffer_size,
-                                   dlb_error* error);
+DLB_API dlb_status dlb_opencl_device_name(int32_t device_id, char* buffer, uint64_t buffer_size,
+                                          dlb_error* error);
 
 /* The OpenCL counterpart of the stream handshake: makes the commands queued so far on
  * `producer_queue` complete before any command queued afterwards on `consumer_queue` starts,
  * without blocking the host (a marker on one queue, a barrier waiting on it on the other).
  * Nothing is done when both are the same queue. Both must belong to the same cl_context. */
-DLB_API int dlb_opencl_queue_handshake(void* producer_queue, void* consumer_queue,
-                                       dlb_error* error);
+DLB_API dlb_status dlb_opencl_queue_handshake(void* producer_queue, void* consumer_queue,
+                                              dlb_error* error);
 
 #ifdef __cplusplus
 } /* extern "C" */

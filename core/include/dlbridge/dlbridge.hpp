@@ -388,7 +388,7 @@ inline std::string version_string() { return dlb_version_string(); }
 
 /* A move-only owner of a legacy DLManagedTensor* (DLPack < 1.0), as produced by
  * Tensor::export_legacy() for consumers that only speak the legacy struct. The destructor frees
- * the tensor (dlb_legacy_tensor_free: its deleter runs exactly once); release() hands the raw
+ * the tensor (dlb_tensor_free_legacy: its deleter runs exactly once); release() hands the raw
  * pointer to a consumer instead, which then must call its deleter exactly once. */
 class LegacyTensor {
  public:
@@ -404,7 +404,7 @@ class LegacyTensor {
     return *this;
   }
   /* Frees the held tensor, if any. */
-  ~LegacyTensor() { dlb_legacy_tensor_free(ptr_); }
+  ~LegacyTensor() { dlb_tensor_free_legacy(ptr_); }
 
   /* Takes ownership of a raw legacy tensor from any producer (NULL gives an empty owner). No
    * validation happens here; import it with Tensor::import_legacy() to validate it. */
@@ -421,7 +421,7 @@ class LegacyTensor {
   /* Frees the held tensor (if any) and takes ownership of `tensor` (may be NULL). */
   void reset(DLManagedTensor* tensor = nullptr) noexcept {
     DLManagedTensor* old = std::exchange(ptr_, tensor);
-    dlb_legacy_tensor_free(old);
+    dlb_tensor_free_legacy(old);
   }
 
   /* The raw pointer, still owned by this object (NULL if empty). */
@@ -869,7 +869,7 @@ class Tensor {
     std::vector<int64_t> out(checked_ndim(t));
     if (out.empty()) return out;
     dlb_error error{};
-    detail::check(dlb_tensor_get_strides(&t, out.data(), &error), error);
+    detail::check(dlb_tensor_get_strides(&t, t.ndim, out.data(), &error), error);
     return out;
   }
 

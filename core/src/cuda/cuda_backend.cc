@@ -292,8 +292,8 @@ int cuda_copy_tensor(void*, const DLTensor* dst, uint64_t dst_flags, const DLTen
   const bool dst_on_device = dst->device.device_type == kDLCUDA;
   const uint64_t unit = (uint64_t{src->dtype.bits} * src->dtype.lanes + 7) / 8;
   int64_t src_strides[DLB_MAX_NDIM], dst_strides[DLB_MAX_NDIM];
-  dlb_tensor_get_strides(src, src_strides, nullptr);
-  dlb_tensor_get_strides(dst, dst_strides, nullptr);
+  dlb_tensor_get_strides(src, DLB_MAX_NDIM, src_strides, nullptr);
+  dlb_tensor_get_strides(dst, DLB_MAX_NDIM, dst_strides, nullptr);
   const char* src_first = static_cast<const char*>(src->data) + src->byte_offset;
   char* dst_first = static_cast<char*>(dst->data) + dst->byte_offset;
   CopyPlan plan;
@@ -477,9 +477,11 @@ DLB_API int dlb_cuda_device_count(int32_t* count, dlb_error* error) {
 
 DLB_API int dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_error* error) {
   if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
-  *out = DLDevice{kDLCPU, 0};
+  *out = DLDevice{};
   const int status = ready(error);
-  if (status != DLB_OK || pointer == nullptr) return status;
+  if (status != DLB_OK) return status;
+  *out = DLDevice{kDLCPU, 0};
+  if (pointer == nullptr) return DLB_OK;
   const cudaPointerAttributes attributes = pointer_attributes(pointer);
   switch (attributes.type) {
     case cudaMemoryTypeDevice:

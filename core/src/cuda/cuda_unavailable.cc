@@ -20,7 +20,7 @@ DLB_API int dlb_cuda_device_count(int32_t* count, dlb_error* error) {
 }
 
 DLB_API int dlb_cuda_pointer_device(const void*, DLDevice* out, dlb_error* error) {
-  if (out != nullptr) *out = DLDevice{kDLCPU, 0};
+  if (out != nullptr) *out = DLDevice{};
   return built_without_cuda(error);
 }
 

@@ -166,10 +166,10 @@ int check_memory(void*, const DLTensor* tensor, uint64_t flags, dlb_error* error
   }
 
   int64_t begin = 0;
-  uint64_t span = 0;
+  int64_t span = 0;
   status = dlb_tensor_byte_span(tensor, flags, &begin, &span, error);
   if (status != DLB_OK) return status;
-  const uint64_t end = static_cast<uint64_t>(begin) + span;
+  const uint64_t end = static_cast<uint64_t>(begin) + static_cast<uint64_t>(span);
   if (span > 0 && end > size) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                      "the cl_mem holds %llu bytes but the tensor's elements reach byte %llu "
@@ -240,7 +240,7 @@ DLB_API int dlb_opencl_device_objects(int32_t device_id, void** platform, void**
   return DLB_OK;
 }
 
-DLB_API int dlb_opencl_device_name(int32_t device_id, char* buffer, size_t buffer_size,
+DLB_API int dlb_opencl_device_name(int32_t device_id, char* buffer, uint64_t buffer_size,
                                    dlb_error* error) {
   if (buffer == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
   if (buffer_size > 0) buffer[0] = '\0';
@@ -251,8 +251,8 @@ DLB_API int dlb_opencl_device_name(int32_t device_id, char* buffer, size_t buffe
   const size_t length = std::strlen(dev->name);
   if (length + 1 > buffer_size) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "buffer of %zu bytes is too small for opencl device name '%s'", buffer_size,
-                     dev->name);
+                     "buffer of %llu bytes is too small for opencl device name '%s'",
+                     static_cast<unsigned long long>(buffer_size), dev->name);
   }
   std::memcpy(buffer, dev->name, length + 1);
   return DLB_OK;

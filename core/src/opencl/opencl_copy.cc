@@ -481,7 +481,7 @@ struct Side {
 
 void describe(const DLTensor* t, const Geometry& g, Side* side) {
   side->t = t;
-  dlb_tensor_get_strides(t, side->strides, nullptr);
+  dlb_tensor_get_strides(t, DLB_MAX_NDIM, side->strides, nullptr);
   side->begin = g.begin_bits / 8;  // unpacked data starts on a byte
   // The span ends at the last element's value bits: padded sub-byte data fills its byte.
   side->span = (g.span_bits + 7) / 8;

@@ -29,7 +29,7 @@ DLB_API int dlb_opencl_device_objects(int32_t, void** platform, void** device, v
   return built_without_opencl(error);
 }
 
-DLB_API int dlb_opencl_device_name(int32_t, char* buffer, size_t buffer_size, dlb_error* error) {
+DLB_API int dlb_opencl_device_name(int32_t, char* buffer, uint64_t buffer_size, dlb_error* error) {
   if (buffer != nullptr && buffer_size > 0) buffer[0] = '\0';
   return built_without_opencl(error);
 }

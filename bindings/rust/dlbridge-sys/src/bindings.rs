@@ -184,37 +184,38 @@ extern "C" {
 extern "C" {
     pub fn dlb_version_string() -> *const ::std::os::raw::c_char;
 }
+pub type dlb_status = i32;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dlb_error {
     pub message: [::std::os::raw::c_char; 512usize],
 }
 extern "C" {
-    pub fn dlb_status_name(status: ::std::os::raw::c_int) -> *const ::std::os::raw::c_char;
+    pub fn dlb_status_name(status: dlb_status) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
     pub fn dlb_dtype_parse(
         name: *const ::std::os::raw::c_char,
         out: *mut DLDataType,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_dtype_format(
         dtype: DLDataType,
         buffer: *mut ::std::os::raw::c_char,
-        buffer_size: usize,
+        buffer_size: u64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
-    pub fn dlb_dtype_code_name(code: u8) -> *const ::std::os::raw::c_char;
+    pub fn dlb_dtype_code_name(code: i32) -> *const ::std::os::raw::c_char;
 }
 extern "C" {
-    pub fn dlb_dtype_bits_allowed(code: u8, bits: u8) -> ::std::os::raw::c_int;
+    pub fn dlb_dtype_bits_allowed(code: i32, bits: i32) -> ::std::os::raw::c_int;
 }
 extern "C" {
-    pub fn dlb_dtype_validate(dtype: DLDataType, error: *mut dlb_error) -> ::std::os::raw::c_int;
+    pub fn dlb_dtype_validate(dtype: DLDataType, error: *mut dlb_error) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_dtype_element_bits(dtype: DLDataType) -> u32;
@@ -232,7 +233,7 @@ extern "C" {
         flags: u64,
         out_bytes: *mut u64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_device_type_name(device_type: i32) -> *const ::std::os::raw::c_char;
@@ -247,21 +248,21 @@ extern "C" {
     pub fn dlb_device_format(
         device: DLDevice,
         buffer: *mut ::std::os::raw::c_char,
-        buffer_size: usize,
+        buffer_size: u64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_device_parse(
         text: *const ::std::os::raw::c_char,
         out: *mut DLDevice,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dlb_backend {
-    pub struct_size: usize,
+    pub struct_size: u64,
     pub device_type: i32,
     pub name: *const ::std::os::raw::c_char,
     pub ctx: *mut ::std::os::raw::c_void,
@@ -272,7 +273,7 @@ pub struct dlb_backend {
             nbytes: u64,
             out_data: *mut *mut ::std::os::raw::c_void,
             error: *mut dlb_error,
-        ) -> ::std::os::raw::c_int,
+        ) -> dlb_status,
     >,
     pub free: ::std::option::Option<
         unsafe extern "C" fn(
@@ -293,7 +294,7 @@ pub struct dlb_backend {
             nbytes: u64,
             stream: *mut ::std::os::raw::c_void,
             error: *mut dlb_error,
-        ) -> ::std::os::raw::c_int,
+        ) -> dlb_status,
     >,
     pub copy_tensor: ::std::option::Option<
         unsafe extern "C" fn(
@@ -304,7 +305,7 @@ pub struct dlb_backend {
             src_flags: u64,
             stream: *mut ::std::os::raw::c_void,
             error: *mut dlb_error,
-        ) -> ::std::os::raw::c_int,
+        ) -> dlb_status,
     >,
     pub synchronize: ::std::option::Option<
         unsafe extern "C" fn(
@@ -312,7 +313,7 @@ pub struct dlb_backend {
             device: DLDevice,
             stream: *mut ::std::os::raw::c_void,
             error: *mut dlb_error,
-        ) -> ::std::os::raw::c_int,
+        ) -> dlb_status,
     >,
     pub destroy: ::std::option::Option<unsafe extern "C" fn(ctx: *mut ::std::os::raw::c_void)>,
     pub check_memory: ::std::option::Option<
@@ -321,18 +322,14 @@ pub struct dlb_backend {
             tensor: *const DLTensor,
             flags: u64,
             error: *mut dlb_error,
-        ) -> ::std::os::raw::c_int,
+        ) -> dlb_status,
     >,
 }
 extern "C" {
-    pub fn dlb_backend_register(
-        backend: *const dlb_backend,
-        error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    pub fn dlb_backend_register(backend: *const dlb_backend, error: *mut dlb_error) -> dlb_status;
 }
 extern "C" {
-    pub fn dlb_backend_unregister(device_type: i32, error: *mut dlb_error)
-        -> ::std::os::raw::c_int;
+    pub fn dlb_backend_unregister(device_type: i32, error: *mut dlb_error) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_backend_is_registered(device_type: i32) -> ::std::os::raw::c_int;
@@ -347,7 +344,7 @@ extern "C" {
         flags: u64,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 pub type dlb_release_fn =
     ::std::option::Option<unsafe extern "C" fn(release_ctx: *mut ::std::os::raw::c_void)>;
@@ -359,46 +356,51 @@ extern "C" {
         release_ctx: *mut ::std::os::raw::c_void,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_import(
         src: *mut DLManagedTensorVersioned,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_import_legacy(
         src: *mut DLManagedTensor,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_export_legacy(
         src: *mut DLManagedTensorVersioned,
         out: *mut *mut DLManagedTensor,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_free(tensor: *mut DLManagedTensorVersioned);
 }
 extern "C" {
-    pub fn dlb_legacy_tensor_free(tensor: *mut DLManagedTensor);
+    pub fn dlb_tensor_free_legacy(tensor: *mut DLManagedTensor);
 }
 extern "C" {
     pub fn dlb_tensor_share(
-        tensor: *mut DLManagedTensorVersioned,
+        tensor: *const DLManagedTensorVersioned,
         add_flags: u64,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_is_dlbridge(tensor: *const DLManagedTensorVersioned)
         -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_tensor_is_exclusive(
+        tensor: *const DLManagedTensorVersioned,
+    ) -> ::std::os::raw::c_int;
 }
 extern "C" {
     pub fn dlb_tensor_live_count() -> i64;
@@ -422,14 +424,14 @@ extern "C" {
         tensor: *const DLTensor,
         flags: u64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_element_count(
         tensor: *const DLTensor,
         out: *mut i64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_byte_size(
@@ -437,23 +439,40 @@ extern "C" {
         flags: u64,
         out: *mut u64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_byte_span(
         tensor: *const DLTensor,
         flags: u64,
         out_begin: *mut i64,
-        out_size: *mut u64,
+        out_size: *mut i64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_shape_element_count(
+        ndim: i32,
+        shape: *const i64,
+        out: *mut i64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_tensor_get_shape(
+        tensor: *const DLTensor,
+        capacity: i32,
+        out: *mut i64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_get_strides(
         tensor: *const DLTensor,
+        capacity: i32,
         out: *mut i64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_compact_strides(ndim: i32, shape: *const i64, out: *mut i64);
@@ -478,6 +497,15 @@ extern "C" {
         tensor: *const DLManagedTensorVersioned,
     ) -> ::std::os::raw::c_int;
 }
+extern "C" {
+    pub fn dlb_tensor_host_data(
+        tensor: *const DLManagedTensorVersioned,
+        writable: ::std::os::raw::c_int,
+        out_data: *mut *mut ::std::os::raw::c_void,
+        out_size: *mut u64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dlb_slice {
@@ -487,46 +515,46 @@ pub struct dlb_slice {
 }
 extern "C" {
     pub fn dlb_tensor_slice(
-        src: *mut DLManagedTensorVersioned,
+        src: *const DLManagedTensorVersioned,
         nslices: i32,
         slices: *const dlb_slice,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_select(
-        src: *mut DLManagedTensorVersioned,
+        src: *const DLManagedTensorVersioned,
         axis: i32,
         index: i64,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_reshape(
-        src: *mut DLManagedTensorVersioned,
+        src: *const DLManagedTensorVersioned,
         ndim: i32,
         shape: *const i64,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_permute(
-        src: *mut DLManagedTensorVersioned,
+        src: *const DLManagedTensorVersioned,
         naxes: i32,
         axes: *const i32,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_transpose(
-        src: *mut DLManagedTensorVersioned,
+        src: *const DLManagedTensorVersioned,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_copy(
@@ -534,14 +562,14 @@ extern "C" {
         device: DLDevice,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_copy_into(
         src: *const DLManagedTensorVersioned,
         dst: *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_copy_async(
@@ -550,7 +578,7 @@ extern "C" {
         stream: *mut ::std::os::raw::c_void,
         out: *mut *mut DLManagedTensorVersioned,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_tensor_copy_into_async(
@@ -558,27 +586,27 @@ extern "C" {
         dst: *mut DLManagedTensorVersioned,
         stream: *mut ::std::os::raw::c_void,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_device_synchronize(
         device: DLDevice,
         stream: *mut ::std::os::raw::c_void,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
-    pub fn dlb_cuda_is_available(error: *mut dlb_error) -> ::std::os::raw::c_int;
+    pub fn dlb_cuda_is_available(error: *mut dlb_error) -> dlb_status;
 }
 extern "C" {
-    pub fn dlb_cuda_device_count(count: *mut i32, error: *mut dlb_error) -> ::std::os::raw::c_int;
+    pub fn dlb_cuda_device_count(count: *mut i32, error: *mut dlb_error) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_cuda_pointer_device(
         pointer: *const ::std::os::raw::c_void,
         out: *mut DLDevice,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_cuda_stream_handshake(
@@ -586,14 +614,13 @@ extern "C" {
         producer_stream: *mut ::std::os::raw::c_void,
         consumer_stream: i64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
-    pub fn dlb_opencl_is_available(error: *mut dlb_error) -> ::std::os::raw::c_int;
+    pub fn dlb_opencl_is_available(error: *mut dlb_error) -> dlb_status;
 }
 extern "C" {
-    pub fn dlb_opencl_device_count(count: *mut i32, error: *mut dlb_error)
-        -> ::std::os::raw::c_int;
+    pub fn dlb_opencl_device_count(count: *mut i32, error: *mut dlb_error) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_opencl_device_objects(
@@ -603,20 +630,20 @@ extern "C" {
         context: *mut *mut ::std::os::raw::c_void,
         queue: *mut *mut ::std::os::raw::c_void,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_opencl_device_name(
         device_id: i32,
         buffer: *mut ::std::os::raw::c_char,
-        buffer_size: usize,
+        buffer_size: u64,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }
 extern "C" {
     pub fn dlb_opencl_queue_handshake(
         producer_queue: *mut ::std::os::raw::c_void,
         consumer_queue: *mut ::std::os::raw::c_void,
         error: *mut dlb_error,
-    ) -> ::std::os::raw::c_int;
+    ) -> dlb_status;
 }

@@ -77,7 +77,7 @@
 //!
 //! // Consumers that only speak DLPack 0.x get the legacy struct.
 //! let legacy: *mut ffi::DLManagedTensor = t.into_raw_legacy()?;
-//! unsafe { ffi::dlb_legacy_tensor_free(legacy) };
+//! unsafe { ffi::dlb_tensor_free_legacy(legacy) };
 //! # Ok::<(), dlbridge::Error>(())
 //! ```
 //!
