@@ -176,7 +176,7 @@ int main(void) {
   const DLDevice cpu = {kDLCPU, 0};
   const DLDataType float32 = {kDLFloat, 32, 1};
   DLManagedTensorVersioned* x;
-  int status;
+  dlb_status status;
   int64_t i;
   int64_t j;
 

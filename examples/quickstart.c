@@ -16,7 +16,7 @@ int main(void) {
   float* values;
   int64_t i;
   int64_t j;
-  int status;
+  dlb_status status;
 
   /* An uninitialised 2x3 float32 tensor on the CPU; we own it until dlb_tensor_free. */
   status = dlb_tensor_allocate(cpu, float32, 2, shape, NULL, 0, &matrix, &error);

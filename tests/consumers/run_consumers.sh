@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds and runs projects outside the dlbridge tree against the INSTALLED library, the way the
+# README's "Install and link" section tells a user to:
+#   C   shared and static, through pkg-config (dlbridge.pc, dlbridge-static.pc)
+#   C++ through CMake's find_package(dlbridge), shared and static targets
+# Usage: run_consumers.sh BUILD_DIR SOURCE_DIR
+# The build is installed with DESTDIR into a temporary folder instead of /usr/local; the only
+# differences from a user's steps are the variables that point the tools into that folder
+# (PKG_CONFIG_SYSROOT_DIR/PKG_CONFIG_PATH, CMAKE_PREFIX_PATH) and LD_LIBRARY_PATH standing in
+# for the ldconfig a system install runs. Ends with "N passed, N failed".
+set -uo pipefail
+build=$(cd "$1" && pwd)
+source=$(cd "$2" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/dlbridge-consumers.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+step() {  # step NAME COMMAND...: runs one consumer step, counting it
+  local name="$1"
+  shift
+  if "$@" >"$work/step.log" 2>&1; then
+    echo "ok     $name"
+    passed=$((passed + 1))
+  else
+    echo "FAILED $name"
+    sed 's/^/    /' "$work/step.log"
+    failed=$((failed + 1))
+  fi
+}
+
+destdir="$work/root"
+if ! meson install -C "$build" --destdir "$destdir" --no-rebuild >"$work/install.log" 2>&1; then
+  cat "$work/install.log"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+prefix=$(meson introspect "$build" --buildoptions |
+  python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+libdir=$(meson introspect "$build" --buildoptions |
+  python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "libdir"))')
+export PKG_CONFIG_SYSROOT_DIR="$destdir"
+export PKG_CONFIG_PATH="$destdir$prefix/$libdir/pkgconfig"
+installed_lib="$destdir$prefix/$libdir"
+
+# C, shared: the README's command, then the program runs from the installed library.
+cp "$source/examples/quickstart.c" "$work/quickstart.c"
+step "c shared (pkg-config dlbridge)" \
+  sh -c "cd '$work' && cc quickstart.c -o quickstart_shared \$(pkg-config --cflags --libs dlbridge) \
+         && LD_LIBRARY_PATH='$installed_lib' ./quickstart_shared"
+step "c shared program needs only libdlbridge.so.0 and system libraries" \
+  sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$work/quickstart_shared' | grep -q '$installed_lib/libdlbridge.so.0'"
+
+# C, static: nothing but what dlbridge-static.pc says, and no libdlbridge.so at run time.
+step "c static (pkg-config dlbridge-static)" \
+  sh -c "cd '$work' && cc quickstart.c -o quickstart_static \$(pkg-config --cflags --libs dlbridge-static) \
+         && ./quickstart_static && ! ldd ./quickstart_static | grep -q libdlbridge"
+
+# C++ through CMake: find_package(dlbridge) and the two imported targets.
+cp -r "$source/tests/consumers/cmake" "$work/cmake"
+cp "$source/examples/quickstart.cpp" "$source/examples/quickstart.c" "$work/cmake/"
+step "c++ cmake configure (find_package(dlbridge))" \
+  cmake -S "$work/cmake" -B "$work/cmake/build" -DCMAKE_PREFIX_PATH="$destdir$prefix" \
+    -DCMAKE_BUILD_TYPE=Release
+step "c++ cmake build" cmake --build "$work/cmake/build"
+step "c++ shared (dlbridge::dlbridge)" \
+  env LD_LIBRARY_PATH="$installed_lib" "$work/cmake/build/quickstart_shared"
+step "c++ static (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_static"
+step "c static through cmake (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_c_static"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
