@@ -113,7 +113,7 @@ pub fn live_count() -> i64 {
     unsafe { ffi::dlb_tensor_live_count() }
 }
 
-/// The version of the C library loaded at run time ("0.1.0").
+/// The version of the C library loaded at run time ("0.2.0").
 pub fn version() -> &'static str {
     // SAFETY: returns a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(ffi::dlb_version_string()) }

@@ -283,7 +283,7 @@ impl Tensor {
             // SAFETY: a fresh compact allocation of numel elements at data; nobody else sees it.
             unsafe { ptr::write_bytes(t.first_element(), 0, size) };
         } else if t.is_host_readable() {
-            let (mut begin, mut size) = (0i64, 0u64);
+            let (mut begin, mut size) = (0i64, 0i64);
             let err = ErrorBuf::new();
             // SAFETY: borrowed valid tensor; out pointers valid.
             err.check(unsafe {
