@@ -93,6 +93,7 @@
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+mod device;
 mod dtype;
 mod element;
 mod error;
@@ -101,6 +102,7 @@ mod tensor;
 /// The raw C API (`dlbridge-sys`), for calls this crate does not wrap.
 pub use dlbridge_sys as ffi;
 
+pub use device::{cuda, opencl, Stream};
 pub use dtype::{device_type, dtype_code, DType, Device};
 pub use element::{Bf16, Element, F16};
 pub use error::{status, status_name, Error, Result};
