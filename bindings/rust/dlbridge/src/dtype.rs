@@ -172,14 +172,16 @@ impl DType {
         err.check(unsafe { ffi::dlb_dtype_validate(self.into(), err.as_mut_ptr()) })
     }
 
-    /// Bits of one element (`bits * lanes`).
+    /// Bits of one element (`bits * lanes`; `dlb_dtype_element_bits`).
     pub fn element_bits(self) -> u32 {
-        u32::from(self.bits) * u32::from(self.lanes)
+        // SAFETY: plain value in.
+        unsafe { ffi::dlb_dtype_element_bits(self.into()) }
     }
 
-    /// Bytes one element occupies on its own: `ceil(bits * lanes / 8)`.
+    /// Bytes one element occupies on its own: `ceil(bits * lanes / 8)` (`dlb_dtype_element_size`).
     pub fn element_size(self) -> u64 {
-        u64::from(self.element_bits()).div_ceil(8)
+        // SAFETY: plain value in.
+        unsafe { ffi::dlb_dtype_element_size(self.into()) }
     }
 
     /// The base name of the code ("float", "float8_e4m3fn"), or `None` for an unknown code.
