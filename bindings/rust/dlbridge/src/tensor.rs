@@ -195,6 +195,21 @@ unsafe extern "C" fn call_boxed<F: FnOnce()>(ctx: *mut c_void) {
     f();
 }
 
+/// Runs a C call that writes a new tensor into `out` and the reason into `err`: on success the
+/// caller owns `*out` (the rule of every dlbridge function that returns a tensor). Views and
+/// shares made this way hold a reference in the C library's count, so neither they nor their
+/// source are exclusive while both live.
+#[inline(always)]
+fn made_by(
+    call: impl FnOnce(*mut *mut ffi::DLManagedTensorVersioned, *mut ffi::dlb_error) -> ffi::dlb_status,
+) -> Result<Tensor> {
+    let mut out = ptr::null_mut();
+    let err = ErrorBuf::new();
+    err.check(call(&mut out, err.as_mut_ptr()))?;
+    // SAFETY: success: we own `out`, a non-NULL dlbridge tensor.
+    Ok(unsafe { Tensor::from_dlbridge(out) })
+}
+
 impl Tensor {
     /// Takes a handle made by dlbridge. Caller: `raw` is a non-NULL dlbridge tensor it owns.
     #[inline(always)]
@@ -317,10 +332,8 @@ impl Tensor {
                 ));
             }
         }
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
         // SAFETY: shape/strides hold ndim values and outlive the call; out/err valid for writes.
-        err.check(unsafe {
+        made_by(|out, err| unsafe {
             ffi::dlb_tensor_allocate(
                 device.into(),
                 dtype.into(),
@@ -328,12 +341,10 @@ impl Tensor {
                 shape.as_ptr(),
                 strides.map_or(ptr::null(), |s| s.as_ptr()),
                 flags,
-                &mut out,
-                err.as_mut_ptr(),
+                out,
+                err,
             )
-        })?;
-        // SAFETY: success: we own `out`.
-        Ok(unsafe { Tensor::from_dlbridge(out) })
+        })
     }
 
     /// Copies `data` into a new CPU tensor of the given shape.
@@ -420,14 +431,11 @@ impl Tensor {
                 .map_or(ptr::null_mut(), |s| s.as_ptr().cast_mut()),
             byte_offset: parts.byte_offset,
         };
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
-        // SAFETY: desc is a valid DLTensor for the call; the caller vouches for the memory.
-        err.check(unsafe {
-            ffi::dlb_tensor_wrap(&desc, parts.flags, release, ctx, &mut out, err.as_mut_ptr())
-        })?;
-        // SAFETY: success: we own `out`; the memory's exclusivity is the caller's promise.
-        Ok(unsafe { Tensor::from_dlbridge(out) })
+        // SAFETY: desc is a valid DLTensor for the call; the caller vouches for the memory (and
+        // for its exclusivity: the core counts a wrap as the only holder).
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_wrap(&desc, parts.flags, release, ctx, out, err)
+        })
     }
 
     /// Wraps memory owned elsewhere without copying (`dlb_tensor_wrap`). `release` runs exactly
@@ -718,37 +726,17 @@ impl Tensor {
     // Views, shares and copies
     // ------------------------------------------------------------------------------------
 
-    /// Runs a C function that makes a new tensor over the same memory (which the C library counts:
-    /// neither is exclusive while both live).
-    #[inline]
-    fn derive(
-        &self,
-        f: impl FnOnce(
-            *mut ffi::DLManagedTensorVersioned,
-            *mut *mut ffi::DLManagedTensorVersioned,
-            *mut ffi::dlb_error,
-        ) -> i32,
-    ) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
-        err.check(f(self.raw(), &mut out, err.as_mut_ptr()))?;
-        // SAFETY: success: we own `out`.
-        Ok(unsafe { Tensor::from_dlbridge(out) })
-    }
-
     /// Another reference to the same memory (`dlb_tensor_share`): a new, independent tensor
     /// that can be handed to another owner or thread. The memory goes when the last one does.
     pub fn share(&self) -> Result<Tensor> {
-        // SAFETY: the C call only bumps the atomic reference count of `src`.
-        self.derive(|src, out, err| unsafe { ffi::dlb_tensor_share(src, 0, out, err) })
+        // SAFETY: the C call only bumps the atomic reference count of `self`.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_share(self.raw(), 0, out, err) })
     }
 
     /// A read-only share: the new tensor carries READ_ONLY, `self` is unchanged.
     pub fn share_read_only(&self) -> Result<Tensor> {
         // SAFETY: as share().
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_share(src, flags::READ_ONLY, out, err)
-        })
+        made_by(|out, err| unsafe { ffi::dlb_tensor_share(self.raw(), flags::READ_ONLY, out, err) })
     }
 
     /// A view of the first `slices.len()` dimensions sliced with Python semantics
@@ -765,16 +753,14 @@ impl Tensor {
     pub fn slice(&self, slices: &[Slice]) -> Result<Tensor> {
         let n = ndim_of(slices.len())?;
         let raw: Vec<ffi::dlb_slice> = slices.iter().map(|s| s.to_ffi()).collect();
-        // SAFETY: `raw` holds n slices for the call; src only gains a reference.
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_slice(src, n, raw.as_ptr(), out, err)
-        })
+        // SAFETY: `raw` holds n slices for the call; self only gains a reference.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_slice(self.raw(), n, raw.as_ptr(), out, err) })
     }
 
     /// Selects `index` along `axis`, removing that dimension (negative values count from the end).
     pub fn select(&self, axis: i32, index: i64) -> Result<Tensor> {
-        // SAFETY: src only gains a reference.
-        self.derive(|src, out, err| unsafe { ffi::dlb_tensor_select(src, axis, index, out, err) })
+        // SAFETY: self only gains a reference.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_select(self.raw(), axis, index, out, err) })
     }
 
     /// A view with a new shape of the same element count (one extent may be -1). Refused with
@@ -782,8 +768,8 @@ impl Tensor {
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let n = ndim_of(shape.len())?;
         // SAFETY: shape holds n values for the call.
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_reshape(src, n, shape.as_ptr(), out, err)
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_reshape(self.raw(), n, shape.as_ptr(), out, err)
         })
     }
 
@@ -791,15 +777,15 @@ impl Tensor {
     pub fn permute(&self, axes: &[i32]) -> Result<Tensor> {
         let n = ndim_of(axes.len())?;
         // SAFETY: axes holds n values for the call.
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_permute(src, n, axes.as_ptr(), out, err)
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_permute(self.raw(), n, axes.as_ptr(), out, err)
         })
     }
 
     /// A view with the dimensions in reverse order (the matrix transpose for 2-D).
     pub fn transpose(&self) -> Result<Tensor> {
-        // SAFETY: src only gains a reference.
-        self.derive(|src, out, err| unsafe { ffi::dlb_tensor_transpose(src, out, err) })
+        // SAFETY: self only gains a reference.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_transpose(self.raw(), out, err) })
     }
 
     /// Copies the elements into a new compact row-major tensor on `device` (`dlb_tensor_copy`),
@@ -823,20 +809,10 @@ impl Tensor {
     ///   writes its memory, and the returned tensor's memory is neither read nor written, nor is
     ///   it dropped.
     pub unsafe fn copy_to_async(&self, device: Device, stream: Stream) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
         // SAFETY: src is borrowed; out/err valid for writes; the stream is the caller's promise.
-        err.check(unsafe {
-            ffi::dlb_tensor_copy_async(
-                self.raw(),
-                device.into(),
-                stream.as_raw(),
-                &mut out,
-                err.as_mut_ptr(),
-            )
-        })?;
-        // SAFETY: success: we own a fresh copy.
-        Ok(unsafe { Tensor::from_dlbridge(out) })
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_copy_async(self.raw(), device.into(), stream.as_raw(), out, err)
+        })
     }
 
     /// Copies the elements of `self` into `dst`, which has the same shape and dtype (any
@@ -931,12 +907,8 @@ impl Tensor {
     /// valid, host memory read through it must be initialised, and nobody else may write it
     /// (unless the caller only uses the `unsafe` `*_aliased` accessors and orders accesses).
     pub unsafe fn from_raw(raw: *mut ffi::DLManagedTensorVersioned) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
         // SAFETY: forwarded from the caller; the C library consumes `raw` in every case.
-        err.check(unsafe { ffi::dlb_tensor_import(raw, &mut out, err.as_mut_ptr()) })?;
-        // SAFETY: success: we own `out`.
-        Ok(unsafe { Tensor::from_dlbridge(out) })
+        made_by(|out, err| unsafe { ffi::dlb_tensor_import(raw, out, err) })
     }
 
     /// Takes ownership of a legacy `DLManagedTensor` (`dlb_tensor_import_legacy`); consumed in
@@ -946,12 +918,8 @@ impl Tensor {
     /// # Safety
     /// As [`from_raw`](Tensor::from_raw), for a `DLManagedTensor`.
     pub unsafe fn from_raw_legacy(raw: *mut ffi::DLManagedTensor) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
         // SAFETY: forwarded; consumed in every case.
-        err.check(unsafe { ffi::dlb_tensor_import_legacy(raw, &mut out, err.as_mut_ptr()) })?;
-        // SAFETY: success: we own `out`.
-        Ok(unsafe { Tensor::from_dlbridge(out) })
+        made_by(|out, err| unsafe { ffi::dlb_tensor_import_legacy(raw, out, err) })
     }
 }
 
