@@ -490,17 +490,16 @@ impl Tensor {
     #[inline]
     pub fn shape(&self) -> &[i64] {
         let t = self.dl_tensor();
-        // SAFETY: dlbridge tensors always carry non-NULL shape/strides with ndim values, owned by
-        // the tensor's block and immutable while it lives.
-        unsafe { std::slice::from_raw_parts(t.shape, t.ndim as usize) }
+        // SAFETY: see dims().
+        unsafe { dims(t.shape, t.ndim) }
     }
 
     /// The strides in elements (always present on dlbridge tensors).
     #[inline]
     pub fn strides(&self) -> &[i64] {
         let t = self.dl_tensor();
-        // SAFETY: as shape().
-        unsafe { std::slice::from_raw_parts(t.strides, t.ndim as usize) }
+        // SAFETY: see dims().
+        unsafe { dims(t.strides, t.ndim) }
     }
 
     /// The number of dimensions.
@@ -921,6 +920,19 @@ impl Tensor {
         // SAFETY: forwarded; consumed in every case.
         made_by(|out, err| unsafe { ffi::dlb_tensor_import_legacy(raw, out, err) })
     }
+}
+
+/// The shape or strides array of a dlbridge tensor as a slice. The C library guarantees
+/// non-NULL arrays of ndim values when ndim > 0 (dlbridge.h, "Tensor lifecycle"), owned by the
+/// tensor and immutable while it lives; for ndim 0 the pointer may be NULL, which a slice may
+/// not hold.
+#[inline(always)]
+unsafe fn dims<'a>(p: *const i64, ndim: i32) -> &'a [i64] {
+    if ndim <= 0 {
+        return &[];
+    }
+    // SAFETY: the caller's tensor; the guarantee above.
+    unsafe { std::slice::from_raw_parts(p, ndim as usize) }
 }
 
 fn check_len(len: usize, shape: &[i64]) -> Result<()> {
