@@ -896,8 +896,9 @@ impl Tensor {
     /// checks the major version first, then validates every field. The tensor is consumed in
     /// every case: on error its deleter has already been called exactly once.
     ///
-    /// A tensor that comes back from [`into_raw`](Tensor::into_raw) is returned as is. The
-    /// result is exclusive (writable by safe code) only if the producer set IS_COPIED.
+    /// A tensor that comes back from [`into_raw`](Tensor::into_raw) is returned as is, and is
+    /// exclusive if it was. A foreign producer's tensor is exclusive (writable by safe code)
+    /// only if the producer set IS_COPIED.
     ///
     /// # Safety
     /// `raw` must be NULL (an error) or point to a valid `DLManagedTensorVersioned` the caller
