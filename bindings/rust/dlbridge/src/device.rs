@@ -126,6 +126,9 @@ pub mod cuda {
     /// memory, `cuda_host:0` for pinned memory, `cuda_managed:0` for managed memory and
     /// [`Device::CPU`] for memory CUDA does not know (NULL included). The pointer is only
     /// looked up, never read.
+    // The pointer is an address to look up, never dereferenced (cudaPointerGetAttributes):
+    // any value, dangling or NULL included, is safe to pass.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn pointer_device(pointer: *const c_void) -> Result<Device> {
         let mut out = ffi::DLDevice {
             device_type: 0,
