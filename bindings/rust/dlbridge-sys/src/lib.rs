@@ -34,6 +34,11 @@ pub const DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: u64 = 1 << 2;
 /// Marks an omitted bound in a [`dlb_slice`], like Python's `None` (`INT64_MIN`).
 pub const DLB_SLICE_NONE: i64 = i64::MIN;
 
+/// The `consumer_stream` of [`dlb_cuda_stream_handshake`] that stands for "not given"
+/// (Python's `None`): the legacy default stream (`DLB_CUDA_STREAM_NONE`, `INT64_MIN`, which
+/// bindgen cannot evaluate either).
+pub const DLB_CUDA_STREAM_NONE: i64 = i64::MIN;
+
 /// The version of the C library this crate was built against, as found by `build.rs`
 /// ("unknown" when it could not tell). At run time, [`dlb_version_string`] names the library
 /// actually loaded.

@@ -162,6 +162,46 @@ fn codes_and_flags() {
     assert_eq!(DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 4);
     assert_eq!(DLPACK_MAJOR_VERSION, 1);
     assert_eq!(DLB_SLICE_NONE, i64::MIN);
+    assert_eq!(DLB_CUDA_STREAM_NONE, i64::MIN);
+}
+
+/// The boundary's types: every fallible function returns a 32-bit dlb_status, sizes are
+/// uint64_t, codes int32_t. A signature change in the header makes this fail to compile.
+#[test]
+fn boundary_signatures() {
+    let _: dlb_status = 0i32;
+    let _: unsafe extern "C" fn(i32, *const i64, *mut i64, *mut dlb_error) -> dlb_status =
+        dlb_shape_element_count;
+    let _: unsafe extern "C" fn(*const DLTensor, i32, *mut i64, *mut dlb_error) -> dlb_status =
+        dlb_tensor_get_shape;
+    let _: unsafe extern "C" fn(*const DLTensor, i32, *mut i64, *mut dlb_error) -> dlb_status =
+        dlb_tensor_get_strides;
+    let _: unsafe extern "C" fn(
+        *const DLManagedTensorVersioned,
+        i32,
+        *mut *mut std::ffi::c_void,
+        *mut u64,
+        *mut dlb_error,
+    ) -> dlb_status = dlb_tensor_host_data;
+    let _: unsafe extern "C" fn(*const DLManagedTensorVersioned) -> i32 = dlb_tensor_is_exclusive;
+    let _: unsafe extern "C" fn(
+        *const DLTensor,
+        u64,
+        *mut i64,
+        *mut i64,
+        *mut dlb_error,
+    ) -> dlb_status = dlb_tensor_byte_span;
+    let _: unsafe extern "C" fn(
+        DLDataType,
+        *mut std::os::raw::c_char,
+        u64,
+        *mut dlb_error,
+    ) -> dlb_status = dlb_dtype_format;
+    let _: unsafe extern "C" fn(i32) -> *const std::os::raw::c_char = dlb_dtype_code_name;
+    let _: unsafe extern "C" fn(i32, i32) -> i32 = dlb_dtype_bits_allowed;
+    let _: unsafe extern "C" fn(*mut DLManagedTensor) = dlb_tensor_free_legacy;
+    let _: unsafe extern "C" fn(i32, *mut std::ffi::c_void, i64, *mut dlb_error) -> dlb_status =
+        dlb_cuda_stream_handshake;
 }
 
 #[test]

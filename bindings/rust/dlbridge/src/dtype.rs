@@ -172,20 +172,22 @@ impl DType {
         err.check(unsafe { ffi::dlb_dtype_validate(self.into(), err.as_mut_ptr()) })
     }
 
-    /// Bits of one element (`bits * lanes`).
+    /// Bits of one element (`bits * lanes`; `dlb_dtype_element_bits`).
     pub fn element_bits(self) -> u32 {
-        u32::from(self.bits) * u32::from(self.lanes)
+        // SAFETY: plain value in.
+        unsafe { ffi::dlb_dtype_element_bits(self.into()) }
     }
 
-    /// Bytes one element occupies on its own: `ceil(bits * lanes / 8)`.
+    /// Bytes one element occupies on its own: `ceil(bits * lanes / 8)` (`dlb_dtype_element_size`).
     pub fn element_size(self) -> u64 {
-        u64::from(self.element_bits()).div_ceil(8)
+        // SAFETY: plain value in.
+        unsafe { ffi::dlb_dtype_element_size(self.into()) }
     }
 
     /// The base name of the code ("float", "float8_e4m3fn"), or `None` for an unknown code.
     pub fn code_name(self) -> Option<&'static str> {
         // SAFETY: returns NULL or a static NUL-terminated string.
-        let p = unsafe { ffi::dlb_dtype_code_name(self.code) };
+        let p = unsafe { ffi::dlb_dtype_code_name(i32::from(self.code)) };
         (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("?"))
     }
 }
@@ -214,12 +216,12 @@ impl From<DType> for ffi::DLDataType {
 /// they write (DLB_DTYPE_NAME_SIZE and DLB_DEVICE_NAME_SIZE are both below 64); `None` when the
 /// C call refuses the value.
 fn format_with(
-    call: impl FnOnce(*mut c_char, usize, *mut ffi::dlb_error) -> std::os::raw::c_int,
+    call: impl FnOnce(*mut c_char, u64, *mut ffi::dlb_error) -> ffi::dlb_status,
 ) -> Option<String> {
     const _: () = assert!(ffi::DLB_DTYPE_NAME_SIZE <= 64 && ffi::DLB_DEVICE_NAME_SIZE <= 64);
     let mut buf = [0 as c_char; 64];
     let err = ErrorBuf::new();
-    if call(buf.as_mut_ptr(), buf.len(), err.as_mut_ptr()) != ffi::DLB_OK as std::os::raw::c_int {
+    if call(buf.as_mut_ptr(), buf.len() as u64, err.as_mut_ptr()) != ffi::DLB_OK {
         return None;
     }
     // SAFETY: on success the buffer holds a NUL-terminated string.

@@ -5,7 +5,6 @@ use std::cell::UnsafeCell;
 use std::ffi::CStr;
 use std::fmt;
 use std::mem::MaybeUninit;
-use std::os::raw::c_int;
 
 /// The status codes of the C library (`DLB_OK`, `DLB_ERR_*`), as plain integers.
 ///
@@ -120,7 +119,7 @@ impl ErrorBuf {
 
     /// Ok for DLB_OK, otherwise the error with the message the C call wrote.
     #[inline(always)]
-    pub(crate) fn check(&self, status: c_int) -> Result<()> {
+    pub(crate) fn check(&self, status: ffi::dlb_status) -> Result<()> {
         if status == ffi::DLB_OK {
             Ok(())
         } else {
@@ -129,7 +128,7 @@ impl ErrorBuf {
     }
 
     #[cold]
-    fn error(&self, status: c_int) -> Error {
+    fn error(&self, status: ffi::dlb_status) -> Error {
         // SAFETY: the message starts NUL-terminated (new) and the C library only ever writes a
         // NUL-terminated message into it (dlbridge.h: "The message is always NUL-terminated").
         let message = unsafe {

@@ -43,9 +43,10 @@
 //! - Views and [`Tensor::share`] return independent tensors over the same memory: the C library
 //!   counts references, and the memory goes when the last of them is dropped, in any order.
 //! - Safe code writes only through `&mut Tensor` whose memory no other tensor can see
-//!   ([`Tensor::is_exclusive`]): fresh allocations, `from_*`, copies, IS_COPIED imports. Once a
-//!   view or share exists, the memory is read-only to safe code; the `unsafe` `*_aliased`
-//!   methods write anyway when you order accesses yourself. READ_ONLY tensors are never written.
+//!   ([`Tensor::is_exclusive`], the C library's reference count): fresh allocations, `from_*`,
+//!   copies, IS_COPIED imports. While a view or share exists, the memory is read-only to safe
+//!   code; the `unsafe` `*_aliased` methods write anyway when you order accesses yourself.
+//!   READ_ONLY tensors are never written.
 //! - [`Tensor::into_raw`] gives the handle away; [`Tensor::from_raw`] takes one from any
 //!   producer and consumes it **even when it fails** (the producer's deleter has then run
 //!   exactly once, as DLPack requires).
@@ -81,6 +82,28 @@
 //! # Ok::<(), dlbridge::Error>(())
 //! ```
 //!
+//! # Devices and streams
+//!
+//! Tensors live on any device with a backend ([`Tensor::allocate`]); copies move them
+//! ([`Tensor::copy_to`], [`Tensor::copy_into`]), synchronously or queued on a [`Stream`] (the
+//! `unsafe` `*_async` forms: the caller keeps both tensors alive and untouched until the stream is
+//! synchronised). [`cuda`] and [`opencl`] query the runtimes.
+//!
+//! ```
+//! use dlbridge::{opencl, Device, Tensor};
+//!
+//! if opencl::device_count().is_ok_and(|n| n > 0) {
+//!     let host = Tensor::from_slice(&[1i32, 2, 3], &[3])?;
+//!     let on_gpu = host.copy_to(Device::opencl(0))?;          // a cl_mem
+//!     assert!(on_gpu.as_slice::<i32>().is_err());              // not host memory
+//!     assert_eq!(on_gpu.to_vec::<i32>()?, vec![1, 2, 3]);      // copied back
+//! }
+//! if let Err(e) = dlbridge::cuda::is_available() {
+//!     println!("no CUDA here: {e}");
+//! }
+//! # Ok::<(), dlbridge::Error>(())
+//! ```
+//!
 //! Errors carry the C library's status and message verbatim:
 //!
 //! ```
@@ -93,6 +116,7 @@
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+mod device;
 mod dtype;
 mod element;
 mod error;
@@ -101,6 +125,7 @@ mod tensor;
 /// The raw C API (`dlbridge-sys`), for calls this crate does not wrap.
 pub use dlbridge_sys as ffi;
 
+pub use device::{cuda, opencl, Stream};
 pub use dtype::{device_type, dtype_code, DType, Device};
 pub use element::{Bf16, Element, F16};
 pub use error::{status, status_name, Error, Result};
@@ -113,7 +138,7 @@ pub fn live_count() -> i64 {
     unsafe { ffi::dlb_tensor_live_count() }
 }
 
-/// The version of the C library loaded at run time ("0.1.0").
+/// The version of the C library loaded at run time ("0.2.0").
 pub fn version() -> &'static str {
     // SAFETY: returns a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(ffi::dlb_version_string()) }

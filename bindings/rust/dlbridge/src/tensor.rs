@@ -1,14 +1,13 @@
 //! The owning tensor handle.
 
 use crate::error::{status, Error, ErrorBuf, Result};
-use crate::{DType, Device, Element};
+use crate::{DType, Device, Element, Stream};
 use dlbridge_sys as ffi;
 use std::ffi::c_void;
 use std::fmt;
 use std::mem::{align_of, size_of, ManuallyDrop};
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo};
-use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::ptr::{self, NonNull};
 
 /// DLPack flag bits (`DLManagedTensorVersioned::flags`).
 pub mod flags {
@@ -30,21 +29,16 @@ pub mod flags {
 /// tensor they came from and be dropped in any order, on any thread.
 ///
 /// Writing through safe code ([`as_mut_slice`](Tensor::as_mut_slice),
-/// [`copy_from`](Tensor::copy_from)) needs `&mut self` *and* memory this handle holds alone (see
-/// [`is_exclusive`](Tensor::is_exclusive)): once a view or share exists, every tensor over that
-/// memory is read-only to safe code, so `&[T]` slices can never observe a concurrent write.
-/// The `unsafe` `*_aliased` variants lift that rule for callers who order their accesses
-/// themselves.
+/// [`copy_into`](Tensor::copy_into)) needs `&mut` access to the tensor *and* memory this handle
+/// holds alone (see [`is_exclusive`](Tensor::is_exclusive)): while a view or share exists, every
+/// tensor over that memory is read-only to safe code, so `&[T]` slices can never observe a
+/// concurrent write. The `unsafe` `*_aliased` variants lift that rule for callers who order
+/// their accesses themselves.
 pub struct Tensor {
-    /// The handle, never NULL, with [`SHARED`] in its lowest bit once the memory may be seen by
-    /// another tensor (view, share, the producer of an import). The bit only ever goes from 0
-    /// to 1, possibly through `&self`, hence the atomic. Packing it into the pointer keeps a
-    /// `Tensor` one word wide: a two-field handle costs a store-forwarding stall on every move.
-    handle: AtomicPtr<ffi::DLManagedTensorVersioned>,
+    /// The handle, never NULL. Sharing is not tracked here: the C library's reference count
+    /// answers [`is_exclusive`](Tensor::is_exclusive).
+    handle: NonNull<ffi::DLManagedTensorVersioned>,
 }
-
-/// Tag bit in `Tensor::handle` (managed structs are 8-byte aligned, so the bit is free).
-const SHARED: usize = 1;
 
 // SAFETY (Send): a Tensor owns its handle outright, and the C library lets every function,
 // the deleter included, run on any thread (dlbridge.h: "every function may be called from any
@@ -54,7 +48,7 @@ const SHARED: usize = 1;
 unsafe impl Send for Tensor {}
 // SAFETY (Sync): through `&Tensor` only immutable state is read (the managed struct, its shape
 // and strides never change after creation) and the C calls that take `&self` (views, share,
-// copy) only touch the reference count, which is atomic. Element data is written only through
+// copy, is_exclusive) only touch the reference count, which is atomic. Element data is written only through
 // `&mut self` on exclusive memory, or through `unsafe` methods whose callers promise no
 // concurrent access, so shared `&[T]` slices never race with writes.
 unsafe impl Sync for Tensor {}
@@ -170,24 +164,18 @@ fn ndim_of(len: usize) -> Result<i32> {
         .map_err(|_| Error::new(status::INVALID_ARGUMENT, format!("ndim {len} is too large")))
 }
 
-/// The element count of a shape, with the checks the C library would do, so that a Rust
-/// container's length can be compared before its memory is handed over.
+/// The element count of a shape by the C library's rule (`dlb_shape_element_count`), so that a
+/// Rust container's length can be compared before its memory is handed over.
+#[inline]
 fn element_count(shape: &[i64]) -> Result<usize> {
-    let mut n: i64 = 1;
-    for (i, &e) in shape.iter().enumerate() {
-        if e < 0 {
-            return Err(Error::new(
-                status::INVALID_ARGUMENT,
-                format!("shape[{i}] = {e} is negative"),
-            ));
-        }
-        n = n.checked_mul(e).ok_or_else(|| {
-            Error::new(
-                status::OVERFLOW,
-                "the element count of the shape overflows 64 bits",
-            )
-        })?;
-    }
+    let ndim = ndim_of(shape.len())?;
+    let mut n = 0i64;
+    let err = ErrorBuf::new();
+    // SAFETY: shape holds ndim values for the call; out/err valid for writes.
+    err.check(unsafe {
+        ffi::dlb_shape_element_count(ndim, shape.as_ptr(), &mut n, err.as_mut_ptr())
+    })?;
+    // The count fits in 63 bits, hence in usize on every 64-bit target.
     usize::try_from(n)
         .map_err(|_| Error::new(status::OVERFLOW, "the element count does not fit in usize"))
 }
@@ -207,37 +195,36 @@ unsafe extern "C" fn call_boxed<F: FnOnce()>(ctx: *mut c_void) {
     f();
 }
 
+/// Runs a C call that writes a new tensor into `out` and the reason into `err`: on success the
+/// caller owns `*out` (the rule of every dlbridge function that returns a tensor). Views and
+/// shares made this way hold a reference in the C library's count, so neither they nor their
+/// source are exclusive while both live.
+#[inline(always)]
+fn made_by(
+    call: impl FnOnce(*mut *mut ffi::DLManagedTensorVersioned, *mut ffi::dlb_error) -> ffi::dlb_status,
+) -> Result<Tensor> {
+    let mut out = ptr::null_mut();
+    let err = ErrorBuf::new();
+    err.check(call(&mut out, err.as_mut_ptr()))?;
+    // SAFETY: success: we own `out`, a non-NULL dlbridge tensor.
+    Ok(unsafe { Tensor::from_dlbridge(out) })
+}
+
 impl Tensor {
-    /// Takes a handle made by dlbridge. Caller: `raw` is a dlbridge tensor it owns.
+    /// Takes a handle made by dlbridge. Caller: `raw` is a non-NULL dlbridge tensor it owns.
     #[inline(always)]
-    unsafe fn from_dlbridge(raw: *mut ffi::DLManagedTensorVersioned, exclusive: bool) -> Tensor {
-        debug_assert!(!raw.is_null() && raw as usize % 8 == 0);
-        let handle = if exclusive {
-            raw
-        } else {
-            raw.wrapping_byte_add(SHARED)
-        };
+    unsafe fn from_dlbridge(raw: *mut ffi::DLManagedTensorVersioned) -> Tensor {
+        debug_assert!(!raw.is_null());
         Tensor {
-            handle: AtomicPtr::new(handle),
+            // SAFETY: the caller passes the non-NULL `out` of a successful C call.
+            handle: unsafe { NonNull::new_unchecked(raw) },
         }
     }
 
-    /// The managed struct's address (the handle without its tag bit).
+    /// The managed struct's address.
     #[inline(always)]
     fn raw(&self) -> *mut ffi::DLManagedTensorVersioned {
-        let p = self.handle.load(Ordering::Relaxed);
-        p.wrapping_byte_sub(p as usize & SHARED)
-    }
-
-    /// Marks the memory as seen by another tensor. Every writer stores the same value, so a
-    /// plain load and store suffice (no read-modify-write).
-    #[inline(always)]
-    fn mark_shared(&self) {
-        let p = self.handle.load(Ordering::Relaxed);
-        if p as usize & SHARED == 0 {
-            self.handle
-                .store(p.wrapping_byte_add(SHARED), Ordering::Relaxed);
-        }
+        self.handle.as_ptr()
     }
 
     /// Allocates `shape` elements of `T` on the CPU. Rust cannot hand out uninitialised memory
@@ -255,7 +242,21 @@ impl Tensor {
     /// # Ok::<(), dlbridge::Error>(())
     /// ```
     pub fn zeros<T: Element>(shape: &[i64]) -> Result<Tensor> {
-        Tensor::allocate(Device::CPU, T::DTYPE, shape)
+        // Not `allocate`: knowing T, the byte count is the core's element count times
+        // size_of::<T>() (the `Element` promise), one cheap call where dlb_tensor_host_data's
+        // full check costs about 9 ns more per allocation (the bench's `zeros + drop` row).
+        let t = Tensor::allocate_uninit(Device::CPU, T::DTYPE, shape, None, 0)?;
+        let n = t.numel();
+        // SAFETY: a fresh compact CPU allocation of n elements of T (size_of::<T>() bytes each)
+        // from the first element; nobody else sees it yet.
+        unsafe {
+            ptr::write_bytes(
+                t.data_ptr().cast::<u8>().add(t.byte_offset() as usize),
+                0,
+                n * size_of::<T>(),
+            )
+        };
+        Ok(t)
     }
 
     /// Allocates a compact row-major tensor on `device` through its backend
@@ -276,14 +277,19 @@ impl Tensor {
         flags: u64,
     ) -> Result<Tensor> {
         let t = Tensor::allocate_uninit(device, dtype, shape, strides, flags)?;
-        if device.device_type == crate::device_type::CPU && strides.is_none() && dtype.bits % 8 == 0
+        let (mut data, mut size) = (ptr::null_mut(), 0u64);
+        // Compact tensors: one call gives the host address and byte size (packed-aware); it
+        // fails (without a message: NULL error) only for memory the host cannot read.
+        // SAFETY: borrowed valid tensor; out pointers valid; a NULL error buffer is allowed.
+        if strides.is_none()
+            && unsafe {
+                ffi::dlb_tensor_host_data(t.raw(), 0, &mut data, &mut size, ptr::null_mut())
+            } == ffi::DLB_OK
         {
-            // Compact whole-byte data starts at `data` (byte_offset 0): skip two C calls.
-            let size = t.numel() * dtype.element_size() as usize;
-            // SAFETY: a fresh compact allocation of numel elements at data; nobody else sees it.
-            unsafe { ptr::write_bytes(t.first_element(), 0, size) };
+            // SAFETY: a fresh compact allocation of `size` bytes at `data`; nobody else sees it.
+            unsafe { ptr::write_bytes(data.cast::<u8>(), 0, size as usize) };
         } else if t.is_host_readable() {
-            let (mut begin, mut size) = (0i64, 0u64);
+            let (mut begin, mut size) = (0i64, 0i64);
             let err = ErrorBuf::new();
             // SAFETY: borrowed valid tensor; out pointers valid.
             err.check(unsafe {
@@ -326,10 +332,8 @@ impl Tensor {
                 ));
             }
         }
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
         // SAFETY: shape/strides hold ndim values and outlive the call; out/err valid for writes.
-        err.check(unsafe {
+        made_by(|out, err| unsafe {
             ffi::dlb_tensor_allocate(
                 device.into(),
                 dtype.into(),
@@ -337,12 +341,10 @@ impl Tensor {
                 shape.as_ptr(),
                 strides.map_or(ptr::null(), |s| s.as_ptr()),
                 flags,
-                &mut out,
-                err.as_mut_ptr(),
+                out,
+                err,
             )
-        })?;
-        // SAFETY: success: we own `out`. Fresh memory nobody else references.
-        Ok(unsafe { Tensor::from_dlbridge(out, true) })
+        })
     }
 
     /// Copies `data` into a new CPU tensor of the given shape.
@@ -355,11 +357,9 @@ impl Tensor {
     pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Tensor> {
         check_len(data.len(), shape)?;
         let t = Tensor::allocate_uninit(Device::CPU, T::DTYPE, shape, None, 0)?;
-        // SAFETY: a fresh compact CPU allocation of exactly data.len() elements of T, 256-byte
-        // aligned; it does not overlap `data`.
-        unsafe {
-            ptr::copy_nonoverlapping(data.as_ptr(), t.first_element().cast::<T>(), data.len())
-        };
+        // SAFETY: a fresh compact CPU allocation (byte_offset 0) of exactly data.len()
+        // elements of T, 256-byte aligned; it does not overlap `data`.
+        unsafe { ptr::copy_nonoverlapping(data.as_ptr(), t.data_ptr().cast::<T>(), data.len()) };
         Ok(t)
     }
 
@@ -431,14 +431,11 @@ impl Tensor {
                 .map_or(ptr::null_mut(), |s| s.as_ptr().cast_mut()),
             byte_offset: parts.byte_offset,
         };
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
-        // SAFETY: desc is a valid DLTensor for the call; the caller vouches for the memory.
-        err.check(unsafe {
-            ffi::dlb_tensor_wrap(&desc, parts.flags, release, ctx, &mut out, err.as_mut_ptr())
-        })?;
-        // SAFETY: success: we own `out`; the memory's exclusivity is the caller's promise.
-        Ok(unsafe { Tensor::from_dlbridge(out, true) })
+        // SAFETY: desc is a valid DLTensor for the call; the caller vouches for the memory (and
+        // for its exclusivity: the core counts a wrap as the only holder).
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_wrap(&desc, parts.flags, release, ctx, out, err)
+        })
     }
 
     /// Wraps memory owned elsewhere without copying (`dlb_tensor_wrap`). `release` runs exactly
@@ -493,17 +490,16 @@ impl Tensor {
     #[inline]
     pub fn shape(&self) -> &[i64] {
         let t = self.dl_tensor();
-        // SAFETY: dlbridge tensors always carry non-NULL shape/strides with ndim values, owned by
-        // the tensor's block and immutable while it lives.
-        unsafe { std::slice::from_raw_parts(t.shape, t.ndim as usize) }
+        // SAFETY: see dims().
+        unsafe { dims(t.shape, t.ndim) }
     }
 
     /// The strides in elements (always present on dlbridge tensors).
     #[inline]
     pub fn strides(&self) -> &[i64] {
         let t = self.dl_tensor();
-        // SAFETY: as shape().
-        unsafe { std::slice::from_raw_parts(t.strides, t.ndim as usize) }
+        // SAFETY: see dims().
+        unsafe { dims(t.strides, t.ndim) }
     }
 
     /// The number of dimensions.
@@ -514,7 +510,8 @@ impl Tensor {
 
     /// The number of elements (1 for a scalar, 0 if any extent is 0).
     pub fn numel(&self) -> usize {
-        self.shape().iter().map(|&e| e as usize).product()
+        // A dlbridge tensor's shape was validated when it was made: the count cannot fail.
+        element_count(self.shape()).unwrap_or(0)
     }
 
     /// The element type.
@@ -547,12 +544,23 @@ impl Tensor {
         self.flags() & flags::IS_COPIED != 0
     }
 
-    /// True while no other tensor shares this memory as far as this binding knows: set for
-    /// allocations, `from_*`, copies, `wrap_raw` and IS_COPIED imports; cleared for ever once a
-    /// view or share of it is taken. Views, shares and other imports are never exclusive.
+    /// True while this tensor is the only holder of its memory (`dlb_tensor_is_exclusive`, from
+    /// the C library's reference count): allocations, `from_*`, copies, `wrap_raw` and IS_COPIED
+    /// imports, of which no view or share is alive now. Views, shares, imports the producer may
+    /// still alias and legacy imports are never exclusive. It turns true again once every view
+    /// and share of the tensor has been dropped.
+    ///
+    /// Why a `true` answer may be trusted for as long as `&mut self` is held: only a holder of
+    /// the memory can add a holder (share, view, export), and there is no other holder while
+    /// this reads true; `self` cannot make one while it is mutably borrowed. So the answer
+    /// cannot turn false while a `&mut [T]` from [`as_mut_slice`](Tensor::as_mut_slice) lives.
+    /// The C library reads the count with acquire ordering and frees references with release
+    /// ordering, so writes made through a view on another thread before it was dropped happen
+    /// before the writes made here.
     #[inline]
     pub fn is_exclusive(&self) -> bool {
-        self.handle.load(Ordering::Relaxed) as usize & SHARED == 0
+        // SAFETY: a valid dlbridge tensor; reads its reference count.
+        unsafe { ffi::dlb_tensor_is_exclusive(self.raw()) != 0 }
     }
 
     /// The data pointer (or handle) as the producer gave it; the first element is at
@@ -598,15 +606,12 @@ impl Tensor {
         unsafe { ffi::dlb_tensor_is_host_readable(self.dl_tensor()) != 0 }
     }
 
-    /// Address of the first element (host memory only).
-    #[inline]
-    fn first_element(&self) -> *mut u8 {
-        let t = self.dl_tensor();
-        t.data.cast::<u8>().wrapping_add(t.byte_offset as usize)
-    }
-
-    /// The checks shared by the element slices; returns the element count.
-    fn check_view<T: Element>(&self) -> Result<usize> {
+    /// The host address and element count of a C-contiguous, host-readable tensor of `T`'s
+    /// dtype, aligned for `T`, whose bytes are valid `T`s: the checks before a slice is handed
+    /// out. Readability, layout, byte size (and READ_ONLY when `writable`) are the C library's
+    /// one rule for them (`dlb_tensor_host_data`); the dtype and alignment of `T` and the
+    /// validity of its bytes are Rust's own.
+    fn host_elements<T: Element>(&self, writable: bool) -> Result<(*mut T, usize)> {
         let dtype = self.dtype();
         if dtype != T::DTYPE {
             return Err(Error::new(
@@ -618,23 +623,24 @@ impl Tensor {
                 ),
             ));
         }
-        if !self.is_host_readable() {
-            return Err(Error::new(
-                status::UNSUPPORTED,
-                format!(
-                    "tensor on {} is not readable by the host; copy it to the CPU first",
-                    self.device()
-                ),
-            ));
+        let (mut data, mut size) = (ptr::null_mut(), 0u64);
+        let err = ErrorBuf::new();
+        // SAFETY: a valid tensor; out pointers and error buffer valid for writes.
+        err.check(unsafe {
+            ffi::dlb_tensor_host_data(
+                self.raw(),
+                i32::from(writable),
+                &mut data,
+                &mut size,
+                err.as_mut_ptr(),
+            )
+        })?;
+        // `Element` promises size_of::<T>() bytes per element of T::DTYPE, a whole-byte type.
+        let n = size as usize / size_of::<T>();
+        if n == 0 {
+            return Ok((NonNull::dangling().as_ptr(), 0));
         }
-        if !self.is_c_contiguous() {
-            return Err(Error::new(
-                status::LAYOUT,
-                "tensor is not C-contiguous; copy it first (copy_to) to get a slice",
-            ));
-        }
-        let n = self.numel();
-        if n > 0 && (self.first_element() as usize) % align_of::<T>() != 0 {
+        if data as usize % align_of::<T>() != 0 {
             return Err(Error::new(
                 status::LAYOUT,
                 format!(
@@ -644,21 +650,9 @@ impl Tensor {
                 ),
             ));
         }
-        Ok(n)
-    }
-
-    /// The elements as a slice, in C order. Errors: another dtype than `T`'s, memory the host
-    /// cannot read, a non-C-contiguous layout (use [`copy_to`](Tensor::copy_to) first), a
-    /// misaligned first element, and for `bool`, bytes other than 0 and 1.
-    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
-        let n = self.check_view::<T>()?;
-        if n == 0 {
-            return Ok(&[]);
-        }
-        // SAFETY: checked above: host-readable, contiguous, aligned, n elements of T's dtype from
-        // the first element; the memory lives as long as self; safe code cannot write it while
-        // this borrow of self lasts (writes need &mut self on an exclusive tensor).
-        let bytes = unsafe { std::slice::from_raw_parts(self.first_element(), n * size_of::<T>()) };
+        // SAFETY: dlb_tensor_host_data vouches for `size` readable bytes at `data`, which live
+        // as long as self.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) };
         if !T::valid_bytes(bytes) {
             return Err(Error::new(
                 status::INVALID_ARGUMENT,
@@ -668,14 +662,26 @@ impl Tensor {
                 ),
             ));
         }
-        // SAFETY: as above, and every element's bytes are a valid T.
-        Ok(unsafe { std::slice::from_raw_parts(self.first_element().cast::<T>(), n) })
+        Ok((data.cast::<T>(), n))
+    }
+
+    /// The elements as a slice, in C order. Errors: another dtype than `T`'s, memory the host
+    /// cannot read (`DLB_ERR_UNSUPPORTED`), a non-C-contiguous layout (`DLB_ERR_LAYOUT`: use
+    /// [`copy_to`](Tensor::copy_to) first), a misaligned first element, and for `bool`, bytes
+    /// other than 0 and 1.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+        let (data, n) = self.host_elements::<T>(false)?;
+        // SAFETY: n valid, aligned elements of T at data (host_elements); the memory lives as
+        // long as self; safe code cannot write it while this borrow of self lasts (writes need
+        // &mut access to an exclusive tensor, and this tensor is borrowed).
+        Ok(unsafe { std::slice::from_raw_parts(data, n) })
     }
 
     /// The elements as a mutable slice. Besides the checks of [`as_slice`](Tensor::as_slice),
-    /// refused with `DLB_ERR_READ_ONLY` for a READ_ONLY tensor and with `DLB_ERR_INVALID_ARGUMENT`
-    /// when the memory is shared with other tensors ([`is_exclusive`](Tensor::is_exclusive) is
-    /// false; see [`as_mut_slice_aliased`](Tensor::as_mut_slice_aliased)).
+    /// refused with `DLB_ERR_INVALID_ARGUMENT` while the memory is shared with other tensors
+    /// ([`is_exclusive`](Tensor::is_exclusive) is false; see
+    /// [`as_mut_slice_aliased`](Tensor::as_mut_slice_aliased)) and with `DLB_ERR_READ_ONLY` for
+    /// a READ_ONLY tensor.
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
         if !self.is_exclusive() {
             return Err(Error::new(
@@ -684,7 +690,8 @@ impl Tensor {
                  copy it (copy_to) or use the unsafe as_mut_slice_aliased",
             ));
         }
-        // SAFETY: exclusive memory, and &mut self excludes every other borrow of this handle.
+        // SAFETY: the only holder of the memory, and &mut self excludes every other borrow of
+        // this handle, so no holder can appear while the slice lives (see is_exclusive).
         unsafe { self.as_mut_slice_aliased() }
     }
 
@@ -695,76 +702,40 @@ impl Tensor {
     /// While the returned slice lives, no other tensor (view, share, foreign holder) over the
     /// same memory may be read or written, on any thread.
     pub unsafe fn as_mut_slice_aliased<T: Element>(&mut self) -> Result<&mut [T]> {
-        if self.is_read_only() {
-            return Err(Error::new(
-                status::READ_ONLY,
-                "tensor is read-only (DLPack flag READ_ONLY)",
-            ));
-        }
-        let n = self.check_view::<T>()?;
-        if n == 0 {
-            return Ok(&mut []);
-        }
-        let bytes = unsafe { std::slice::from_raw_parts(self.first_element(), n * size_of::<T>()) };
-        if !T::valid_bytes(bytes) {
-            return Err(Error::new(
-                status::INVALID_ARGUMENT,
-                format!(
-                    "tensor holds bytes that are not valid {}",
-                    std::any::type_name::<T>()
-                ),
-            ));
-        }
-        // SAFETY: as as_slice, plus writable memory and the caller's (or as_mut_slice's)
-        // guarantee that nothing else accesses it.
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.first_element().cast::<T>(), n) })
+        let (data, n) = self.host_elements::<T>(true)?;
+        // SAFETY: as as_slice, plus writable memory (host_elements refused READ_ONLY) and the
+        // caller's (or as_mut_slice's) guarantee that nothing else accesses it.
+        Ok(unsafe { std::slice::from_raw_parts_mut(data, n) })
     }
 
     /// The elements in C order as a new `Vec`, whatever the strides (copies through
     /// [`copy_to`](Tensor::copy_to) when the layout is not contiguous).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
-        if self.is_c_contiguous() && self.is_host_readable() {
-            return self.as_slice::<T>().map(<[T]>::to_vec);
+        match self.as_slice::<T>() {
+            // Not C-contiguous, or not host memory: the C library's refusal says to copy.
+            Err(e) if e.status() == status::LAYOUT || e.status() == status::UNSUPPORTED => self
+                .copy_to(Device::CPU)?
+                .as_slice::<T>()
+                .map(<[T]>::to_vec),
+            slice => slice.map(<[T]>::to_vec),
         }
-        let copy = self.copy_to(Device::CPU)?;
-        copy.as_slice::<T>().map(<[T]>::to_vec)
     }
 
     // ------------------------------------------------------------------------------------
     // Views, shares and copies
     // ------------------------------------------------------------------------------------
 
-    /// Runs a C function that makes a new tensor over the same memory; both become non-exclusive.
-    #[inline]
-    fn derive(
-        &self,
-        f: impl FnOnce(
-            *mut ffi::DLManagedTensorVersioned,
-            *mut *mut ffi::DLManagedTensorVersioned,
-            *mut ffi::dlb_error,
-        ) -> i32,
-    ) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
-        err.check(f(self.raw(), &mut out, err.as_mut_ptr()))?;
-        self.mark_shared();
-        // SAFETY: success: we own `out`.
-        Ok(unsafe { Tensor::from_dlbridge(out, false) })
-    }
-
     /// Another reference to the same memory (`dlb_tensor_share`): a new, independent tensor
     /// that can be handed to another owner or thread. The memory goes when the last one does.
     pub fn share(&self) -> Result<Tensor> {
-        // SAFETY: the C call only bumps the atomic reference count of `src`.
-        self.derive(|src, out, err| unsafe { ffi::dlb_tensor_share(src, 0, out, err) })
+        // SAFETY: the C call only bumps the atomic reference count of `self`.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_share(self.raw(), 0, out, err) })
     }
 
     /// A read-only share: the new tensor carries READ_ONLY, `self` is unchanged.
     pub fn share_read_only(&self) -> Result<Tensor> {
         // SAFETY: as share().
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_share(src, flags::READ_ONLY, out, err)
-        })
+        made_by(|out, err| unsafe { ffi::dlb_tensor_share(self.raw(), flags::READ_ONLY, out, err) })
     }
 
     /// A view of the first `slices.len()` dimensions sliced with Python semantics
@@ -781,16 +752,14 @@ impl Tensor {
     pub fn slice(&self, slices: &[Slice]) -> Result<Tensor> {
         let n = ndim_of(slices.len())?;
         let raw: Vec<ffi::dlb_slice> = slices.iter().map(|s| s.to_ffi()).collect();
-        // SAFETY: `raw` holds n slices for the call; src only gains a reference.
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_slice(src, n, raw.as_ptr(), out, err)
-        })
+        // SAFETY: `raw` holds n slices for the call; self only gains a reference.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_slice(self.raw(), n, raw.as_ptr(), out, err) })
     }
 
     /// Selects `index` along `axis`, removing that dimension (negative values count from the end).
     pub fn select(&self, axis: i32, index: i64) -> Result<Tensor> {
-        // SAFETY: src only gains a reference.
-        self.derive(|src, out, err| unsafe { ffi::dlb_tensor_select(src, axis, index, out, err) })
+        // SAFETY: self only gains a reference.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_select(self.raw(), axis, index, out, err) })
     }
 
     /// A view with a new shape of the same element count (one extent may be -1). Refused with
@@ -798,8 +767,8 @@ impl Tensor {
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let n = ndim_of(shape.len())?;
         // SAFETY: shape holds n values for the call.
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_reshape(src, n, shape.as_ptr(), out, err)
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_reshape(self.raw(), n, shape.as_ptr(), out, err)
         })
     }
 
@@ -807,56 +776,92 @@ impl Tensor {
     pub fn permute(&self, axes: &[i32]) -> Result<Tensor> {
         let n = ndim_of(axes.len())?;
         // SAFETY: axes holds n values for the call.
-        self.derive(|src, out, err| unsafe {
-            ffi::dlb_tensor_permute(src, n, axes.as_ptr(), out, err)
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_permute(self.raw(), n, axes.as_ptr(), out, err)
         })
     }
 
     /// A view with the dimensions in reverse order (the matrix transpose for 2-D).
     pub fn transpose(&self) -> Result<Tensor> {
-        // SAFETY: src only gains a reference.
-        self.derive(|src, out, err| unsafe { ffi::dlb_tensor_transpose(src, out, err) })
+        // SAFETY: self only gains a reference.
+        made_by(|out, err| unsafe { ffi::dlb_tensor_transpose(self.raw(), out, err) })
     }
 
-    /// Copies the elements into a new compact row-major tensor on `device` (`dlb_tensor_copy`).
-    /// The copy is writable, exclusive and carries IS_COPIED.
+    /// Copies the elements into a new compact row-major tensor on `device` (`dlb_tensor_copy`),
+    /// from and to any device with a backend or host-readable memory. The copy is writable,
+    /// exclusive and carries IS_COPIED.
     pub fn copy_to(&self, device: Device) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
-        // SAFETY: src is borrowed; out/err valid for writes.
-        err.check(unsafe {
-            ffi::dlb_tensor_copy(self.raw(), device.into(), &mut out, err.as_mut_ptr())
-        })?;
-        // SAFETY: success: we own a fresh copy.
-        Ok(unsafe { Tensor::from_dlbridge(out, true) })
+        // SAFETY: a NULL stream makes the copy complete when the call returns.
+        unsafe { self.copy_to_async(device, Stream::NULL) }
     }
 
-    /// Copies the elements of `src` (same shape and dtype, any strides and devices) into `self`
-    /// (`dlb_tensor_copy_into`). Refused for READ_ONLY (`DLB_ERR_READ_ONLY`) and, like
-    /// [`as_mut_slice`](Tensor::as_mut_slice), for memory shared with other tensors (see
-    /// [`copy_from_aliased`](Tensor::copy_from_aliased)).
-    pub fn copy_from(&mut self, src: &Tensor) -> Result<()> {
-        if !self.is_exclusive() {
-            return Err(Error::new(
-                status::INVALID_ARGUMENT,
-                "tensor memory is shared with other tensors (a view, a share or an import); \
-                 use the unsafe copy_from_aliased",
-            ));
-        }
-        // SAFETY: exclusive destination borrowed mutably.
-        unsafe { self.copy_from_aliased(src) }
-    }
-
-    /// [`copy_from`](Tensor::copy_from) into memory that other tensors share (e.g. a slice view).
-    /// Overlap between `src` and `self` is handled by the C library.
+    /// [`copy_to`](Tensor::copy_to) queued on `stream` (`dlb_tensor_copy_async`) of the device
+    /// that is not the host (of the destination when both are devices); it returns once the
+    /// copy is queued. Work the library stages through host memory completes before it
+    /// returns. [`Stream::NULL`] makes it synchronous.
     ///
     /// # Safety
-    /// During the call, no other thread may read or write the destination memory through
-    /// another tensor.
-    pub unsafe fn copy_from_aliased(&mut self, src: &Tensor) -> Result<()> {
+    /// - `stream` is [`Stream::NULL`] or a live stream (CUDA) / command queue (OpenCL, on the
+    ///   tensor's context) of that device's runtime.
+    /// - Until the stream has been synchronised ([`Device::synchronize_stream`], or the
+    ///   runtime's own wait), `self` (or another holder of its memory) stays alive and nobody
+    ///   writes its memory, and the returned tensor's memory is neither read nor written, nor is
+    ///   it dropped.
+    pub unsafe fn copy_to_async(&self, device: Device, stream: Stream) -> Result<Tensor> {
+        // SAFETY: src is borrowed; out/err valid for writes; the stream is the caller's promise.
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_copy_async(self.raw(), device.into(), stream.as_raw(), out, err)
+        })
+    }
+
+    /// Copies the elements of `self` into `dst`, which has the same shape and dtype (any
+    /// strides, any devices; `dlb_tensor_copy_into`); overlapping memory is handled as if `self`
+    /// were copied to a temporary first. Refused for a READ_ONLY `dst` (`DLB_ERR_READ_ONLY`)
+    /// and, like [`as_mut_slice`](Tensor::as_mut_slice), while `dst`'s memory is shared with
+    /// other tensors (see [`copy_into_aliased`](Tensor::copy_into_aliased)).
+    pub fn copy_into(&self, dst: &mut Tensor) -> Result<()> {
+        // SAFETY: a NULL stream makes the copy complete when the call returns.
+        unsafe { self.copy_into_async(dst, Stream::NULL) }
+    }
+
+    /// [`copy_into`](Tensor::copy_into) queued on `stream` (`dlb_tensor_copy_into_async`), with
+    /// the same exclusivity and READ_ONLY checks. [`Stream::NULL`] makes it synchronous.
+    ///
+    /// # Safety
+    /// As [`copy_to_async`](Tensor::copy_to_async): a valid `stream`, and until it has been
+    /// synchronised both tensors (or other holders of their memory) stay alive, nobody writes
+    /// `self`'s memory, and nobody reads or writes `dst`'s.
+    pub unsafe fn copy_into_async(&self, dst: &mut Tensor, stream: Stream) -> Result<()> {
+        if !dst.is_exclusive() {
+            return Err(Error::new(
+                status::INVALID_ARGUMENT,
+                "destination memory is shared with other tensors (a view, a share or an \
+                 import); use the unsafe copy_into_aliased",
+            ));
+        }
+        // SAFETY: an exclusive destination borrowed mutably; the rest is the caller's promise.
+        unsafe { self.copy_into_aliased(dst, stream) }
+    }
+
+    /// [`copy_into_async`](Tensor::copy_into_async) into memory that other tensors share (e.g.
+    /// a slice view), without the exclusivity check. Overlap between `self` and `dst` is
+    /// handled by the C library.
+    ///
+    /// # Safety
+    /// As [`copy_into_async`](Tensor::copy_into_async) (with [`Stream::NULL`]: for the duration
+    /// of the call), and no other tensor over `dst`'s memory is read or written meanwhile, on
+    /// any thread.
+    pub unsafe fn copy_into_aliased(&self, dst: &mut Tensor, stream: Stream) -> Result<()> {
         let err = ErrorBuf::new();
-        // SAFETY: both tensors are valid; the caller excludes concurrent access.
-        err.check(unsafe { ffi::dlb_tensor_copy_into(src.raw(), self.raw(), err.as_mut_ptr()) })
+        // SAFETY: both tensors are valid; the caller vouches for the stream and for access.
+        err.check(unsafe {
+            ffi::dlb_tensor_copy_into_async(
+                self.raw(),
+                dst.raw(),
+                stream.as_raw(),
+                err.as_mut_ptr(),
+            )
+        })
     }
 
     // ------------------------------------------------------------------------------------
@@ -891,8 +896,9 @@ impl Tensor {
     /// checks the major version first, then validates every field. The tensor is consumed in
     /// every case: on error its deleter has already been called exactly once.
     ///
-    /// A tensor that comes back from [`into_raw`](Tensor::into_raw) is returned as is. The
-    /// result is exclusive (writable by safe code) only if the producer set IS_COPIED.
+    /// A tensor that comes back from [`into_raw`](Tensor::into_raw) is returned as is, and is
+    /// exclusive if it was. A foreign producer's tensor is exclusive (writable by safe code)
+    /// only if the producer set IS_COPIED.
     ///
     /// # Safety
     /// `raw` must be NULL (an error) or point to a valid `DLManagedTensorVersioned` the caller
@@ -901,14 +907,8 @@ impl Tensor {
     /// valid, host memory read through it must be initialised, and nobody else may write it
     /// (unless the caller only uses the `unsafe` `*_aliased` accessors and orders accesses).
     pub unsafe fn from_raw(raw: *mut ffi::DLManagedTensorVersioned) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
         // SAFETY: forwarded from the caller; the C library consumes `raw` in every case.
-        err.check(unsafe { ffi::dlb_tensor_import(raw, &mut out, err.as_mut_ptr()) })?;
-        // SAFETY: success: we own `out`, a valid tensor.
-        let copied = unsafe { (*out).flags } & flags::IS_COPIED != 0;
-        // SAFETY: success: we own `out`.
-        Ok(unsafe { Tensor::from_dlbridge(out, copied) })
+        made_by(|out, err| unsafe { ffi::dlb_tensor_import(raw, out, err) })
     }
 
     /// Takes ownership of a legacy `DLManagedTensor` (`dlb_tensor_import_legacy`); consumed in
@@ -918,13 +918,22 @@ impl Tensor {
     /// # Safety
     /// As [`from_raw`](Tensor::from_raw), for a `DLManagedTensor`.
     pub unsafe fn from_raw_legacy(raw: *mut ffi::DLManagedTensor) -> Result<Tensor> {
-        let mut out = ptr::null_mut();
-        let err = ErrorBuf::new();
         // SAFETY: forwarded; consumed in every case.
-        err.check(unsafe { ffi::dlb_tensor_import_legacy(raw, &mut out, err.as_mut_ptr()) })?;
-        // SAFETY: success: we own `out`.
-        Ok(unsafe { Tensor::from_dlbridge(out, false) })
+        made_by(|out, err| unsafe { ffi::dlb_tensor_import_legacy(raw, out, err) })
     }
+}
+
+/// The shape or strides array of a dlbridge tensor as a slice. The C library guarantees
+/// non-NULL arrays of ndim values when ndim > 0 (dlbridge.h, "Tensor lifecycle"), owned by the
+/// tensor and immutable while it lives; for ndim 0 the pointer may be NULL, which a slice may
+/// not hold.
+#[inline(always)]
+unsafe fn dims<'a>(p: *const i64, ndim: i32) -> &'a [i64] {
+    if ndim <= 0 {
+        return &[];
+    }
+    // SAFETY: the caller's tensor; the guarantee above.
+    unsafe { std::slice::from_raw_parts(p, ndim as usize) }
 }
 
 fn check_len(len: usize, shape: &[i64]) -> Result<()> {

@@ -248,7 +248,10 @@ fn from_vec_errors_drop_the_vec_once() {
         "shape [2, 3] holds 6 elements but the data has 5"
     );
     let err = Tensor::from_vec(vec![0.0f32; 0], &[-1]).unwrap_err();
-    assert_eq!(err.message(), "shape[0] = -1 is negative");
+    assert_eq!(
+        err.message(),
+        "shape[0] is -1; extents must not be negative"
+    );
     // Refused by the C library itself (too many dimensions): the boxed Vec is reclaimed by the
     // error path, not leaked and not released twice (miri/valgrind/ASan would see either).
     let shape = vec![1i64; 65];

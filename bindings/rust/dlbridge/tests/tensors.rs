@@ -3,7 +3,9 @@
 mod common;
 
 use common::LiveGuard;
-use dlbridge::{dtype_code, flags, status, Bf16, DType, Device, Element, Slice, Tensor, F16};
+use dlbridge::{
+    dtype_code, flags, status, Bf16, DType, Device, Element, Slice, Stream, Tensor, F16,
+};
 
 fn round_trip<T: Element + PartialEq + std::fmt::Debug>(values: Vec<T>) {
     let n = values.len() as i64;
@@ -23,7 +25,7 @@ fn round_trip<T: Element + PartialEq + std::fmt::Debug>(values: Vec<T>) {
     // Boxed slice, allocate + fill, copy.
     let t = Tensor::from_boxed_slice(values.clone().into_boxed_slice(), &shape).unwrap();
     let mut z = Tensor::empty::<T>(&shape).unwrap();
-    z.copy_from(&t).unwrap();
+    t.copy_into(&mut z).unwrap();
     assert_eq!(z.as_slice::<T>().unwrap(), &values[..]);
     let c = t.copy_to(Device::CPU).unwrap();
     assert!(c.is_copied() && c.is_exclusive());
@@ -142,8 +144,8 @@ fn misuse_returns_errors() {
     assert_eq!(ro.flags() & flags::READ_ONLY, flags::READ_ONLY);
     let e = unsafe { ro.as_mut_slice_aliased::<f32>() }.unwrap_err();
     assert_eq!(e.status(), status::READ_ONLY);
-    assert_eq!(e.message(), "tensor is read-only (DLPack flag READ_ONLY)");
-    let e = unsafe { ro.copy_from_aliased(&t) }.unwrap_err();
+    assert_eq!(e.message(), "the tensor is read-only");
+    let e = unsafe { t.copy_into_aliased(&mut ro, Stream::NULL) }.unwrap_err();
     assert_eq!(e.status(), status::READ_ONLY);
     assert_eq!(ro.as_slice::<f32>().unwrap()[0], 10.0);
     // The base has been shared: no longer writable through safe code.
@@ -162,7 +164,7 @@ fn misuse_returns_errors() {
     assert_eq!(e.status(), status::LAYOUT);
     assert_eq!(
         e.message(),
-        "tensor is not C-contiguous; copy it first (copy_to) to get a slice"
+        "the tensor is not C-contiguous: copy it to a contiguous tensor first"
     );
     assert_eq!(
         tr.to_vec::<f32>().unwrap(),
@@ -181,7 +183,7 @@ fn misuse_returns_errors() {
     assert_eq!(e.status(), status::INVALID_ARGUMENT);
     // Copy with a mismatched shape.
     let mut dst = Tensor::zeros::<f32>(&[3, 2]).unwrap();
-    let e = dst.copy_from(&t).unwrap_err();
+    let e = t.copy_into(&mut dst).unwrap_err();
     assert_eq!(e.status(), status::INVALID_ARGUMENT);
     // Device without a backend.
     let e = Tensor::allocate(
@@ -226,12 +228,39 @@ fn copy_into_a_slice_view() {
     let mut row = base.select(0, 1).unwrap();
     let src = Tensor::from_slice(&[7u16, 8, 9], &[3]).unwrap();
     assert_eq!(
-        row.copy_from(&src).unwrap_err().status(),
+        src.copy_into(&mut row).unwrap_err().status(),
         status::INVALID_ARGUMENT
     );
-    unsafe { row.copy_from_aliased(&src) }.unwrap();
+    unsafe { src.copy_into_aliased(&mut row, Stream::NULL) }.unwrap();
     assert_eq!(
         base.as_slice::<u16>().unwrap(),
         &[0, 0, 0, 7, 8, 9, 0, 0, 0]
     );
+}
+
+#[test]
+fn exclusivity_follows_the_c_reference_count() {
+    let _g = LiveGuard::new();
+    let mut t = Tensor::zeros::<i32>(&[4]).unwrap();
+    assert!(t.is_exclusive());
+    let view = t.slice(&[(1..3).into()]).unwrap();
+    let share = t.share().unwrap();
+    assert!(!t.is_exclusive() && !view.is_exclusive() && !share.is_exclusive());
+    assert_eq!(
+        t.as_mut_slice::<i32>().unwrap_err().status(),
+        status::INVALID_ARGUMENT
+    );
+    // The last other holder goes away on another thread: writable again.
+    drop(view);
+    std::thread::spawn(move || drop(share)).join().unwrap();
+    assert!(t.is_exclusive());
+    t.as_mut_slice::<i32>().unwrap()[0] = 5;
+    // Export and re-import of the same tensor keeps it exclusive (nobody else holds it).
+    let back = unsafe { Tensor::from_raw(t.into_raw()) }.unwrap();
+    assert!(back.is_exclusive());
+    assert_eq!(back.as_slice::<i32>().unwrap(), &[5, 0, 0, 0]);
+    // A foreign-style import without IS_COPIED: the producer may alias it.
+    let legacy = back.into_raw_legacy().unwrap();
+    let l = unsafe { Tensor::from_raw_legacy(legacy) }.unwrap();
+    assert!(!l.is_exclusive());
 }
