@@ -639,20 +639,4 @@ DLB_API int dlb_tensor_copy_into_async(const DLManagedTensorVersioned* src,
   return dlb::copy_elements(dst, gd, src, gs, stream, error);
 }
 
-DLB_API int dlb_device_synchronize(DLDevice device, void* stream, dlb_error* error) {
-  int status = dlb::check_device(device, error);
-  if (status != DLB_OK) return status;
-  if (device.device_type == kDLCPU) return DLB_OK;
-  dlb::Backend* backend = dlb::acquire_backend(device.device_type);
-  if (backend == nullptr) {
-    dlb::DeviceTypeText name(device.device_type);
-    return dlb::fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", name.text);
-  }
-  if (backend->ops.synchronize != nullptr) {
-    status = backend->ops.synchronize(backend->ops.ctx, device, stream, error);
-  }
-  dlb::release_backend(backend);
-  return status;
-}
-
 }  // extern "C"
