@@ -26,17 +26,9 @@ namespace {
 
 // ---- small helpers ------------------------------------------------------------------------
 
-const char kUntouched[] = "<untouched>";
-
-// An error report pre-filled with a sentinel, so a test can tell "left untouched" apart.
-dlb_error fresh_error() {
-  dlb_error error;
-  std::memset(&error, 0, sizeof(error));
-  std::snprintf(error.message, sizeof(error.message), "%s", kUntouched);
-  return error;
-}
-
-std::string msg(const dlb_error& error) { return std::string(error.message); }
+using test::fresh_error;
+using test::kUntouched;
+using test::msg;
 
 // A C string that may be NULL, for comparisons.
 std::string str(const char* text) { return text != nullptr ? std::string(text) : std::string("<NULL>"); }

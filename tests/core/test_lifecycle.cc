@@ -63,11 +63,13 @@ extern "C" __attribute__((visibility("default"), used)) const char* __tsan_defau
 namespace {
 
 using test::Counter;
+using test::Error;
 using test::ForeignLegacy;
 using test::ForeignVersioned;
 using test::cpu;
 using test::dtype;
 using test::f32;
+using test::kUntouched;
 using Dims = std::vector<int64_t>;
 
 constexpr uint64_t kReadOnly = DLPACK_FLAG_BITMASK_READ_ONLY;
@@ -86,19 +88,6 @@ bool light_mode() {
   }();
   return light;
 }
-
-// A dlb_error whose message is reset before every call, so a stale message cannot pass for a
-// new one and "left untouched on success" can be checked.
-constexpr const char* kUntouched = "<untouched>";
-struct Error {
-  dlb_error e;
-  Error() { fresh(); }
-  dlb_error* fresh() {
-    std::snprintf(e.message, sizeof(e.message), "%s", kUntouched);
-    return &e;
-  }
-  std::string text() const { return std::string(e.message); }
-};
 
 // Live dlbridge tensors relative to the start of a test case.
 struct Live {
