@@ -41,6 +41,37 @@ struct Error {
   std::string text() const { return msg(e); }
 };
 
+// ---- small helpers ------------------------------------------------------------------------
+
+// A C string that may be NULL, for comparisons.
+inline std::string str(const char* text) { return text != nullptr ? std::string(text) : std::string("<NULL>"); }
+
+inline bool same_dtype(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+inline bool same_device(DLDevice a, DLDevice b) {
+  return a.device_type == b.device_type && a.device_id == b.device_id;
+}
+
+inline std::string format_dtype(DLDataType dtype) {
+  char buffer[DLB_DTYPE_NAME_SIZE];
+  dlb_error error = fresh_error();
+  if (dlb_dtype_format(dtype, buffer, sizeof(buffer), &error) != DLB_OK) return "<error: " + msg(error) + ">";
+  return std::string(buffer);
+}
+
+inline std::string format_device(DLDevice device) {
+  char buffer[DLB_DEVICE_NAME_SIZE];
+  dlb_error error = fresh_error();
+  if (dlb_device_format(device, buffer, sizeof(buffer), &error) != DLB_OK) return "<error: " + msg(error) + ">";
+  return std::string(buffer);
+}
+
+constexpr uint64_t kReadOnly = DLPACK_FLAG_BITMASK_READ_ONLY;
+constexpr uint64_t kIsCopied = DLPACK_FLAG_BITMASK_IS_COPIED;
+constexpr uint64_t kPadded = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+
 // ---- foreign producers --------------------------------------------------------------------
 
 // Counts deleter (or release) calls; tests assert the exact count.
