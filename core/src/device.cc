@@ -1,9 +1,6 @@
-// Device types, device names, and the registry of device backends.
+// Device types: their names, parsing and formatting, and which ones the host can read.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <new>
 
 #include "internal.hpp"
 
@@ -27,11 +24,6 @@ constexpr bool names_match_standard_types() {
 }
 static_assert(names_match_standard_types(), "kDeviceNames and kStandardDeviceTypes disagree");
 
-// The registry: one slot per device type. Reads and writes take the mutex; the hot paths that
-// need no backend (CPU tensors, wrap, import, views) never touch it.
-std::mutex g_registry_mutex;
-dlb::Backend* g_backends[DLB_MAX_DEVICE_TYPE + 1];
-
 }  // namespace
 
 namespace dlb {
@@ -49,45 +41,6 @@ bool is_pointer_addressable(int32_t device_type) {
     default:
       return false;
   }
-}
-
-// The built-in backends join the registry the first time anyone looks at it, so that a program
-// that registers its own backend for kDLCUDA replaces the built-in one instead of racing it.
-void ensure_builtin_backends() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    register_cuda_backends();
-    register_opencl_backend();
-  });
-}
-
-Backend* acquire_backend(int32_t device_type) {
-  if (device_type <= 0 || device_type > DLB_MAX_DEVICE_TYPE) return nullptr;
-  ensure_builtin_backends();
-  std::lock_guard<std::mutex> lock(g_registry_mutex);
-  Backend* backend = g_backends[device_type];
-  if (backend != nullptr) backend->refs.fetch_add(1, std::memory_order_relaxed);
-  return backend;
-}
-
-void release_backend(Backend* backend) {
-  if (backend == nullptr) return;
-  if (backend->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    if (backend->ops.destroy != nullptr) backend->ops.destroy(backend->ops.ctx);
-    backend->~Backend();
-    std::free(backend);
-  }
-}
-
-int check_backend_memory(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
-  Backend* backend = acquire_backend(tensor->device.device_type);
-  if (backend == nullptr) return DLB_OK;
-  int status = DLB_OK;
-  if (backend->ops.check_memory != nullptr) {
-    status = backend->ops.check_memory(backend->ops.ctx, tensor, flags, error);
-  }
-  release_backend(backend);
-  return status;
 }
 
 }  // namespace dlb
@@ -187,98 +140,6 @@ DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error) 
   out->device_type = static_cast<DLDeviceType>(type);
   out->device_id = static_cast<int32_t>(id);
   return DLB_OK;
-}
-
-DLB_API int dlb_backend_register(const dlb_backend* backend, dlb_error* error) {
-  dlb::ensure_builtin_backends();
-  return dlb::register_backend(backend, error);
-}
-
-}  // extern "C"
-
-int dlb::register_backend(const dlb_backend* backend, dlb_error* error) {
-  if (backend == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "backend is NULL");
-  constexpr size_t kMinimumSize = offsetof(dlb_backend, copy_bytes) + sizeof(backend->copy_bytes);
-  if (backend->struct_size < kMinimumSize) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "backend struct_size %llu is smaller than the %zu bytes every version has",
-                     static_cast<unsigned long long>(backend->struct_size), kMinimumSize);
-  }
-  const int32_t type = backend->device_type;
-  if (type == kDLCPU) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "the cpu backend is built in and cannot be replaced");
-  }
-  if (type < 1 || type > DLB_MAX_DEVICE_TYPE) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "device type %d is outside the range a backend can serve (1 to %d)",
-                     static_cast<int>(type), DLB_MAX_DEVICE_TYPE);
-  }
-  // Members the caller's struct does not have stay NULL.
-  dlb_backend ops;
-  std::memset(&ops, 0, sizeof(ops));
-  std::memcpy(&ops, backend,
-              backend->struct_size < sizeof(ops) ? static_cast<size_t>(backend->struct_size)
-                                                 : sizeof(ops));
-  ops.struct_size = sizeof(ops);
-  dlb::DeviceTypeText type_name(type);
-  const char* missing = ops.allocate == nullptr ? "allocate"
-                        : ops.free == nullptr   ? "free"
-                        : ops.copy_bytes == nullptr ? "copy_bytes"
-                                                    : nullptr;
-  if (missing != nullptr) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "backend for %s has no %s callback", type_name.text, missing);
-  }
-  void* memory = std::malloc(sizeof(dlb::Backend));
-  if (memory == nullptr) {
-    return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory registering a backend");
-  }
-  auto* entry = new (memory) dlb::Backend();
-  entry->ops = ops;
-  std::snprintf(entry->name, sizeof(entry->name), "%s",
-                ops.name != nullptr ? ops.name : type_name.text);
-  entry->ops.name = entry->name;
-  entry->refs.store(1, std::memory_order_relaxed);
-  dlb::Backend* previous;
-  {
-    std::lock_guard<std::mutex> lock(g_registry_mutex);
-    previous = g_backends[type];
-    g_backends[type] = entry;
-  }
-  dlb::release_backend(previous);
-  return DLB_OK;
-}
-
-extern "C" {
-
-DLB_API int dlb_backend_unregister(int32_t device_type, dlb_error* error) {
-  dlb::ensure_builtin_backends();
-  dlb::DeviceTypeText type_name(device_type);
-  if (device_type == kDLCPU) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "the cpu backend is built in and cannot be unregistered");
-  }
-  dlb::Backend* previous = nullptr;
-  if (device_type >= 1 && device_type <= DLB_MAX_DEVICE_TYPE) {
-    std::lock_guard<std::mutex> lock(g_registry_mutex);
-    previous = g_backends[device_type];
-    g_backends[device_type] = nullptr;
-  }
-  if (previous == nullptr) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "no backend is registered for %s",
-                     type_name.text);
-  }
-  dlb::release_backend(previous);
-  return DLB_OK;
-}
-
-DLB_API int dlb_backend_is_registered(int32_t device_type) {
-  if (device_type == kDLCPU) return 1;
-  if (device_type <= 0 || device_type > DLB_MAX_DEVICE_TYPE) return 0;
-  dlb::ensure_builtin_backends();
-  std::lock_guard<std::mutex> lock(g_registry_mutex);
-  return g_backends[device_type] != nullptr ? 1 : 0;
 }
 
 }  // extern "C"

@@ -191,6 +191,11 @@ int copy_elements(const DLManagedTensorVersioned* dst, const Geometry& gd,
                   const DLManagedTensorVersioned* src, const Geometry& gs, void* stream,
                   dlb_error* error);
 
+// Copies between two host-readable tensors given as host pointers (device ignored), with the
+// host kernels of copy_host.cc; source and destination may overlap.
+int host_copy(const DLTensor* dst, const Geometry& gd, const DLTensor* src, const Geometry& gs,
+              uint64_t src_flags, dlb_error* error);
+
 // One dimension of a strided copy, strides in bytes (or in any unit both sides share).
 struct StridedDim {
   int64_t n;   // extent

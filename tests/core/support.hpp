@@ -1,8 +1,10 @@
-// Test support shared by the core suites: foreign producers whose deleters count their calls.
+// Test support shared by the core suites: the error-report helper, and foreign producers whose
+// deleters count their calls.
 #ifndef DLBRIDGE_TESTS_CORE_SUPPORT_HPP_
 #define DLBRIDGE_TESTS_CORE_SUPPORT_HPP_
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -11,6 +13,66 @@
 #include "../no_builtin_backends.hpp"
 
 namespace test {
+
+// ---- error reports ------------------------------------------------------------------------
+
+// The sentinel every error report starts from, so that a test can tell a report the call left
+// untouched from one it wrote, and a stale message cannot pass for a new one.
+constexpr const char kUntouched[] = "<untouched>";
+
+// An error report pre-filled with the sentinel.
+inline dlb_error fresh_error() {
+  dlb_error error;
+  std::memset(&error, 0, sizeof(error));
+  std::snprintf(error.message, sizeof(error.message), "%s", kUntouched);
+  return error;
+}
+
+// The message of a report, for comparisons.
+inline std::string msg(const dlb_error& error) { return std::string(error.message); }
+
+// The same report as an object reused across calls: fresh() refills it before each call.
+struct Error {
+  dlb_error e = fresh_error();
+  dlb_error* fresh() {
+    e = fresh_error();
+    return &e;
+  }
+  std::string text() const { return msg(e); }
+};
+
+// ---- small helpers ------------------------------------------------------------------------
+
+// A C string that may be NULL, for comparisons.
+inline std::string str(const char* text) { return text != nullptr ? std::string(text) : std::string("<NULL>"); }
+
+inline bool same_dtype(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+inline bool same_device(DLDevice a, DLDevice b) {
+  return a.device_type == b.device_type && a.device_id == b.device_id;
+}
+
+inline std::string format_dtype(DLDataType dtype) {
+  char buffer[DLB_DTYPE_NAME_SIZE];
+  dlb_error error = fresh_error();
+  if (dlb_dtype_format(dtype, buffer, sizeof(buffer), &error) != DLB_OK) return "<error: " + msg(error) + ">";
+  return std::string(buffer);
+}
+
+inline std::string format_device(DLDevice device) {
+  char buffer[DLB_DEVICE_NAME_SIZE];
+  dlb_error error = fresh_error();
+  if (dlb_device_format(device, buffer, sizeof(buffer), &error) != DLB_OK) return "<error: " + msg(error) + ">";
+  return std::string(buffer);
+}
+
+constexpr uint64_t kReadOnly = DLPACK_FLAG_BITMASK_READ_ONLY;
+constexpr uint64_t kIsCopied = DLPACK_FLAG_BITMASK_IS_COPIED;
+constexpr uint64_t kPadded = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+
+// ---- foreign producers --------------------------------------------------------------------
 
 // Counts deleter (or release) calls; tests assert the exact count.
 struct Counter {

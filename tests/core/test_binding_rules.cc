@@ -13,8 +13,6 @@ using namespace test;
 
 namespace {
 
-std::string msg(const dlb_error& e) { return e.message; }
-
 DLManagedTensorVersioned* allocate(std::vector<int64_t> shape, uint64_t flags = 0,
                                    DLDataType dt = f32()) {
   DLManagedTensorVersioned* t = nullptr;

@@ -13,6 +13,8 @@ using test::Counter;
 using test::cpu;
 using test::dtype;
 using test::f32;
+using test::fresh_error;
+using test::msg;
 
 namespace {
 
@@ -32,7 +34,7 @@ struct Owned {
 template <class T>
 DLManagedTensorVersioned* arange(std::vector<int64_t> shape, DLDataType type) {
   DLManagedTensorVersioned* t = nullptr;
-  dlb_error err;
+  dlb_error err = fresh_error();
   REQUIRE(dlb_tensor_allocate(cpu(), type, static_cast<int32_t>(shape.size()), shape.data(),
                               nullptr, 0, &t, &err) == DLB_OK);
   int64_t n = 1;
@@ -98,7 +100,7 @@ int is_f(std::vector<int64_t> shape, std::vector<int64_t> strides) {
 // ---- queries -------------------------------------------------------------------------------
 
 TEST_CASE("element count, byte size and byte span") {
-  dlb_error err;
+  dlb_error err = fresh_error();
   int64_t count = -1;
   Desc a({2, 3, 4}, {});
   CHECK(dlb_tensor_element_count(&a.t, &count, &err) == DLB_OK);
@@ -142,26 +144,26 @@ TEST_CASE("element count, byte size and byte span") {
   CHECK(bytes == 5);
 
   CHECK(dlb_tensor_element_count(nullptr, &count, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "tensor is NULL");
+  CHECK(msg(err) == "tensor is NULL");
   CHECK(dlb_tensor_element_count(&a.t, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "out is NULL");
+  CHECK(msg(err) == "out is NULL");
   Desc negative({2, -3}, {});
   CHECK(dlb_tensor_element_count(&negative.t, &count, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "shape[1] is -3; extents must not be negative");
+  CHECK(msg(err) == "shape[1] is -3; extents must not be negative");
   Desc huge({INT64_MAX / 2, 3}, {});
   CHECK(dlb_tensor_element_count(&huge.t, &count, &err) == DLB_ERR_OVERFLOW);
-  CHECK(std::string(err.message) == "element count of shape (4611686018427387903, 3) overflows 63 bits");
+  CHECK(msg(err) == "element count of shape (4611686018427387903, 3) overflows 63 bits");
   Desc far({2}, {INT64_MAX});
   CHECK(dlb_tensor_byte_span(&far.t, 0, &begin, &span, &err) == DLB_ERR_OVERFLOW);
-  CHECK(std::string(err.message) == "byte span of the tensor exceeds 2^60 bytes");
+  CHECK(msg(err) == "byte span of the tensor exceeds 2^60 bytes");
 }
 
 TEST_CASE("a tensor whose memory would wrap around the address space is refused") {
-  dlb_error err;
+  dlb_error err = fresh_error();
   // Element 1 sits 2^59 bytes below data: below address 0.
   Desc below({2}, {-(int64_t{1} << 59)}, dtype(kDLInt, 8), 0, reinterpret_cast<void*>(0x1000));
   CHECK(dlb_tensor_validate(&below.t, 0, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) ==
+  CHECK(msg(err) ==
         "the tensor's memory wraps around the address space (data 0x1000, byte_offset 0)");
   // The same layout with byte_offset covering the reach is fine.
   below.t.byte_offset = uint64_t{1} << 59;
@@ -191,9 +193,9 @@ TEST_CASE("strides are synthesised when NULL") {
   CHECK(strides[0] == 2);
   CHECK(strides[1] == 2);
   CHECK(strides[2] == 1);
-  dlb_error err;
+  dlb_error err = fresh_error();
   CHECK(dlb_tensor_get_strides(&a.t, 2, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "out is NULL");
+  CHECK(msg(err) == "out is NULL");
 }
 
 TEST_CASE("contiguity ignores extent-1 dimensions and treats empty tensors as contiguous") {
@@ -250,7 +252,7 @@ TEST_CASE("alignment, host readability and flags") {
 TEST_CASE("slices follow Python semantics") {
   const int64_t start = dlb_tensor_live_count();
   Owned base(arange_f32({10}));
-  dlb_error err;
+  dlb_error err = fresh_error();
   struct Case {
     dlb_slice s;
     std::vector<float> expected;
@@ -284,7 +286,7 @@ TEST_CASE("slices follow Python semantics") {
 
 TEST_CASE("2-d slices with negative steps, byte_offset and slices of slices") {
   Owned base(arange_f32({4, 6}));
-  dlb_error err;
+  dlb_error err = fresh_error();
   dlb_slice s[2] = {sl(3, 0, -1), sl(1, 6, 2)};
   Owned v;
   REQUIRE(dlb_tensor_slice(base.t, 2, s, v.out(), &err) == DLB_OK);
@@ -349,32 +351,32 @@ TEST_CASE("views keep the memory alive after the base is freed, and carry flags"
 
 TEST_CASE("slice and select errors") {
   Owned base(arange_f32({2, 3}));
-  dlb_error err;
+  dlb_error err = fresh_error();
   Owned v;
   dlb_slice zero[1] = {sl(0, 2, 0)};
   CHECK(dlb_tensor_slice(base.t, 1, zero, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "slice step is 0 in dimension 0");
+  CHECK(msg(err) == "slice step is 0 in dimension 0");
   CHECK(v.t == nullptr);
   dlb_slice three[3] = {all(), all(), all()};
   CHECK(dlb_tensor_slice(base.t, 3, three, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "3 slices given for a tensor with 2 dimensions");
+  CHECK(msg(err) == "3 slices given for a tensor with 2 dimensions");
   CHECK(dlb_tensor_slice(base.t, -1, three, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "-1 slices given for a tensor with 2 dimensions");
+  CHECK(msg(err) == "-1 slices given for a tensor with 2 dimensions");
   CHECK(dlb_tensor_slice(base.t, 1, nullptr, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "slices is NULL");
+  CHECK(msg(err) == "slices is NULL");
   CHECK(dlb_tensor_slice(base.t, 1, three, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "out is NULL");
+  CHECK(msg(err) == "out is NULL");
   CHECK(dlb_tensor_slice(nullptr, 1, three, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "tensor is NULL");
+  CHECK(msg(err) == "tensor is NULL");
 
   CHECK(dlb_tensor_select(base.t, 2, 0, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "axis 2 is out of range for a tensor with 2 dimensions");
+  CHECK(msg(err) == "axis 2 is out of range for a tensor with 2 dimensions");
   CHECK(dlb_tensor_select(base.t, -3, 0, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "axis -3 is out of range for a tensor with 2 dimensions");
+  CHECK(msg(err) == "axis -3 is out of range for a tensor with 2 dimensions");
   CHECK(dlb_tensor_select(base.t, 1, 3, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "index 3 is out of range for axis 1 with extent 3");
+  CHECK(msg(err) == "index 3 is out of range for axis 1 with extent 3");
   CHECK(dlb_tensor_select(base.t, -1, -4, v.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "index -4 is out of range for axis 1 with extent 3");
+  CHECK(msg(err) == "index -4 is out of range for axis 1 with extent 3");
   REQUIRE(dlb_tensor_select(base.t, -1, -1, v.out(), &err) == DLB_OK);
   CHECK(shape_of(v.dl()) == std::vector<int64_t>{2});
   CHECK(at<float>(v.dl(), {1}) == 5);
@@ -384,7 +386,7 @@ TEST_CASE("slice and select errors") {
   test::ForeignVersioned* foreign = test::make_foreign(deleted, f32(), {2, 2});
   Owned w;
   CHECK(dlb_tensor_slice(&foreign->managed, 0, nullptr, w.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "tensor was not made by dlbridge; import it with dlb_tensor_import first");
+  CHECK(msg(err) == "tensor was not made by dlbridge; import it with dlb_tensor_import first");
   CHECK(dlb_tensor_transpose(&foreign->managed, w.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
   CHECK(deleted.get() == 0);
   foreign->managed.deleter(&foreign->managed);
@@ -395,12 +397,12 @@ TEST_CASE("packed sub-byte views start on byte boundaries") {
   const DLDataType f4 = dtype(kDLFloat4_e2m1fn, 4);
   int64_t shape[1] = {8};
   Owned t;
-  dlb_error err;
+  dlb_error err = fresh_error();
   REQUIRE(dlb_tensor_allocate(cpu(), f4, 1, shape, nullptr, 0, t.out(), &err) == DLB_OK);
   Owned v;
   dlb_slice odd = sl(1, 8);
   CHECK(dlb_tensor_slice(t.t, 1, &odd, v.out(), &err) == DLB_ERR_LAYOUT);
-  CHECK(std::string(err.message) ==
+  CHECK(msg(err) ==
         "a view of packed float4_e2m1fn data must start on a byte boundary, not at bit 4 of a byte");
   dlb_slice even = sl(2, 8, 2);
   REQUIRE(dlb_tensor_slice(t.t, 1, &even, v.out(), &err) == DLB_OK);
@@ -415,7 +417,7 @@ TEST_CASE("packed sub-byte views start on byte boundaries") {
 
 TEST_CASE("reshape: contiguous, inferred extents, strided when possible") {
   Owned base(arange_f32({2, 3, 4}));
-  dlb_error err;
+  dlb_error err = fresh_error();
   Owned r;
   int64_t to2[2] = {6, -1};
   REQUIRE(dlb_tensor_reshape(base.t, 2, to2, r.out(), &err) == DLB_OK);
@@ -452,7 +454,7 @@ TEST_CASE("reshape: contiguous, inferred extents, strided when possible") {
   int64_t flat[1] = {24};
   Owned f;
   CHECK(dlb_tensor_reshape(t.t, 1, flat, f.out(), &err) == DLB_ERR_LAYOUT);
-  CHECK(std::string(err.message) ==
+  CHECK(msg(err) ==
         "cannot reshape a tensor of shape (4, 3, 2) and strides (1, 4, 12) into shape (24) without copying");
   CHECK(f.t == nullptr);
 
@@ -466,39 +468,39 @@ TEST_CASE("reshape: contiguous, inferred extents, strided when possible") {
 
 TEST_CASE("reshape errors") {
   Owned base(arange_f32({2, 3, 4}));
-  dlb_error err;
+  dlb_error err = fresh_error();
   Owned r;
   int64_t bad_count[2] = {5, 5};
   CHECK(dlb_tensor_reshape(base.t, 2, bad_count, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "cannot reshape 24 elements into shape (5, 5)");
+  CHECK(msg(err) == "cannot reshape 24 elements into shape (5, 5)");
   int64_t not_divisible[2] = {5, -1};
   CHECK(dlb_tensor_reshape(base.t, 2, not_divisible, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "cannot reshape 24 elements into shape (5, -1)");
+  CHECK(msg(err) == "cannot reshape 24 elements into shape (5, -1)");
   int64_t two_inferred[2] = {-1, -1};
   CHECK(dlb_tensor_reshape(base.t, 2, two_inferred, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "shape (-1, -1) has more than one -1 extent");
+  CHECK(msg(err) == "shape (-1, -1) has more than one -1 extent");
   int64_t negative[2] = {-2, -12};
   CHECK(dlb_tensor_reshape(base.t, 2, negative, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "shape[0] is -2; extents must not be negative");
+  CHECK(msg(err) == "shape[0] is -2; extents must not be negative");
   int64_t zero_infer[2] = {0, -1};
   CHECK(dlb_tensor_reshape(base.t, 2, zero_infer, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) ==
+  CHECK(msg(err) ==
         "cannot infer the -1 extent of shape (0, -1): the other extents multiply to 0");
   CHECK(dlb_tensor_reshape(base.t, -1, bad_count, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "ndim -1 is negative");
+  CHECK(msg(err) == "ndim -1 is negative");
   CHECK(dlb_tensor_reshape(base.t, 65, bad_count, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "ndim 65 exceeds the maximum of 64");
+  CHECK(msg(err) == "ndim 65 exceeds the maximum of 64");
   CHECK(dlb_tensor_reshape(base.t, 2, nullptr, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "shape is NULL but ndim is 2");
+  CHECK(msg(err) == "shape is NULL but ndim is 2");
   int64_t overflow[3] = {INT64_MAX, 4, -1};
   CHECK(dlb_tensor_reshape(base.t, 3, overflow, r.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "cannot reshape 24 elements into shape (9223372036854775807, 4, -1)");
+  CHECK(msg(err) == "cannot reshape 24 elements into shape (9223372036854775807, 4, -1)");
   CHECK(r.t == nullptr);
 }
 
 TEST_CASE("permute and transpose") {
   Owned base(arange_f32({2, 3, 4}));
-  dlb_error err;
+  dlb_error err = fresh_error();
   Owned p;
   int32_t axes[3] = {2, 0, -2};
   REQUIRE(dlb_tensor_permute(base.t, 3, axes, p.out(), &err) == DLB_OK);
@@ -513,17 +515,17 @@ TEST_CASE("permute and transpose") {
   Owned bad;  // error calls set *out to NULL: keep them away from the tensors above
   int32_t short_axes[2] = {0, 1};
   CHECK(dlb_tensor_permute(base.t, 2, short_axes, bad.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "permute needs 3 axes, got 2");
+  CHECK(msg(err) == "permute needs 3 axes, got 2");
   int32_t repeated[3] = {0, 1, -3};
   CHECK(dlb_tensor_permute(base.t, 3, repeated, bad.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "axis 0 appears twice in the permutation");
+  CHECK(msg(err) == "axis 0 appears twice in the permutation");
   int32_t outside[3] = {0, 1, 3};
   CHECK(dlb_tensor_permute(base.t, 3, outside, bad.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "axis 3 is out of range for a tensor with 3 dimensions");
+  CHECK(msg(err) == "axis 3 is out of range for a tensor with 3 dimensions");
   CHECK(dlb_tensor_permute(base.t, 3, nullptr, bad.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "axes is NULL");
+  CHECK(msg(err) == "axes is NULL");
   CHECK(dlb_tensor_transpose(nullptr, bad.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "tensor is NULL");
+  CHECK(msg(err) == "tensor is NULL");
 
   // 0-d tensors transpose to themselves.
   Owned scalar;
@@ -539,7 +541,7 @@ TEST_CASE("views of opaque-handle tensors move byte_offset only") {
   int64_t shape[2] = {4, 4};
   DLTensor desc{handle, DLDevice{kDLOpenCL, 0}, 2, f32(), shape, nullptr, 16};
   Owned t;
-  dlb_error err;
+  dlb_error err = fresh_error();
   REQUIRE(dlb_tensor_wrap(&desc, 0, nullptr, nullptr, t.out(), &err) == DLB_OK);
   dlb_slice s[2] = {sl(3, DLB_SLICE_NONE, -1), sl(1, 3)};
   Owned v;
@@ -588,7 +590,7 @@ void check_same_elements(const DLTensor* view, const DLTensor* copy) {
 template <class T>
 void check_copy_of(DLManagedTensorVersioned* view) {
   Owned copy;
-  dlb_error err;
+  dlb_error err = fresh_error();
   REQUIRE(dlb_tensor_copy(view, cpu(), copy.out(), &err) == DLB_OK);
   CHECK((copy.t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0);
   CHECK((copy.t->flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0);
@@ -604,7 +606,7 @@ struct Bytes16 {
 
 TEST_CASE("copies of every layout are exact") {
   Owned base(arange_f32({5, 7}));
-  dlb_error err;
+  dlb_error err = fresh_error();
   check_copy_of<float>(base.t);
   Owned t;
   REQUIRE(dlb_tensor_transpose(base.t, t.out(), &err) == DLB_OK);
@@ -632,7 +634,7 @@ TEST_CASE("copies of every layout are exact") {
 }
 
 TEST_CASE("copies of every element size, through transposes large enough for the fast paths") {
-  dlb_error err;
+  dlb_error err = fresh_error();
   auto run = [&](auto tag, DLDataType type, std::vector<int64_t> shape) {
     using T = decltype(tag);
     Owned base(arange<T>(shape, type));
@@ -655,7 +657,7 @@ TEST_CASE("copies of every element size, through transposes large enough for the
 }
 
 TEST_CASE("16-byte and odd-sized elements copy exactly") {
-  dlb_error err;
+  dlb_error err = fresh_error();
   // complex128: 16 bytes.
   int64_t shape[2] = {9, 11};
   Owned c;
@@ -684,7 +686,7 @@ TEST_CASE("16-byte and odd-sized elements copy exactly") {
 }
 
 TEST_CASE("packed and padded sub-byte copies") {
-  dlb_error err;
+  dlb_error err = fresh_error();
   const DLDataType i4 = dtype(kDLInt, 4);
   int64_t shape[2] = {3, 5};
   Owned packed;
@@ -738,7 +740,7 @@ TEST_CASE("packed and padded sub-byte copies") {
 }
 
 TEST_CASE("copy_into: any strides, errors, overlap") {
-  dlb_error err;
+  dlb_error err = fresh_error();
   Owned src(arange_f32({4, 3}));
   Owned dst_base(arange_f32({3, 4}));
   Owned dst;
@@ -750,18 +752,18 @@ TEST_CASE("copy_into: any strides, errors, overlap") {
 
   Owned wrong_shape(arange_f32({3, 4}));
   CHECK(dlb_tensor_copy_into(src.t, wrong_shape.t, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "shape mismatch: source is (4, 3), destination is (3, 4)");
+  CHECK(msg(err) == "shape mismatch: source is (4, 3), destination is (3, 4)");
   Owned wrong_type(arange<int32_t>({4, 3}, dtype(kDLInt, 32)));
   CHECK(dlb_tensor_copy_into(src.t, wrong_type.t, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "dtype mismatch: source is float32, destination is int32");
+  CHECK(msg(err) == "dtype mismatch: source is float32, destination is int32");
   Owned read_only;
   REQUIRE(dlb_tensor_share(wrong_shape.t, DLPACK_FLAG_BITMASK_READ_ONLY, read_only.out(), &err) == DLB_OK);
   CHECK(dlb_tensor_copy_into(src.t, read_only.t, &err) == DLB_ERR_READ_ONLY);
-  CHECK(std::string(err.message) == "cannot copy into a read-only tensor");
+  CHECK(msg(err) == "cannot copy into a read-only tensor");
   CHECK(dlb_tensor_copy_into(nullptr, dst.t, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "source tensor is NULL");
+  CHECK(msg(err) == "source tensor is NULL");
   CHECK(dlb_tensor_copy_into(src.t, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "destination tensor is NULL");
+  CHECK(msg(err) == "destination tensor is NULL");
 
   // Overlap: shift a row of 10 elements right by one through two views of one buffer.
   Owned line(arange_f32({10}));
@@ -786,24 +788,24 @@ TEST_CASE("copy_into: any strides, errors, overlap") {
 }
 
 TEST_CASE("copy errors") {
-  dlb_error err;
+  dlb_error err = fresh_error();
   Owned src(arange_f32({2}));
   Owned out;
   CHECK(dlb_tensor_copy(src.t, DLDevice{kDLVulkan, 0}, out.out(), &err) == DLB_ERR_UNSUPPORTED);
-  CHECK(std::string(err.message) == "no backend is registered for vulkan");
+  CHECK(msg(err) == "no backend is registered for vulkan");
   CHECK(dlb_tensor_copy(src.t, DLDevice{static_cast<DLDeviceType>(5), 0}, out.out(), &err) == DLB_ERR_UNSUPPORTED);
-  CHECK(std::string(err.message) == "device type 5 is not a known DLPack device type");
+  CHECK(msg(err) == "device type 5 is not a known DLPack device type");
   CHECK(dlb_tensor_copy(nullptr, cpu(), out.out(), &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "tensor is NULL");
+  CHECK(msg(err) == "tensor is NULL");
   CHECK(dlb_tensor_copy(src.t, cpu(), nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(std::string(err.message) == "out is NULL");
+  CHECK(msg(err) == "out is NULL");
   // A source on a device without a backend cannot be read.
   int64_t shape[1] = {4};
   DLTensor desc{reinterpret_cast<void*>(0x10), DLDevice{kDLMetal, 0}, 1, f32(), shape, nullptr, 0};
   Owned metal;
   REQUIRE(dlb_tensor_wrap(&desc, 0, nullptr, nullptr, metal.out(), &err) == DLB_OK);
   CHECK(dlb_tensor_copy(metal.t, cpu(), out.out(), &err) == DLB_ERR_UNSUPPORTED);
-  CHECK(std::string(err.message) == "no backend is registered for metal");
+  CHECK(msg(err) == "no backend is registered for metal");
   CHECK(out.t == nullptr);
   // CUDA pinned and managed memory are host-readable: copies need no backend.
   std::vector<float> pinned{1, 2, 3, 4};

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "cuda/cuda_kernel_math.hpp"
+#include "cuda/cuda_kernels.hpp"
 
 using dlb::cuda::CopyPlan;
 

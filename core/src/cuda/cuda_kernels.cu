@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cuda_kernel_math.hpp"
+#include "cuda_kernels.hpp"
 
 namespace dlb {
 namespace cuda {

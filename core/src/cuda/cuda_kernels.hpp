@@ -1,14 +1,14 @@
 // The index arithmetic of the CUDA copy kernels, as __host__ __device__ functions: the kernels
 // in cuda_kernels.cu use them on the GPU, and tests run them on the host to check every layout
 // on machines without a GPU.
-#ifndef DLBRIDGE_SRC_CUDA_CUDA_KERNEL_MATH_HPP_
-#define DLBRIDGE_SRC_CUDA_CUDA_KERNEL_MATH_HPP_
+#ifndef DLBRIDGE_SRC_CUDA_CUDA_KERNELS_HPP_
+#define DLBRIDGE_SRC_CUDA_CUDA_KERNELS_HPP_
 
 #include <cstdint>
 
 #include <cuda_runtime.h>
 
-#include "cuda_copy_plan.hpp"
+#include "cuda_copy.hpp"
 
 namespace dlb {
 namespace cuda {
@@ -182,4 +182,4 @@ __host__ __device__ inline void batch_offsets(const TransposeArgs& a, int64_t b,
 }  // namespace cuda
 }  // namespace dlb
 
-#endif  // DLBRIDGE_SRC_CUDA_CUDA_KERNEL_MATH_HPP_
+#endif  // DLBRIDGE_SRC_CUDA_CUDA_KERNELS_HPP_

@@ -1,11 +1,14 @@
-// The contract between the CUDA backend (cuda_backend.cc, compiled by the host compiler) and
-// its copy kernels (cuda_kernels.cu, compiled by nvcc): a strided copy described in words.
-#ifndef DLBRIDGE_SRC_CUDA_CUDA_COPY_PLAN_HPP_
-#define DLBRIDGE_SRC_CUDA_CUDA_COPY_PLAN_HPP_
+// The CUDA backend's copies: the copy_bytes and copy_tensor callbacks, and the contract between
+// the copy code (cuda_copy.cc, compiled by the host compiler) and the copy kernels
+// (cuda_kernels.cu, compiled by nvcc): a strided copy described in words.
+#ifndef DLBRIDGE_SRC_CUDA_CUDA_COPY_HPP_
+#define DLBRIDGE_SRC_CUDA_CUDA_COPY_HPP_
 
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
+
+#include "dlbridge/dlbridge.h"
 
 namespace dlb {
 namespace cuda {
@@ -46,7 +49,14 @@ bool plan_is_one_run(const CopyPlan& plan, const void** src_low, void** dst_low)
 // kernel otherwise. Returns the launch status (cudaSuccess once queued).
 cudaError_t launch_copy(const CopyPlan& plan, cudaStream_t stream);
 
+// The dlb_backend copy_bytes and copy_tensor callbacks of the three CUDA backends.
+int cuda_copy_bytes(void*, DLDevice dst_device, void* dst, uint64_t dst_offset, DLDevice src_device,
+                    const void* src, uint64_t src_offset, uint64_t nbytes, void* stream,
+                    dlb_error* error);
+int cuda_copy_tensor(void*, const DLTensor* dst, uint64_t dst_flags, const DLTensor* src,
+                     uint64_t src_flags, void* stream, dlb_error* error);
+
 }  // namespace cuda
 }  // namespace dlb
 
-#endif  // DLBRIDGE_SRC_CUDA_CUDA_COPY_PLAN_HPP_
+#endif  // DLBRIDGE_SRC_CUDA_CUDA_COPY_HPP_
