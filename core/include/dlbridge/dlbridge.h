@@ -70,7 +70,7 @@ typedef struct dlb_library_version {
 DLB_API void dlb_get_version(dlb_library_version* library, DLPackVersion* produced,
                              DLPackVersion* newest_accepted);
 
-/* The library version as a static string such as "0.1.0". Never NULL; do not free. */
+/* The library version as a static string such as "0.2.0". Never NULL; do not free. */
 DLB_API const char* dlb_version_string(void);
 
 /* ========================================================================================== */

@@ -379,7 +379,7 @@ constexpr dlb_slice all(int64_t step = 1) noexcept {
 /* The number of tensors made by the library that are not freed yet (dlb_tensor_live_count). */
 inline int64_t live_count() noexcept { return dlb_tensor_live_count(); }
 
-/* The library version as a string such as "0.1.0". */
+/* The library version as a string such as "0.2.0". */
 inline std::string version_string() { return dlb_version_string(); }
 
 /* ========================================================================================== */
