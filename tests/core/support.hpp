@@ -1,5 +1,5 @@
-// Test support shared by the core suites: the error-report helper, and foreign producers whose
-// deleters count their calls.
+// Test support shared by the core suites: foreign producers whose deleters count their calls
+// (the error-report helper is tests/error_report.hpp).
 #ifndef DLBRIDGE_TESTS_CORE_SUPPORT_HPP_
 #define DLBRIDGE_TESTS_CORE_SUPPORT_HPP_
 
@@ -10,36 +10,10 @@
 #include <vector>
 
 #include "dlbridge/dlbridge.h"
+#include "../error_report.hpp"
 #include "../no_builtin_backends.hpp"
 
 namespace test {
-
-// ---- error reports ------------------------------------------------------------------------
-
-// The sentinel every error report starts from, so that a test can tell a report the call left
-// untouched from one it wrote, and a stale message cannot pass for a new one.
-constexpr const char kUntouched[] = "<untouched>";
-
-// An error report pre-filled with the sentinel.
-inline dlb_error fresh_error() {
-  dlb_error error;
-  std::memset(&error, 0, sizeof(error));
-  std::snprintf(error.message, sizeof(error.message), "%s", kUntouched);
-  return error;
-}
-
-// The message of a report, for comparisons.
-inline std::string msg(const dlb_error& error) { return std::string(error.message); }
-
-// The same report as an object reused across calls: fresh() refills it before each call.
-struct Error {
-  dlb_error e = fresh_error();
-  dlb_error* fresh() {
-    e = fresh_error();
-    return &e;
-  }
-  std::string text() const { return msg(e); }
-};
 
 // ---- small helpers ------------------------------------------------------------------------
 

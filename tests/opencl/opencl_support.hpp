@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dlbridge/dlbridge.h"
+#include "../error_report.hpp"
 
 namespace raw {
 
@@ -156,18 +157,6 @@ struct CallerQueue {
 }  // namespace raw
 
 namespace test {
-
-const char kUntouched[] = "<untouched>";
-
-// An error report pre-filled with a sentinel, so that a test can tell "left untouched" apart.
-inline dlb_error fresh_error() {
-  dlb_error error;
-  std::memset(&error, 0, sizeof(error));
-  std::snprintf(error.message, sizeof(error.message), "%s", kUntouched);
-  return error;
-}
-
-inline std::string msg(const dlb_error& error) { return std::string(error.message); }
 
 // What the library says about OpenCL device `id` when it does not exist.
 inline std::string missing_device(int id) {
