@@ -399,7 +399,8 @@ fn main() {
     let static_choice = env_var("DLBRIDGE_STATIC").map(|v| v != "0");
 
     let link = find(static_choice).unwrap_or_else(|why| {
-        panic!(
+        // A plain message and exit code 1: a panic would add a backtrace to read past.
+        eprintln!(
             "\n\ndlbridge-sys: cannot find the dlbridge C library ({why}).\n\
              Install it as README.md's \"Install and link\" section says (meson setup build-lib \
              -Dlibrary_only=true; ninja -C build-lib; sudo meson install -C build-lib; sudo \
@@ -408,7 +409,8 @@ fn main() {
              DLBRIDGE_LIB_DIR at a directory with libdlbridge.a (DLBRIDGE_STATIC=0: \
              libdlbridge.so), or DLBRIDGE_BUILD_DIR at a Meson build of dlbridge. See \
              docs/rust.md, \"Using the crate from your project\".\n\n"
-        )
+        );
+        std::process::exit(1)
     });
 
     for dir in &link.search {
