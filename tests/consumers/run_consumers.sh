@@ -3,6 +3,8 @@
 # README's "Install and link" section tells a user to:
 #   C   shared and static, through pkg-config (dlbridge.pc, dlbridge-static.pc)
 #   C++ through CMake's find_package(dlbridge), shared and static targets
+#   Rust  a new cargo project that only adds the `dlbridge` path dependency: `cargo run`
+#         (static, no variables) and `DLBRIDGE_STATIC=0 cargo run` (dynamic); skipped without cargo
 # Usage: run_consumers.sh BUILD_DIR SOURCE_DIR
 # The build is installed with DESTDIR into a temporary folder instead of /usr/local; the only
 # differences from a user's steps are the variables that point the tools into that folder
@@ -67,6 +69,35 @@ step "c++ shared (dlbridge::dlbridge)" \
   env LD_LIBRARY_PATH="$installed_lib" "$work/cmake/build/quickstart_shared"
 step "c++ static (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_static"
 step "c static through cmake (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_c_static"
+
+# Rust: a fresh cargo project whose only addition is the dependency line. dlbridge-sys finds the
+# installed library through `pkg-config dlbridge-static` and links it statically, so `cargo run`
+# needs no variable. Offline (path dependencies only), CARGO_TARGET_DIR inside $work; CARGO_HOME
+# stays the user's: an offline build of path dependencies downloads nothing and only takes a
+# lock file there, and the rustup toolchain found through it keeps working.
+cargo_cmd=${CARGO:-cargo}
+if command -v "$cargo_cmd" >/dev/null 2>&1; then
+  rust_app="$work/rust-app"
+  mkdir -p "$rust_app/src"
+  printf '%s\n' '[package]' 'name = "dlbridge-consumer"' 'version = "0.1.0"' 'edition = "2021"' '' \
+    '[dependencies]' "dlbridge = { path = \"$source/bindings/rust/dlbridge\" }" >"$rust_app/Cargo.toml"
+  cp "$source/tests/consumers/rust/main.rs" "$rust_app/src/main.rs"
+  rust_bin="$work/rust-target/debug/dlbridge-consumer"
+  # A user's shell has none of the crate's override variables.
+  rust_env="env -u DLBRIDGE_LIB_DIR -u DLBRIDGE_BUILD_DIR -u DLBRIDGE_STATIC -u DLBRIDGE_INCLUDE_DIR \
+            -u DLBRIDGE_VERSION CARGO_TARGET_DIR='$work/rust-target' CARGO_TERM_COLOR=never"
+  step "rust static (cargo run, no variables)" \
+    sh -c "cd '$rust_app' && $rust_env '$cargo_cmd' run --offline"
+  step "rust static program needs no libdlbridge.so" \
+    sh -c "! ldd '$rust_bin' | grep -q libdlbridge"
+  step "rust dynamic (DLBRIDGE_STATIC=0 cargo run)" \
+    sh -c "cd '$rust_app' && $rust_env DLBRIDGE_STATIC=0 LD_LIBRARY_PATH='$installed_lib' \
+           '$cargo_cmd' run --offline"
+  step "rust dynamic program loads the installed libdlbridge.so.0" \
+    sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$rust_bin' | grep -q '$installed_lib/libdlbridge.so.0'"
+else
+  echo "skip   rust (no cargo on PATH: install Rust to run the Rust consumer steps)"
+fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1,7 +1,9 @@
-//! `dlbridge-sys` finds the C library; its `cargo:rustc-link-arg` rpath only reaches that
-//! package's own targets. This script turns the directory it publishes (`DEP_DLBRIDGE_LIB_DIR`)
-//! into an rpath for this package's tests, examples and binaries, so they run without
-//! `LD_LIBRARY_PATH`.
+//! `dlbridge-sys` finds the C library (statically linked by default: nothing to do here). When it
+//! links `libdlbridge.so` from a directory outside the loader's path (`DLBRIDGE_STATIC=0`, as the
+//! Meson suite does), its `cargo:rustc-link-arg` rpath only reaches that package's own targets.
+//! This script turns the directory it publishes (`DEP_DLBRIDGE_LIB_DIR`, visible to direct
+//! dependents of `dlbridge-sys` only) into an rpath for this package's own tests, examples and
+//! doc-tests. It cannot reach the binaries of a project that depends on `dlbridge`.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=DEP_DLBRIDGE_LIB_DIR");

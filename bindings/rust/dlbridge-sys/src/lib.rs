@@ -15,9 +15,11 @@
 //! returned by `dlb_*` functions are owned by the caller and released exactly once with
 //! `dlb_tensor_free`; `dlb_tensor_import*` consume their argument even on error.
 //!
-//! Linking: see `build.rs` (`DLBRIDGE_LIB_DIR` [+ `DLBRIDGE_STATIC=1`], `DLBRIDGE_BUILD_DIR`,
-//! `pkg-config dlbridge`, the in-tree `build/`). The version of the C library found at build
-//! time is [`LINKED_C_VERSION`] and, for dependents' build scripts, `DEP_DLBRIDGE_VERSION`.
+//! Linking: static by default (`libdlbridge.a` plus what `pkg-config --libs dlbridge-static`
+//! lists), `DLBRIDGE_STATIC=0` for the shared library; found through `DLBRIDGE_LIB_DIR`,
+//! `DLBRIDGE_BUILD_DIR`, `pkg-config dlbridge-static`, then the in-tree `build/` (see `build.rs`
+//! and docs/rust.md). The version of the C library found at build time is
+//! [`LINKED_C_VERSION`] and, for the build scripts of direct dependents, `DEP_DLBRIDGE_VERSION`.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case)]
 #![allow(clippy::all)]
 

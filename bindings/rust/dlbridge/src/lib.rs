@@ -129,7 +129,7 @@ pub use device::{cuda, opencl, Stream};
 pub use dtype::{device_type, dtype_code, DType, Device};
 pub use element::{Bf16, Element, F16};
 pub use error::{status, status_name, Error, Result};
-pub use tensor::{flags, RawParts, Slice, Tensor};
+pub use tensor::{flags, ExportError, RawParts, Slice, Tensor};
 
 /// The number of dlbridge tensors alive in this process (`dlb_tensor_live_count`), across all
 /// threads and languages: for leak checks.

@@ -878,18 +878,28 @@ impl Tensor {
 
     /// Exports as a legacy `DLManagedTensor` for consumers of DLPack < 1.0
     /// (`dlb_tensor_export_legacy`); the consumer calls its deleter exactly once. Refused for
-    /// READ_ONLY tensors (the legacy struct cannot say so) and padded sub-byte data; the tensor
-    /// is then dropped (freed) here.
-    pub fn into_raw_legacy(self) -> Result<*mut ffi::DLManagedTensor> {
+    /// READ_ONLY tensors (the legacy struct cannot say so) and padded sub-byte data.
+    ///
+    /// A refused export gives the tensor back, open and usable, inside the [`ExportError`]
+    /// ([`ExportError::into_tensor`]): as in the C library, a failed export leaves the tensor
+    /// with its owner. `?` into a [`dlbridge::Error`](Error) drops (frees) it.
+    pub fn into_raw_legacy(self) -> std::result::Result<*mut ffi::DLManagedTensor, ExportError> {
         let mut out = ptr::null_mut();
         let err = ErrorBuf::new();
         // SAFETY: on success src moves into *out (we must not free it); on error we still own
-        // it and `self` frees it when dropped at the end of this function.
-        err.check(unsafe {
-            ffi::dlb_tensor_export_legacy(self.raw(), &mut out, err.as_mut_ptr())
-        })?;
-        std::mem::forget(self);
-        Ok(out)
+        // it and hand it back in the ExportError.
+        match err
+            .check(unsafe { ffi::dlb_tensor_export_legacy(self.raw(), &mut out, err.as_mut_ptr()) })
+        {
+            Ok(()) => {
+                std::mem::forget(self);
+                Ok(out)
+            }
+            Err(error) => Err(ExportError {
+                error,
+                tensor: self,
+            }),
+        }
     }
 
     /// Takes ownership of a versioned tensor from any DLPack producer (`dlb_tensor_import`):
@@ -920,6 +930,65 @@ impl Tensor {
     pub unsafe fn from_raw_legacy(raw: *mut ffi::DLManagedTensor) -> Result<Tensor> {
         // SAFETY: forwarded; consumed in every case.
         made_by(|out, err| unsafe { ffi::dlb_tensor_import_legacy(raw, out, err) })
+    }
+}
+
+/// A refused export ([`Tensor::into_raw_legacy`]): the error, and the tensor, still owned by the
+/// caller and usable, as the C library leaves it on error. Get it back with
+/// [`into_tensor`](ExportError::into_tensor) or [`into_parts`](ExportError::into_parts);
+/// dropping the `ExportError` (or converting it into an [`Error`] with `?`) frees it, once.
+pub struct ExportError {
+    error: Error,
+    tensor: Tensor,
+}
+
+impl ExportError {
+    /// Why the export was refused.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// The tensor that was not exported, still open.
+    pub fn tensor(&self) -> &Tensor {
+        &self.tensor
+    }
+
+    /// Gives the tensor back (the error is dropped).
+    pub fn into_tensor(self) -> Tensor {
+        self.tensor
+    }
+
+    /// The error and the tensor.
+    pub fn into_parts(self) -> (Error, Tensor) {
+        (self.error, self.tensor)
+    }
+}
+
+impl From<ExportError> for Error {
+    /// Keeps the error; the tensor is dropped (freed).
+    fn from(e: ExportError) -> Error {
+        e.error
+    }
+}
+
+impl fmt::Debug for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExportError")
+            .field("error", &self.error)
+            .field("tensor", &self.tensor)
+            .finish()
+    }
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
     }
 }
 

@@ -211,9 +211,59 @@ fn read_only_cannot_be_exported_as_legacy() {
     let _g = LiveGuard::new();
     let t = Tensor::from_slice(&[1.0f64, 2.0], &[2]).unwrap();
     let ro = t.share_read_only().unwrap();
-    let err = ro.into_raw_legacy().unwrap_err(); // consumed: freed on error
-    assert_eq!(err.status(), status::READ_ONLY);
+    let err = ro.into_raw_legacy().unwrap_err();
+    assert_eq!(err.error().status(), status::READ_ONLY);
+    // `?` into a dlbridge::Error keeps the error and frees the tensor.
+    let as_error: dlbridge::Error = err.into();
+    assert_eq!(as_error.status(), status::READ_ONLY);
     drop(t);
+}
+
+/// A failed export leaves the tensor with its owner, open and usable; its memory is released
+/// exactly once, when that owner drops it (the C rule "on error the caller still owns src").
+#[test]
+fn refused_legacy_export_gives_the_tensor_back() {
+    static RELEASES: AtomicUsize = AtomicUsize::new(0);
+    let _g = LiveGuard::new();
+    let start = dlbridge::live_count();
+    let mut v = vec![1.5f32, 2.5, 3.5];
+    let shape = [3i64];
+    let mut parts =
+        dlbridge::RawParts::new(v.as_mut_ptr().cast(), Device::CPU, DType::FLOAT32, &shape);
+    parts.flags = dlbridge::flags::READ_ONLY;
+    let t = unsafe {
+        Tensor::wrap_raw(&parts, move || {
+            RELEASES.fetch_add(1, Ordering::SeqCst);
+            drop(v);
+        })
+    }
+    .unwrap();
+    assert!(t.is_read_only());
+
+    let err = t.into_raw_legacy().unwrap_err();
+    assert_eq!(err.error().status(), status::READ_ONLY);
+    assert_eq!(err.tensor().shape(), &[3]);
+    let (error, back) = err.into_parts();
+    assert_eq!(error.status(), status::READ_ONLY);
+    // Still open: readable, viewable, exportable the versioned way, and not yet released.
+    assert_eq!(RELEASES.load(Ordering::SeqCst), 0);
+    assert_eq!(dlbridge::live_count(), start + 1);
+    assert_eq!(back.as_slice::<f32>().unwrap(), &[1.5, 2.5, 3.5]);
+    assert_eq!(
+        back.slice(&[(1..3).into()])
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![2.5, 3.5]
+    );
+    // Refused again, given back again (into_tensor this time).
+    let back = back.into_raw_legacy().unwrap_err().into_tensor();
+    assert_eq!(RELEASES.load(Ordering::SeqCst), 0);
+    let back = unsafe { Tensor::from_raw(back.into_raw()) }.unwrap();
+    assert_eq!(back.to_vec::<f32>().unwrap(), vec![1.5, 2.5, 3.5]);
+    drop(back);
+    assert_eq!(RELEASES.load(Ordering::SeqCst), 1, "released exactly once");
+    assert_eq!(dlbridge::live_count(), start);
 }
 
 #[test]

@@ -238,6 +238,28 @@ fn copy_into_a_slice_view() {
     );
 }
 
+/// The rough edge from issue 12: once every view is dropped, `as_mut_slice` works again, for
+/// every kind of view.
+#[test]
+fn as_mut_slice_works_again_after_a_view_is_dropped() {
+    let _g = LiveGuard::new();
+    let mut t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let views: Vec<fn(&Tensor) -> Tensor> = vec![
+        |t| t.transpose().unwrap(),
+        |t| t.slice(&[Slice::full(), (1..2).into()]).unwrap(),
+        |t| t.reshape(&[6]).unwrap(),
+        |t| t.share().unwrap(),
+        |t| t.share_read_only().unwrap(),
+    ];
+    for (i, make) in views.iter().enumerate() {
+        let view = make(&t);
+        assert!(t.as_mut_slice::<f32>().is_err(), "view {i} alive: shared");
+        drop(view);
+        t.as_mut_slice::<f32>().unwrap()[0] = i as f32;
+        assert_eq!(t.as_slice::<f32>().unwrap()[0], i as f32);
+    }
+}
+
 #[test]
 fn exclusivity_follows_the_c_reference_count() {
     let _g = LiveGuard::new();
