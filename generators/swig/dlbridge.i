@@ -199,7 +199,7 @@ static dlb_status_out dlbx_get_strides(DLB_TENSOR_HANDLE t, int64_t* out_values,
     strcpy(error->message, "strides buffer does not match ndim");
     return DLB_ERR_INVALID_ARGUMENT;
   }
-  return n > 0 ? dlb_tensor_get_strides(&t->dl_tensor, out_values, error) : DLB_OK;
+  return n > 0 ? dlb_tensor_get_strides(&t->dl_tensor, n, out_values, error) : DLB_OK;
 }
 /* Plain queries on a live handle (never fail). */
 static int32_t dlbx_ndim(DLB_TENSOR_HANDLE t) { return t->dl_tensor.ndim; }
