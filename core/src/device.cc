@@ -84,9 +84,24 @@ int check_backend_memory(const DLTensor* tensor, uint64_t flags, dlb_error* erro
   if (backend == nullptr) return DLB_OK;
   int status = DLB_OK;
   if (backend->ops.check_memory != nullptr) {
-    status = backend->ops.check_memory(backend->ops.ctx, tensor, flags, error);
+    status = call_backend(backend, "check_memory", error, [&](dlb_error* report) {
+      return backend->ops.check_memory(backend->ops.ctx, tensor, flags, report);
+    });
   }
   release_backend(backend);
+  return status;
+}
+
+int backend_failed(const Backend* backend, const char* operation, int status,
+                   const dlb_error& report, dlb_error* error) {
+  if (report.message[0] == '\0') {
+    return fail(error, status, "backend '%s' failed in %s with %s and gave no message",
+                backend->name, operation, dlb_status_name(status));
+  }
+  if (error != nullptr) {
+    std::memcpy(error->message, report.message, sizeof(error->message));
+    error->message[sizeof(error->message) - 1] = '\0';
+  }
   return status;
 }
 

@@ -17,21 +17,15 @@ int count_elements(int32_t ndim, const int64_t* shape, int64_t* out, dlb_error* 
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
                      static_cast<int>(ndim));
   }
-  int64_t count = 1;
-  bool empty = false, overflow = false;
   for (int32_t i = 0; i < ndim; ++i) {
-    const int64_t extent = shape[i];
-    if (extent < 0) {
+    if (shape[i] < 0) {
       return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                        "shape[%d] is %lld; extents must not be negative", static_cast<int>(i),
-                       static_cast<long long>(extent));
+                       static_cast<long long>(shape[i]));
     }
-    empty |= extent == 0;
-    overflow |= __builtin_mul_overflow(count, extent, &count);
   }
-  if (empty) {
-    count = 0;
-  } else if (overflow) {
+  int64_t count = 0;
+  if (!dlb::shape_product(ndim, shape, &count)) {
     dlb::DimsText dims(ndim, shape);
     return dlb::fail(error, DLB_ERR_OVERFLOW, "element count of shape %s overflows 63 bits",
                      dims.text);
@@ -299,14 +293,14 @@ namespace {
 // Shared by the two contiguity checks: C order walks the dimensions from the last, Fortran
 // order from the first.
 bool is_contiguous(const DLTensor* tensor, bool c_order) {
-  if (tensor == nullptr || tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr)) {
+  // A malformed shape (ndim out of range, NULL shape, a negative extent, an element count that
+  // overflows) is not contiguous; an empty one is.
+  int64_t count = 0;
+  if (tensor == nullptr || count_elements(tensor->ndim, tensor->shape, &count, nullptr) != DLB_OK) {
     return false;
   }
+  if (count == 0) return true;
   const int32_t ndim = tensor->ndim;
-  for (int32_t i = 0; i < ndim; ++i) {
-    if (tensor->shape[i] < 0) return false;
-    if (tensor->shape[i] == 0) return true;
-  }
   if (tensor->strides == nullptr) {
     if (c_order) return true;
     // Compact row-major strides are Fortran-contiguous only with at most one extent above 1.

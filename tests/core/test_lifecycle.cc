@@ -372,11 +372,21 @@ const Acceptable kAcceptable[] = {
 // Checks that `out` describes the same tensor as `src` (the foreign one, before import).
 void check_same_tensor(const DLManagedTensorVersioned* out, const DLTensor& src) {
   const DLTensor& t = out->dl_tensor;
-  CHECK(t.data == src.data);
+  // For address-based devices the producer's byte_offset is folded into data.
+  if (src.data != nullptr && dlb_tensor_is_aligned(&src, 1) &&
+      (src.device.device_type == kDLCPU || src.device.device_type == kDLCUDA ||
+       src.device.device_type == kDLCUDAHost || src.device.device_type == kDLCUDAManaged ||
+       src.device.device_type == kDLROCM || src.device.device_type == kDLROCMHost ||
+       src.device.device_type == kDLOneAPI)) {
+    CHECK(t.data == static_cast<const char*>(src.data) + src.byte_offset);
+    CHECK(t.byte_offset == 0);
+  } else {
+    CHECK(t.data == src.data);
+    CHECK(t.byte_offset == src.byte_offset);
+  }
   CHECK(same_device(t.device, src.device));
   CHECK(t.ndim == src.ndim);
   CHECK(same_dtype(t.dtype, src.dtype));
-  CHECK(t.byte_offset == src.byte_offset);
   CHECK(shape_of(out) == dims_of(src.shape, src.ndim));
   Dims expected_strides(static_cast<size_t>(src.ndim));
   Error err;
@@ -607,18 +617,18 @@ TEST_SUITE("core.lifecycle.allocate") {
       REQUIRE(t->dl_tensor.data != nullptr);
       CHECK(reinterpret_cast<uintptr_t>(t->dl_tensor.data) % DLB_CPU_ALIGNMENT == 0);
       const int64_t size = static_cast<int64_t>(dlb_dtype_element_size(c.dtype));
-      // The bytes the tensor covers, from data: nothing before data may be touched.
+      // The bytes the tensor covers, from data: data is the first element (byte_offset 0), and
+      // the span reaches back exactly as far as the negative strides do.
       int64_t begin = -1;
       uint64_t span = 0;
       REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, 0, &begin, &span, err.fresh()) == DLB_OK);
-      CHECK(begin >= 0);
       const int64_t end = begin + static_cast<int64_t>(span);
-      // The offset of the first element equals the backward reach of the negative strides.
       int64_t backward = 0;
       for (size_t d = 0; d < c.shape.size(); ++d) {
         if (c.strides[d] < 0) backward += -c.strides[d] * (c.shape[d] - 1);
       }
-      CHECK(static_cast<int64_t>(t->dl_tensor.byte_offset) >= backward * size);
+      CHECK(begin == -backward * size);
+      CHECK(t->dl_tensor.byte_offset == 0);
       // Write every element through the strides (a model keeps the last value written to each
       // address, since zero strides alias), then read every element back.
       auto* base = static_cast<unsigned char*>(t->dl_tensor.data);
@@ -707,11 +717,11 @@ TEST_SUITE("core.lifecycle.allocate") {
     REQUIRE(dlb_tensor_allocate(cpu(), dtype(kDLInt, 4), 1, shape.data(), strides.data(), 0, &t,
                                 err.fresh()) == DLB_OK);
     REQUIRE(t != nullptr);
-    CHECK(t->dl_tensor.byte_offset >= 1);  // elements 1 and 2 sit one byte before element 0
-    int64_t begin = -1;
+    CHECK(t->dl_tensor.byte_offset == 0);  // data is the byte of element 0
+    int64_t begin = 0;
     uint64_t span = 0;
     REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, 0, &begin, &span, err.fresh()) == DLB_OK);
-    CHECK(begin >= 0);
+    CHECK(begin == -1);  // elements 1 and 2 sit one byte before element 0
     CHECK(span == 2);
     dlb_tensor_free(t);
     CHECK(live.delta() == 0);
@@ -903,8 +913,8 @@ TEST_SUITE("core.lifecycle.wrap") {
     REQUIRE(t != nullptr);
     CHECK(t->dl_tensor.strides != nullptr);
     CHECK(strides_of(t) == Dims{12, 4, 1});
-    CHECK(t->dl_tensor.byte_offset == 16);
-    CHECK(t->dl_tensor.data == values.data());
+    CHECK(t->dl_tensor.byte_offset == 0);  // folded into data
+    CHECK(t->dl_tensor.data == reinterpret_cast<char*>(values.data()) + 16);
     dlb_tensor_free(t);
     CHECK(released.get() == 1);
     CHECK(live.delta() == 0);
@@ -1767,7 +1777,7 @@ TEST_SUITE("core.lifecycle.free_share") {
     CHECK(orders == 24);
   }
 
-  TEST_CASE("a share may add READ_ONLY; the original stays writable; flags carry over") {
+  TEST_CASE("a share may add READ_ONLY; the original stays writable; flags but IS_COPIED carry over") {
     Live live;
     OwnedBuffer owned;
     DLManagedTensorVersioned* original = wrap_floats(&owned, {4}, kIsCopied);
@@ -1775,14 +1785,14 @@ TEST_SUITE("core.lifecycle.free_share") {
     Error err;
     REQUIRE(dlb_tensor_share(original, kReadOnly, &ro, err.fresh()) == DLB_OK);
     REQUIRE(ro != nullptr);
-    CHECK(ro->flags == (kReadOnly | kIsCopied));
+    CHECK(ro->flags == kReadOnly);  // an alias is not the sole owner: IS_COPIED stays behind
     CHECK(dlb_tensor_is_read_only(ro) == 1);
     CHECK(original->flags == kIsCopied);
     CHECK(dlb_tensor_is_read_only(original) == 0);
     // A share of the read-only share stays read-only.
     DLManagedTensorVersioned* ro2 = nullptr;
     REQUIRE(dlb_tensor_share(ro, 0, &ro2, err.fresh()) == DLB_OK);
-    CHECK(ro2->flags == (kReadOnly | kIsCopied));
+    CHECK(ro2->flags == kReadOnly);
     // The original can still be written (and exported to legacy, which needs writability).
     static_cast<float*>(original->dl_tensor.data)[0] = 42.0f;
     CHECK(static_cast<const float*>(ro->dl_tensor.data)[0] == 42.0f);
