@@ -534,3 +534,17 @@ TEST_CASE("tensors handed out for address-based devices fold the offset into dat
   dlb_legacy_tensor_free(legacy2);
   for (DLManagedTensorVersioned* t : {base, view, row, backwards, cl, cl_view}) dlb_tensor_free(t);
 }
+
+TEST_CASE("storage size of packed data whose bit count passes 2^64 but whose bytes fit") {
+  // Found by fuzz_validate_diff: 8448150372568006655 uint2x3 elements take 6.3e18 bytes.
+  Report err;
+  uint64_t bytes = 0;
+  CHECK(dlb_dtype_storage_size(DLDataType{kDLUInt, 2, 3}, 8448150372568006655, 0, &bytes,
+                               err.fresh()) == DLB_OK);
+  CHECK(bytes == 6336112779426004992u);  // ceil(8448150372568006655 * 6 / 8)
+  CHECK(dlb_dtype_storage_size(DLDataType{kDLUInt, 2, 3}, INT64_MAX, 0, &bytes, err.fresh()) ==
+        DLB_OK);
+  CHECK(dlb_dtype_storage_size(DLDataType{kDLUInt, 4, 4}, INT64_MAX, 0, &bytes, err.fresh()) ==
+        DLB_ERR_OVERFLOW);
+  CHECK(err.text() == "storage for 9223372036854775807 elements of uint4x4 overflows 63 bits");
+}
