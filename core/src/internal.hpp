@@ -178,6 +178,12 @@ int check_device(DLDevice device, dlb_error* error);
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error);
 
+// The slow path of validate_tensor, which the fast path falls back to for anything unusual;
+// also the reference the differential fuzz target (tests/fuzz/fuzz_validate_diff) checks the
+// fast path against. `tensor` must not be NULL.
+int validate_tensor_slow(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                         dlb_error* error);
+
 // Checks ndim, shape, dtype and flags and computes the geometry of a tensor whose data pointer
 // is not known yet (allocation); `strides` may be NULL.
 int compute_geometry(int32_t ndim, const int64_t* shape, const int64_t* strides,

@@ -127,8 +127,11 @@ bool wraps_address_space(const void* data, const Geometry& g) {
   return end > 0 && static_cast<uintptr_t>(end) > UINTPTR_MAX - base;
 }
 
+}  // namespace
+
 // The full validation: every check in order, with the message that names the first problem.
-int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, dlb_error* error) {
+int validate_tensor_slow(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                         dlb_error* error) {
   Geometry& g = *geometry;
   int status = compute_geometry(tensor->ndim, tensor->shape, tensor->strides, tensor->dtype, flags,
                                 tensor->byte_offset, &g, error);
@@ -155,12 +158,10 @@ int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, 
   return DLB_OK;
 }
 
-}  // namespace
-
 // Every import, wrap, view and copy validates its tensors, so the common case is one tight
 // pass: dtype, device and flags first, then one loop over the dimensions for the element count
 // and the reach of the strides. Anything unusual (an error, a device type without a name, a
-// possible overflow) goes to explain_invalid, which redoes the work slowly and precisely.
+// possible overflow) goes to validate_tensor_slow, which redoes the work slowly and precisely.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error) {
   if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
@@ -176,7 +177,7 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                      is_standard_device_type(type) && tensor->device.device_id >= 0 &&
                      (type != kDLCPU || tensor->device.device_id == 0) &&
                      tensor->byte_offset <= (uint64_t{1} << 56);  // 2^59 bits
-  if (!usual) return explain_invalid(tensor, flags, &g, error);
+  if (!usual) return validate_tensor_slow(tensor, flags, &g, error);
 
   int64_t count = 1, forward = 0, backward = 0;
   bool negative = false, overflow = false;
@@ -198,7 +199,7 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   // below those bounds every position in bits fits in 62 bits, so plain arithmetic is exact.
   constexpr int64_t kFastReach = int64_t{1} << 50;
   if (negative || overflow || forward > kFastReach || backward > kFastReach) {
-    return explain_invalid(tensor, flags, &g, error);
+    return validate_tensor_slow(tensor, flags, &g, error);
   }
   g.element_count = count;
   g.element_bits = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
@@ -207,14 +208,14 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   g.begin_bits = static_cast<int64_t>(tensor->byte_offset * 8);
   g.span_bits = 0;
   if (count == 0) return DLB_OK;
-  if (tensor->data == nullptr || g.unit_bits > 1024) return explain_invalid(tensor, flags, &g, error);
+  if (tensor->data == nullptr || g.unit_bits > 1024) return validate_tensor_slow(tensor, flags, &g, error);
   const int64_t unit = static_cast<int64_t>(g.unit_bits);
   const int64_t begin = g.begin_bits - backward * unit;
   const int64_t span = (forward + backward) * unit + static_cast<int64_t>(g.element_bits);
   g.begin_bits = begin;
   g.span_bits = static_cast<uint64_t>(span);
   if (is_pointer_addressable(type) ? wraps_address_space(tensor->data, g) : begin < 0) {
-    return explain_invalid(tensor, flags, &g, error);
+    return validate_tensor_slow(tensor, flags, &g, error);
   }
   return DLB_OK;
 }
