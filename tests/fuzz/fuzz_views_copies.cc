@@ -412,8 +412,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         reach(ref.shape, dstrides, &dlo, &dhi);
         const int64_t bits = static_cast<int64_t>(buf.size()) * 8;
         const int64_t first = (-dlo * l.unit_bits + 7) / 8;  // lowest origin byte that fits
-        const int64_t last = (bits - dhi * l.unit_bits - l.unit_bits) / 8;
-        if (ref.pos.empty() || last < first) continue;
+        const int64_t room = bits - dhi * l.unit_bits - l.unit_bits;  // bits left for the origin
+        const int64_t last = room / 8;
+        if (ref.pos.empty() || room < 0 || last < first) continue;
         const int64_t origin = first + where % (last - first + 1);
         DLTensor d{};
         d.data = buf.data() + origin;
