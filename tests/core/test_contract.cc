@@ -158,7 +158,7 @@ TEST_CASE("export_legacy validates a foreign tensor and refuses flag bits it can
     DLManagedTensor* out = nullptr;
     REQUIRE(dlb_tensor_export_legacy(&f->managed, &out, err.fresh()) == DLB_OK);
     CHECK(err.text() == "<untouched>");
-    dlb_legacy_tensor_free(out);
+    out->deleter(out);
   }
   CHECK(counter.get() == 4);
 }
@@ -530,8 +530,8 @@ TEST_CASE("tensors handed out for address-based devices fold the offset into dat
   CHECK(cl_view->dl_tensor.data == reinterpret_cast<void*>(0x5000));
   CHECK(cl_view->dl_tensor.byte_offset == 16 + 2 * 4);
 
-  dlb_legacy_tensor_free(legacy);
-  dlb_legacy_tensor_free(legacy2);
+  legacy->deleter(legacy);
+  legacy2->deleter(legacy2);
   for (DLManagedTensorVersioned* t : {base, view, row, backwards, cl, cl_view}) dlb_tensor_free(t);
 }
 

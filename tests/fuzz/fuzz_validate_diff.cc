@@ -64,6 +64,14 @@ void read_tensor(fuzz::Reader& in, Input* x) {
   t.data = reinterpret_cast<void*>(p < 0xF0 ? kData[p % 4] : static_cast<uintptr_t>(in.u64()));
 }
 
+// The type of dlb_tensor_byte_span's size output, whichever integer the header gives it.
+template <class F>
+struct SpanSize;
+template <class R, class A, class B, class C, class S, class E>
+struct SpanSize<R (*)(A, B, C, S*, E)> {
+  using type = S;
+};
+
 // ---- the naive reference ----------------------------------------------------------------
 
 // ndim in range, shape present, no negative extent, count within 63 bits (0 if any extent is 0).
@@ -164,7 +172,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // Byte span: from the lowest to past the highest bit any element touches.
   int64_t begin = 0;
-  uint64_t span = 0;
+  SpanSize<decltype(&dlb_tensor_byte_span)>::type span = 0;
   const int ps = dlb_tensor_byte_span(&t, x.flags, &begin, &span, &err);
   if (fs == DLB_OK) FUZZ_CHECK_MSG(ps == DLB_OK, ps, err);
   if (ps == DLB_OK) {
