@@ -481,6 +481,9 @@ DLB_API int dlb_tensor_select(DLManagedTensorVersioned* src, int32_t axis, int64
                               DLManagedTensorVersioned** out, dlb_error* error);
 
 /* Gives the tensor a new shape with the same element count; one extent may be -1 (inferred).
+ * Shapes exist by the rule dlb_tensor_validate uses: an extent 0 makes the count 0 whatever the
+ * other extents (so (INT64_MAX, 2, 0) holds 0 elements), and a -1 beside positive extents in a
+ * reshape of an empty tensor becomes 0. A -1 beside an extent 0 cannot be inferred.
  * Succeeds whenever the existing strides can express the new shape (always for contiguous
  * tensors); otherwise DLB_ERR_LAYOUT: copy first. */
 DLB_API int dlb_tensor_reshape(DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
