@@ -52,9 +52,24 @@ int check_backend_memory(const DLTensor* tensor, uint64_t flags, dlb_error* erro
   if (backend == nullptr) return DLB_OK;
   int status = DLB_OK;
   if (backend->ops.check_memory != nullptr) {
-    status = backend->ops.check_memory(backend->ops.ctx, tensor, flags, error);
+    status = call_backend(backend, "check_memory", error, [&](dlb_error* report) {
+      return backend->ops.check_memory(backend->ops.ctx, tensor, flags, report);
+    });
   }
   release_backend(backend);
+  return status;
+}
+
+int backend_failed(const Backend* backend, const char* operation, int status,
+                   const dlb_error& report, dlb_error* error) {
+  if (report.message[0] == '\0') {
+    return fail(error, status, "backend '%s' failed in %s with %s and gave no message",
+                backend->name, operation, dlb_status_name(status));
+  }
+  if (error != nullptr) {
+    std::memcpy(error->message, report.message, sizeof(error->message));
+    error->message[sizeof(error->message) - 1] = '\0';
+  }
   return status;
 }
 
@@ -164,7 +179,9 @@ DLB_API int dlb_device_synchronize(DLDevice device, void* stream, dlb_error* err
     return dlb::fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", name.text);
   }
   if (backend->ops.synchronize != nullptr) {
-    status = backend->ops.synchronize(backend->ops.ctx, device, stream, error);
+    status = dlb::call_backend(backend, "synchronize", error, [&](dlb_error* report) {
+      return backend->ops.synchronize(backend->ops.ctx, device, stream, report);
+    });
   }
   dlb::release_backend(backend);
   return status;

@@ -104,8 +104,7 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
     status = direct->ops.copy_tensor(direct->ops.ctx, &dst_desc, dst_flags, &src_desc, src_flags,
                                      stream, &declined);
     if (status != DLB_ERR_UNSUPPORTED) {
-      if (status != DLB_OK && error != nullptr) *error = declined;
-      return status;
+      return status == DLB_OK ? DLB_OK : backend_failed(direct, "copy_tensor", status, declined, error);
     }
   }
 
@@ -116,7 +115,17 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
   void* const src_stream = dst_host ? stream : nullptr;
   auto finish = [error](Backend* backend, DLDevice device, void* queue) {
     if (queue == nullptr || backend->ops.synchronize == nullptr) return DLB_OK;
-    return backend->ops.synchronize(backend->ops.ctx, device, queue, error);
+    return call_backend(backend, "synchronize", error, [&](dlb_error* report) {
+      return backend->ops.synchronize(backend->ops.ctx, device, queue, report);
+    });
+  };
+  auto copy_bytes = [error](Backend* backend, DLDevice dst_device, void* dst, uint64_t dst_offset,
+                            DLDevice src_device, const void* src, uint64_t src_offset,
+                            uint64_t nbytes, void* queue) {
+    return call_backend(backend, "copy_bytes", error, [&](dlb_error* report) {
+      return backend->ops.copy_bytes(backend->ops.ctx, dst_device, dst, dst_offset, src_device,
+                                     src, src_offset, nbytes, queue, report);
+    });
   };
   Staging src_stage, dst_stage;
   DLTensor host_src = src_desc;
@@ -131,8 +140,8 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
     void* base;
     uint64_t offset;
     span_origin(src, gs, &base, &offset);
-    status = src_backend->ops.copy_bytes(src_backend->ops.ctx, DLDevice{kDLCPU, 0}, src_stage.memory,
-                                         0, src->device, base, offset, nbytes, src_stream, error);
+    status = copy_bytes(src_backend, DLDevice{kDLCPU, 0}, src_stage.memory, 0, src->device, base,
+                        offset, nbytes, src_stream);
     if (status == DLB_OK) status = finish(src_backend, src->device, src_stream);
     if (status != DLB_OK) return status;
     host_view(src, gs, src_stage.memory, &host_src, &host_src_geometry);
@@ -152,8 +161,8 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
   const bool covers_span = !gd.packed && dlb_tensor_is_c_contiguous(dst) &&
                            gd.span_bits == static_cast<uint64_t>(gd.element_count) * gd.unit_bits;
   if (!covers_span) {
-    status = dst_backend->ops.copy_bytes(dst_backend->ops.ctx, DLDevice{kDLCPU, 0}, dst_stage.memory,
-                                         0, dst->device, base, offset, nbytes, stream, error);
+    status = copy_bytes(dst_backend, DLDevice{kDLCPU, 0}, dst_stage.memory, 0, dst->device, base,
+                        offset, nbytes, stream);
     if (status == DLB_OK) status = finish(dst_backend, dst->device, stream);
     if (status != DLB_OK) return status;
   }
@@ -162,9 +171,8 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
   host_view(dst, gd, dst_stage.memory, &host_dst, &host_dst_geometry);
   status = host_copy(&host_dst, host_dst_geometry, &host_src, host_src_geometry, src_flags, error);
   if (status != DLB_OK) return status;
-  status = dst_backend->ops.copy_bytes(dst_backend->ops.ctx, dst->device, base, offset,
-                                       DLDevice{kDLCPU, 0}, dst_stage.memory, 0, nbytes, stream,
-                                       error);
+  status = copy_bytes(dst_backend, dst->device, base, offset, DLDevice{kDLCPU, 0},
+                      dst_stage.memory, 0, nbytes, stream);
   if (status == DLB_OK) status = finish(dst_backend, dst->device, stream);
   return status;
 }

@@ -100,22 +100,18 @@ DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "element count %lld is negative",
                      static_cast<long long>(element_count));
   }
-  const uint64_t count = static_cast<uint64_t>(element_count);
-  uint64_t result = 0;
-  bool overflow;
-  if (dlb::is_subbyte_packed(dtype, flags)) {
-    uint64_t total_bits = 0;
-    overflow = __builtin_mul_overflow(count, uint64_t{dlb_dtype_element_bits(dtype)}, &total_bits);
-    result = total_bits / 8 + (total_bits % 8 != 0 ? 1 : 0);
-  } else {
-    overflow = __builtin_mul_overflow(count, dlb_dtype_element_size(dtype), &result);
-  }
-  if (overflow || result > static_cast<uint64_t>(INT64_MAX)) {
+  // In 128 bits: the bit count of packed data may pass 2^64 while its byte count fits.
+  __extension__ typedef unsigned __int128 uint128;
+  const uint128 count = static_cast<uint64_t>(element_count);
+  const uint128 result = dlb::is_subbyte_packed(dtype, flags)
+                             ? (count * dlb_dtype_element_bits(dtype) + 7) / 8
+                             : count * dlb_dtype_element_size(dtype);
+  if (result > static_cast<uint64_t>(INT64_MAX)) {
     dlb::DTypeText name(dtype);
     return dlb::fail(error, DLB_ERR_OVERFLOW, "storage for %lld elements of %s overflows 63 bits",
                      static_cast<long long>(element_count), name.text);
   }
-  *out_bytes = result;
+  *out_bytes = static_cast<uint64_t>(result);
   return DLB_OK;
 }
 

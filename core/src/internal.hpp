@@ -114,6 +114,20 @@ struct Backend {
 Backend* acquire_backend(int32_t device_type);
 void release_backend(Backend* backend);
 
+// Every backend callback that can fail is called through call_backend: the backend gets a
+// fresh report; its message is passed on as it is, and when it failed without one the caller's
+// report names the backend and the operation: "backend 'NAME' failed in OPERATION with
+// STATUS_NAME and gave no message".
+int backend_failed(const Backend* backend, const char* operation, int status,
+                   const dlb_error& report, dlb_error* error);
+template <class Call>
+int call_backend(const Backend* backend, const char* operation, dlb_error* error, Call&& call) {
+  dlb_error report;
+  report.message[0] = '\0';
+  const int status = call(&report);
+  return status == DLB_OK ? DLB_OK : backend_failed(backend, operation, status, report, error);
+}
+
 // Registers a backend without first registering the built-in ones (they use it themselves).
 int register_backend(const dlb_backend* backend, dlb_error* error);
 
@@ -132,6 +146,20 @@ inline int check_device_memory(const DLTensor* tensor, uint64_t flags, dlb_error
 
 // ---- tensor geometry ----------------------------------------------------------------------
 
+// The one rule for which shapes exist, shared by validation, allocation, views and reshape:
+// writes the product of `n` non-negative extents, which is 0 when any extent is 0 whatever the
+// product of the others; returns false when a product without a 0 overflows 63 bits.
+inline bool shape_product(int32_t n, const int64_t* shape, int64_t* out) {
+  int64_t count = 1;
+  bool empty = false, overflow = false;
+  for (int32_t i = 0; i < n; ++i) {
+    empty |= shape[i] == 0;
+    overflow |= __builtin_mul_overflow(count, shape[i], &count);
+  }
+  *out = empty ? 0 : count;
+  return empty || !overflow;
+}
+
 // The element layout facts every operation needs, computed once from a validated tensor.
 struct Geometry {
   int64_t element_count;  // product of extents
@@ -149,6 +177,12 @@ int check_device(DLDevice device, dlb_error* error);
 // Validates `tensor` (see dlb_tensor_validate) and fills `geometry`.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error);
+
+// The slow path of validate_tensor, which the fast path falls back to for anything unusual;
+// also the reference the differential fuzz target (tests/fuzz/fuzz_validate_diff) checks the
+// fast path against. `tensor` must not be NULL.
+int validate_tensor_slow(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                         dlb_error* error);
 
 // Checks ndim, shape, dtype and flags and computes the geometry of a tensor whose data pointer
 // is not known yet (allocation); `strides` may be NULL.

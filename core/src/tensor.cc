@@ -32,6 +32,7 @@ struct Block {
   DLManagedTensorVersioned managed;
   std::atomic<int64_t> refs;
   Block* parent;
+  Block* next_pending;  // in this thread's release queue (see block_deleter)
   Owner owner;
   union {
     struct {
@@ -48,14 +49,18 @@ struct Block {
   } source;
 };
 
-// Shape and strides follow the header, 16-byte aligned.
+// Shape and strides follow the header, 16-byte aligned. A 0-d tensor still gets one slot for
+// each, holding 1: some consumers read shape[0] and strides[0] without checking ndim, and must
+// read memory of the block (and values that describe one element at offset 0).
 constexpr size_t kHeaderSize = (sizeof(Block) + 15) & ~size_t{15};
 
 std::atomic<int64_t> g_live_tensors{0};
 
 void block_deleter(DLManagedTensorVersioned* self);
 
-size_t block_size(int32_t ndim) { return kHeaderSize + 2 * sizeof(int64_t) * static_cast<size_t>(ndim); }
+size_t block_size(int32_t ndim) {
+  return kHeaderSize + 2 * sizeof(int64_t) * static_cast<size_t>(ndim > 0 ? ndim : 1);
+}
 
 // Most tensors have a handful of dimensions: copy those inline rather than through a memcpy
 // call, which costs more than the copy on the hot wrap/import paths.
@@ -73,6 +78,17 @@ inline void copy_dims(int64_t* dst, const int64_t* src, int32_t n) {
   }
 }
 
+// Tensors handed out for devices whose data is an address carry their offset in data, with
+// byte_offset 0: PyTorch and other importers read data alone. Opaque handles keep byte_offset;
+// empty tensors with NULL data address nothing and keep theirs. Validation guarantees that the
+// sum does not wrap for tensors with elements.
+void fold_offset(int32_t device_type, void** data, uint64_t* byte_offset) {
+  if (*byte_offset != 0 && *data != nullptr && dlb::is_pointer_addressable(device_type)) {
+    *data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(*data) + *byte_offset);
+    *byte_offset = 0;
+  }
+}
+
 // Fills a freshly allocated block for a tensor of the given layout; strides NULL means compact.
 Block* init_block(void* memory, Block* parent, Owner owner, uint64_t flags, void* data,
                   DLDevice device, DLDataType dtype, int32_t ndim, const int64_t* shape,
@@ -87,7 +103,11 @@ Block* init_block(void* memory, Block* parent, Owner owner, uint64_t flags, void
     } else {
       dlb_compact_strides(ndim, shape, dims + ndim);
     }
+  } else {
+    dims[0] = 1;
+    dims[1] = 1;
   }
+  fold_offset(device.device_type, &data, &byte_offset);
   block->managed.version.major = DLB_DLPACK_PRODUCED_MAJOR;
   block->managed.version.minor = DLB_DLPACK_PRODUCED_MINOR;
   block->managed.manager_ctx = block;
@@ -100,7 +120,7 @@ Block* init_block(void* memory, Block* parent, Owner owner, uint64_t flags, void
   t.dtype = dtype;
   // Never NULL, even for scalars: some consumers read shape without checking ndim.
   t.shape = dims;
-  t.strides = dims + ndim;
+  t.strides = dims + (ndim > 0 ? ndim : 1);
   t.byte_offset = byte_offset;
   block->refs.store(1, std::memory_order_relaxed);
   block->parent = parent;
@@ -152,9 +172,38 @@ void unref(Block* block) {
   }
 }
 
+// Releasing a block can run a foreign deleter that frees another dlbridge tensor (a chain of
+// legacy exports and imports, a framework re-exporting our tensor), whose release can do the
+// same, and so on: recursion would overflow the stack on deep chains. So a deleter called while
+// this thread is already releasing only queues its block; the outermost call releases the queue
+// in order, with a stack depth bounded whatever the depth of the chain.
+struct ReleaseQueue {
+  bool active;
+  Block* head;
+  Block* tail;
+};
+thread_local ReleaseQueue t_release_queue;
+
 void block_deleter(DLManagedTensorVersioned* self) {
   g_live_tensors.fetch_sub(1, std::memory_order_relaxed);
-  unref(static_cast<Block*>(self->manager_ctx));
+  auto* block = static_cast<Block*>(self->manager_ctx);
+  ReleaseQueue& queue = t_release_queue;
+  if (queue.active) {
+    block->next_pending = nullptr;
+    if (queue.tail != nullptr) queue.tail->next_pending = block;
+    else queue.head = block;
+    queue.tail = block;
+    return;
+  }
+  queue.active = true;
+  unref(block);
+  while (queue.head != nullptr) {
+    Block* next = queue.head;
+    queue.head = next->next_pending;
+    if (queue.head == nullptr) queue.tail = nullptr;
+    unref(next);
+  }
+  queue.active = false;
 }
 
 Block* block_of(DLManagedTensorVersioned* tensor) {
@@ -219,6 +268,8 @@ int make_view(const DLManagedTensorVersioned* base, void* data, uint64_t byte_of
   void* memory = std::malloc(block_size(ndim));
   if (memory == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory creating a view");
   root->refs.fetch_add(1, std::memory_order_relaxed);
+  // An alias is never the sole owner of its memory: IS_COPIED stays with the original.
+  flags &= ~uint64_t{DLPACK_FLAG_BITMASK_IS_COPIED};
   Block* view = init_block(memory, root, Owner::kView, flags, data, base->dl_tensor.device,
                            base->dl_tensor.dtype, ndim, shape, strides, byte_offset);
   *out = &view->managed;
@@ -260,10 +311,14 @@ DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
       g.span_bits == 0 ? 0 : (byte_offset * 8 + static_cast<uint64_t>(g.begin_bits) + g.span_bits + 7) / 8;
 
   if (device.device_type == kDLCPU) {
-    const size_t header = (block_size(ndim) + DLB_CPU_ALIGNMENT - 1) & ~size_t{DLB_CPU_ALIGNMENT - 1};
+    // The first element is at an aligned address (data, once the offset is folded into it);
+    // what negative strides reach before it lies in the padding after the block.
+    constexpr size_t kAlign = DLB_CPU_ALIGNMENT;
+    const size_t header = (block_size(ndim) + kAlign - 1) & ~size_t{kAlign - 1};
+    const size_t lead = (static_cast<size_t>(byte_offset) + kAlign - 1) & ~size_t{kAlign - 1};
     size_t total;
-    if (__builtin_add_overflow(header, nbytes, &total) ||
-        total > SIZE_MAX - DLB_CPU_ALIGNMENT) {
+    if (__builtin_add_overflow(header + lead, nbytes - byte_offset, &total) ||
+        total > SIZE_MAX - kAlign) {
       return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
                        static_cast<unsigned long long>(nbytes));
     }
@@ -273,8 +328,8 @@ DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
                        static_cast<unsigned long long>(nbytes));
     }
     Block* block = init_block(memory, nullptr, Owner::kInline, flags,
-                              static_cast<char*>(memory) + header, device, dtype, ndim, shape,
-                              strides, byte_offset);
+                              static_cast<char*>(memory) + header + lead - byte_offset, device,
+                              dtype, ndim, shape, strides, byte_offset);
     *out = &block->managed;
     return DLB_OK;
   }
@@ -285,7 +340,9 @@ DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
     return dlb::fail(error, DLB_ERR_UNSUPPORTED, "no backend is registered for %s", name.text);
   }
   void* data = nullptr;
-  status = backend->ops.allocate(backend->ops.ctx, device, nbytes, &data, error);
+  status = dlb::call_backend(backend, "allocate", error, [&](dlb_error* report) {
+    return backend->ops.allocate(backend->ops.ctx, device, nbytes, &data, report);
+  });
   if (status != DLB_OK) {
     dlb::release_backend(backend);
     return status;
@@ -386,6 +443,14 @@ DLB_API int dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTen
                      "DLPack major version %u is not supported (dlbridge accepts major version %d)",
                      static_cast<unsigned>(src->version.major), DLPACK_MAJOR_VERSION);
   }
+  // Everything that enters is validated, like an import (a foreign producer's tensor may be
+  // anything); then one rule for the flags, which the legacy struct cannot carry: a bit is
+  // dropped only when the legacy consumer reads the same tensor without it.
+  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, nullptr, error);
+  if (status == DLB_OK && !dlb_tensor_is_dlbridge(src)) {
+    status = dlb::check_device_memory(&src->dl_tensor, src->flags, error);
+  }
+  if (status != DLB_OK) return status;
   if ((src->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
     return dlb::fail(error, DLB_ERR_READ_ONLY,
                      "cannot export a read-only tensor as a legacy DLManagedTensor, which has no "
@@ -402,6 +467,8 @@ DLB_API int dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTen
     return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory exporting a tensor");
   }
   exported->legacy.dl_tensor = src->dl_tensor;
+  DLTensor& t = exported->legacy.dl_tensor;
+  fold_offset(t.device.device_type, &t.data, &t.byte_offset);
   exported->legacy.manager_ctx = exported;
   exported->legacy.deleter = legacy_export_deleter;
   exported->source = src;

@@ -17,21 +17,15 @@ int count_elements(int32_t ndim, const int64_t* shape, int64_t* out, dlb_error* 
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
                      static_cast<int>(ndim));
   }
-  int64_t count = 1;
-  bool empty = false, overflow = false;
   for (int32_t i = 0; i < ndim; ++i) {
-    const int64_t extent = shape[i];
-    if (extent < 0) {
+    if (shape[i] < 0) {
       return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                        "shape[%d] is %lld; extents must not be negative", static_cast<int>(i),
-                       static_cast<long long>(extent));
+                       static_cast<long long>(shape[i]));
     }
-    empty |= extent == 0;
-    overflow |= __builtin_mul_overflow(count, extent, &count);
   }
-  if (empty) {
-    count = 0;
-  } else if (overflow) {
+  int64_t count = 0;
+  if (!dlb::shape_product(ndim, shape, &count)) {
     dlb::DimsText dims(ndim, shape);
     return dlb::fail(error, DLB_ERR_OVERFLOW, "element count of shape %s overflows 63 bits",
                      dims.text);
@@ -150,8 +144,11 @@ bool wraps_address_space(const void* data, const Geometry& g) {
   return end > 0 && static_cast<uintptr_t>(end) > UINTPTR_MAX - base;
 }
 
+}  // namespace
+
 // The full validation: every check in order, with the message that names the first problem.
-int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, dlb_error* error) {
+int validate_tensor_slow(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                         dlb_error* error) {
   Geometry& g = *geometry;
   int status = compute_geometry(tensor->ndim, tensor->shape, tensor->strides, tensor->dtype, flags,
                                 tensor->byte_offset, &g, error);
@@ -178,12 +175,10 @@ int explain_invalid(const DLTensor* tensor, uint64_t flags, Geometry* geometry, 
   return DLB_OK;
 }
 
-}  // namespace
-
 // Every import, wrap, view and copy validates its tensors, so the common case is one tight
 // pass: dtype, device and flags first, then one loop over the dimensions for the element count
 // and the reach of the strides. Anything unusual (an error, a device type without a name, a
-// possible overflow) goes to explain_invalid, which redoes the work slowly and precisely.
+// possible overflow) goes to validate_tensor_slow, which redoes the work slowly and precisely.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error) {
   if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
@@ -199,7 +194,7 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                      is_standard_device_type(type) && tensor->device.device_id >= 0 &&
                      (type != kDLCPU || tensor->device.device_id == 0) &&
                      tensor->byte_offset <= (uint64_t{1} << 56);  // 2^59 bits
-  if (!usual) return explain_invalid(tensor, flags, &g, error);
+  if (!usual) return validate_tensor_slow(tensor, flags, &g, error);
 
   int64_t count = 1, forward = 0, backward = 0;
   bool negative = false, overflow = false;
@@ -221,7 +216,7 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   // below those bounds every position in bits fits in 62 bits, so plain arithmetic is exact.
   constexpr int64_t kFastReach = int64_t{1} << 50;
   if (negative || overflow || forward > kFastReach || backward > kFastReach) {
-    return explain_invalid(tensor, flags, &g, error);
+    return validate_tensor_slow(tensor, flags, &g, error);
   }
   g.element_count = count;
   g.element_bits = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
@@ -230,14 +225,14 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   g.begin_bits = static_cast<int64_t>(tensor->byte_offset * 8);
   g.span_bits = 0;
   if (count == 0) return DLB_OK;
-  if (tensor->data == nullptr || g.unit_bits > 1024) return explain_invalid(tensor, flags, &g, error);
+  if (tensor->data == nullptr || g.unit_bits > 1024) return validate_tensor_slow(tensor, flags, &g, error);
   const int64_t unit = static_cast<int64_t>(g.unit_bits);
   const int64_t begin = g.begin_bits - backward * unit;
   const int64_t span = (forward + backward) * unit + static_cast<int64_t>(g.element_bits);
   g.begin_bits = begin;
   g.span_bits = static_cast<uint64_t>(span);
   if (is_pointer_addressable(type) ? wraps_address_space(tensor->data, g) : begin < 0) {
-    return explain_invalid(tensor, flags, &g, error);
+    return validate_tensor_slow(tensor, flags, &g, error);
   }
   return DLB_OK;
 }
@@ -333,14 +328,14 @@ namespace {
 // Shared by the two contiguity checks: C order walks the dimensions from the last, Fortran
 // order from the first.
 bool is_contiguous(const DLTensor* tensor, bool c_order) {
-  if (tensor == nullptr || tensor->ndim < 0 || (tensor->ndim > 0 && tensor->shape == nullptr)) {
+  // A malformed shape (ndim out of range, NULL shape, a negative extent, an element count that
+  // overflows) is not contiguous; an empty one is.
+  int64_t count = 0;
+  if (tensor == nullptr || count_elements(tensor->ndim, tensor->shape, &count, nullptr) != DLB_OK) {
     return false;
   }
+  if (count == 0) return true;
   const int32_t ndim = tensor->ndim;
-  for (int32_t i = 0; i < ndim; ++i) {
-    if (tensor->shape[i] < 0) return false;
-    if (tensor->shape[i] == 0) return true;
-  }
   if (tensor->strides == nullptr) {
     if (c_order) return true;
     // Compact row-major strides are Fortran-contiguous only with at most one extent above 1.

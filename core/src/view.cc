@@ -180,11 +180,9 @@ DLB_API int dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
                      static_cast<int>(ndim));
   }
-  // Resolve a -1 extent.
+  // Resolve a -1 extent (counted as 1 until it is known).
   int64_t new_shape[DLB_MAX_NDIM];
   int32_t inferred = -1;
-  int64_t known = 1;
-  bool known_overflow = false;
   for (int32_t d = 0; d < ndim; ++d) {
     new_shape[d] = shape[d];
     if (shape[d] == -1) {
@@ -194,27 +192,32 @@ DLB_API int dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim
                          text.text);
       }
       inferred = d;
+      new_shape[d] = 1;
     } else if (shape[d] < 0) {
       return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                        "shape[%d] is %lld; extents must not be negative", static_cast<int>(d),
                        static_cast<long long>(shape[d]));
-    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
-      known_overflow = true;
     }
   }
+  // The shape must exist by the rule validation uses (an extent 0 makes any other extents
+  // fine) and hold as many elements as the source.
+  int64_t known = 0;
+  bool exists = dlb::shape_product(ndim, new_shape, &known);
   const int64_t count = g.element_count;
   if (inferred >= 0) {
-    if (known == 0 && !known_overflow) {
+    if (exists && known == 0) {
       dlb::DimsText text(ndim, shape);
       return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
                        "cannot infer the -1 extent of shape %s: the other extents multiply to 0",
                        text.text);
     }
-    if (!known_overflow && count % known == 0) new_shape[inferred] = count / known;
-    else known_overflow = true;
-    if (!known_overflow) known = count;
+    if (count == 0 || (exists && count % known == 0)) {
+      new_shape[inferred] = count == 0 ? 0 : count / known;
+      exists = true;
+      known = count;
+    }
   }
-  if (known_overflow || known != count) {
+  if (!exists || known != count) {
     dlb::DimsText text(ndim, shape);
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "cannot reshape %lld elements into shape %s",
                      static_cast<long long>(count), text.text);

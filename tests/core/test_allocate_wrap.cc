@@ -231,18 +231,18 @@ TEST_SUITE("core.lifecycle.allocate") {
       REQUIRE(t->dl_tensor.data != nullptr);
       CHECK(reinterpret_cast<uintptr_t>(t->dl_tensor.data) % DLB_CPU_ALIGNMENT == 0);
       const int64_t size = static_cast<int64_t>(dlb_dtype_element_size(c.dtype));
-      // The bytes the tensor covers, from data: nothing before data may be touched.
+      // The bytes the tensor covers, from data: data is the first element (byte_offset 0), and
+      // the span reaches back exactly as far as the negative strides do.
       int64_t begin = -1;
       int64_t span = 0;
       REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, 0, &begin, &span, err.fresh()) == DLB_OK);
-      CHECK(begin >= 0);
       const int64_t end = begin + static_cast<int64_t>(span);
-      // The offset of the first element equals the backward reach of the negative strides.
       int64_t backward = 0;
       for (size_t d = 0; d < c.shape.size(); ++d) {
         if (c.strides[d] < 0) backward += -c.strides[d] * (c.shape[d] - 1);
       }
-      CHECK(static_cast<int64_t>(t->dl_tensor.byte_offset) >= backward * size);
+      CHECK(begin == -backward * size);
+      CHECK(t->dl_tensor.byte_offset == 0);
       // Write every element through the strides (a model keeps the last value written to each
       // address, since zero strides alias), then read every element back.
       auto* base = static_cast<unsigned char*>(t->dl_tensor.data);
@@ -331,11 +331,11 @@ TEST_SUITE("core.lifecycle.allocate") {
     REQUIRE(dlb_tensor_allocate(cpu(), dtype(kDLInt, 4), 1, shape.data(), strides.data(), 0, &t,
                                 err.fresh()) == DLB_OK);
     REQUIRE(t != nullptr);
-    CHECK(t->dl_tensor.byte_offset >= 1);  // elements 1 and 2 sit one byte before element 0
-    int64_t begin = -1;
+    CHECK(t->dl_tensor.byte_offset == 0);  // data is the byte of element 0
+    int64_t begin = 0;
     int64_t span = 0;
     REQUIRE(dlb_tensor_byte_span(&t->dl_tensor, 0, &begin, &span, err.fresh()) == DLB_OK);
-    CHECK(begin >= 0);
+    CHECK(begin == -1);  // elements 1 and 2 sit one byte before element 0
     CHECK(span == 2);
     dlb_tensor_free(t);
     CHECK(live.delta() == 0);
@@ -527,8 +527,8 @@ TEST_SUITE("core.lifecycle.wrap") {
     REQUIRE(t != nullptr);
     CHECK(t->dl_tensor.strides != nullptr);
     CHECK(strides_of(t) == Dims{12, 4, 1});
-    CHECK(t->dl_tensor.byte_offset == 16);
-    CHECK(t->dl_tensor.data == values.data());
+    CHECK(t->dl_tensor.byte_offset == 0);  // folded into data
+    CHECK(t->dl_tensor.data == reinterpret_cast<char*>(values.data()) + 16);
     dlb_tensor_free(t);
     CHECK(released.get() == 1);
     CHECK(live.delta() == 0);

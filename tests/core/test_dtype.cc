@@ -635,8 +635,10 @@ TEST_CASE("dlb_dtype_storage_size errors: NULL output, invalid dtype, negative c
                       "storage for 4611686018427387904 elements of int16 overflows 63 bits");
   check_storage_error(test::dtype(kDLFloat, 32, 4), int64_t{1} << 59, 0, DLB_ERR_OVERFLOW,
                       "storage for 576460752303423488 elements of float32x4 overflows 63 bits");
-  check_storage_error(test::dtype(kDLInt, 4), INT64_MAX, 0, DLB_ERR_OVERFLOW,
-                      "storage for 9223372036854775807 elements of int4 overflows 63 bits");
+  // Packed: the bit count may pass 2^64 while the byte count fits in 63 bits.
+  check_storage(test::dtype(kDLInt, 4), INT64_MAX, 0, uint64_t{1} << 62);
+  check_storage_error(test::dtype(kDLInt, 4, 4), INT64_MAX, 0, DLB_ERR_OVERFLOW,
+                      "storage for 9223372036854775807 elements of int4x4 overflows 63 bits");
   check_storage_error(test::dtype(kDLInt, 4, 3), INT64_MAX, kPadded, DLB_ERR_OVERFLOW,
                       "storage for 9223372036854775807 elements of int4x3 overflows 63 bits");
 }

@@ -218,12 +218,12 @@ TEST_SUITE("cpp.view") {
   TEST_CASE("negative strides of an allocation: every element is inside the memory") {
     Tensor t = Tensor::allocate(Device::cpu(), DType::int64(), {3, 2}, {-2, -1});
     CHECK(t.strides() == std::vector<int64_t>{-2, -1});
-    CHECK(t.byte_offset() == 5 * sizeof(int64_t));
+    CHECK(t.byte_offset() == 0);  // data is the first element; the rest lies before it
     auto v = t.view<int64_t>();
     for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 2; ++j) v(i, j) = 10 * i + j;
     }
-    const auto* base = static_cast<const int64_t*>(t.data());
+    const auto* base = static_cast<const int64_t*>(t.data()) - 5;
     CHECK(base[5] == 0);   // v(0, 0)
     CHECK(base[0] == 21);  // v(2, 1)
     Tensor c = t.copy();

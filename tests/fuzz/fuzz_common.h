@@ -80,6 +80,18 @@ inline bool error_filled(const dlb_error& e) {
          !error_untouched(e);
 }
 
+// Devices whose data is an address: every tensor dlbridge hands out for them has its offset
+// folded into data (byte_offset 0) unless data is NULL.
+inline bool address_based(int32_t device_type) {
+  switch (device_type) {
+    case kDLCPU: case kDLCUDA: case kDLCUDAHost: case kDLROCM: case kDLROCMHost:
+    case kDLCUDAManaged: case kDLOneAPI:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace fuzz
 
 #endif  // DLB_TESTS_FUZZ_COMMON_H_

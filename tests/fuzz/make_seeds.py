@@ -5,6 +5,10 @@ Each seed is a small binary file in the input format its target decodes (see the
 fuzz_import.cc and fuzz_dtype.cc). Run it after changing a format; the outputs are checked in.
 
     python3 tests/fuzz/make_seeds.py
+
+fuzz_views_copies, fuzz_validate_diff and fuzz_chains are not written here: their corpora are
+the result of long libFuzzer runs minimized with -merge=1 (-use_counters=0 for
+fuzz_views_copies, to keep it to edge coverage), checked in as they are.
 """
 import pathlib
 import shutil

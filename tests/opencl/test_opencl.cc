@@ -528,7 +528,8 @@ TEST_CASE("empty tensors get a one-byte buffer; 0-d tensors one element") {
   REQUIRE(dlb_tensor_allocate(kOpenCL, parse("complex64"), 0, nullptr, nullptr, 0, scalar.out(),
                               &error) == DLB_OK);
   CHECK(raw::buffer_size(scalar.dl()->data) == 8);
-  // Negative strides: byte_offset points at the first element, as on the CPU.
+  // Negative strides: byte_offset points at the first element (a cl_mem handle cannot move;
+  // on the CPU data itself points there).
   const int64_t shape[2] = {3, 4};
   const int64_t strides[2] = {-4, 1};
   Owned reversed;

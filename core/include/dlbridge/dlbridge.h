@@ -216,7 +216,10 @@ DLB_API dlb_status dlb_device_parse(const char* text, DLDevice* out, dlb_error* 
 /* The operations of one device type. Fill it, set struct_size to sizeof(dlb_backend), and pass
  * it to dlb_backend_register(); the library copies it. Callbacks may run on any thread and
  * concurrently; they must not throw or unwind. Unless said otherwise they return DLB_OK or a
- * DLB_ERR_* status with a message in `error` (which may be NULL). */
+ * DLB_ERR_* status with a message in `error` (never NULL; a report of the library's own, whose
+ * message the library passes on to its caller). A callback that fails without writing a
+ * message gets one from the library: "backend 'NAME' failed in OPERATION with STATUS and gave
+ * no message" (OPERATION is the callback's member name, STATUS the dlb_status_name). */
 typedef struct dlb_backend {
   /* sizeof(dlb_backend) as the caller compiled it: lets later versions append members. */
   uint64_t struct_size;
@@ -280,8 +283,14 @@ DLB_API int dlb_backend_is_registered(int32_t device_type);
 /* Tensor lifecycle                                                                           */
 /* ========================================================================================== */
 /* Every tensor made by the functions below is a DLManagedTensorVersioned stamped with DLPack
- * 1.3, with non-NULL shape and strides when ndim > 0, owned by the caller. It can be handed to
- * any DLPack consumer as is. */
+ * 1.3, owned by the caller, with non-NULL shape and strides that point into the tensor's own
+ * memory: ndim values each, or for a 0-d tensor one slot each holding 1 (so that a consumer
+ * that reads shape[0] or strides[0] without checking ndim reads one element at offset 0).
+ * For devices whose data is an address (CPU, CUDA, pinned, managed, ROCm, oneAPI) the first
+ * element is at `data` and byte_offset is 0: a producer's byte_offset (wrap, import) is folded
+ * into data, because PyTorch and other importers read data alone. Empty tensors with NULL data
+ * keep their byte_offset. For opaque handles (OpenCL cl_mem, ...) byte_offset is kept.
+ * It can be handed to any DLPack consumer as is. */
 
 /* Alignment of the data of CPU tensors allocated by dlb_tensor_allocate. */
 #define DLB_CPU_ALIGNMENT 256
@@ -290,10 +299,10 @@ DLB_API int dlb_backend_is_registered(int32_t device_type);
  *  - `shape` holds `ndim` non-negative extents (may be NULL when ndim == 0). Zero-size tensors
  *    are allowed and still get a non-NULL data pointer on the CPU.
  *  - `strides` (in elements) may be NULL for compact row-major; otherwise any strides,
- *    negative and zero included: enough memory is allocated to cover them and byte_offset
- *    points at the first element.
+ *    negative and zero included: enough memory is allocated to cover them and the first
+ *    element is at data (at data + byte_offset for devices whose data is a handle).
  *  - `flags` may contain READ_ONLY and IS_SUBBYTE_TYPE_PADDED; IS_COPIED is not allowed.
- * CPU data is DLB_CPU_ALIGNMENT-aligned.
+ * CPU data (the first element) is DLB_CPU_ALIGNMENT-aligned.
  * Ownership: on success the caller owns *out; on error nothing is allocated. */
 DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
                                        const int64_t* shape, const int64_t* strides, uint64_t flags,
@@ -333,8 +342,14 @@ DLB_API dlb_status dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTenso
                                             dlb_error* error);
 
 /* Exports a tensor as a legacy DLManagedTensor for consumers that only speak DLPack < 1.0.
- * Refused with DLB_ERR_READ_ONLY for a READ_ONLY tensor and with DLB_ERR_UNSUPPORTED for padded
- * sub-byte data: the legacy struct has no flags, so its consumer could not know.
+ * `src` may come from any producer: it is validated as dlb_tensor_import validates (unknown
+ * flag bits included) and refused with that status and message.
+ * Flags: the legacy struct has none, so a flag is dropped only when the legacy consumer reads
+ * the same tensor without it: IS_COPIED (informational), and IS_SUBBYTE_TYPE_PADDED on a dtype
+ * of 8 bits or more (where it changes no layout). Every other set bit is refused: READ_ONLY with
+ * DLB_ERR_READ_ONLY, IS_SUBBYTE_TYPE_PADDED on sub-byte data with DLB_ERR_UNSUPPORTED, bits
+ * unknown to DLPack 1.3 with DLB_ERR_UNSUPPORTED (by validation).
+ * For address-based devices the legacy tensor's byte_offset is folded into data.
  * Ownership: on success src moves into *out: calling (*out)->deleter (or
  * dlb_tensor_free_legacy) frees src exactly once, and the caller must no longer free src. On
  * error the caller still owns src. */
@@ -352,7 +367,8 @@ DLB_API void dlb_tensor_free_legacy(DLManagedTensor* tensor);
  * same memory, with its own copy of shape and strides, that can be given to another holder or
  * consumer. The memory is released when the last reference (the original, every share, every
  * view) is freed, on whichever thread that happens. `add_flags` may add READ_ONLY (to hand out a
- * read-only alias); other bits are refused. Flags of `tensor` carry over.
+ * read-only alias); other bits are refused. Flags of `tensor` carry over except IS_COPIED: a
+ * share is never the sole owner of its memory.
  * Errors: a tensor not made by dlbridge (import it first).
  * Ownership: `tensor` stays owned by the caller; *out is a new tensor the caller owns. */
 DLB_API dlb_status dlb_tensor_share(const DLManagedTensorVersioned* tensor, uint64_t add_flags,
@@ -438,7 +454,9 @@ DLB_API dlb_status dlb_tensor_get_strides(const DLTensor* tensor, int32_t capaci
 DLB_API void dlb_compact_strides(int32_t ndim, const int64_t* shape, int64_t* out);
 
 /* 1 if the elements are laid out in C order without gaps. Extent-1 dimensions are ignored and
- * a tensor with any extent 0 counts as contiguous. 0 for NULL or a malformed tensor. */
+ * a tensor with any extent 0 counts as contiguous. 0 for NULL or a malformed tensor: ndim
+ * outside 0..DLB_MAX_NDIM, NULL shape with ndim > 0, a negative extent anywhere, or an element
+ * count that overflows (see dlb_tensor_element_count). */
 DLB_API int dlb_tensor_is_c_contiguous(const DLTensor* tensor);
 
 /* The same for Fortran (column-major) order. */
@@ -475,12 +493,12 @@ DLB_API dlb_status dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, 
 /* ========================================================================================== */
 /* Views share the memory of `src`, which must be a dlbridge tensor (import foreign ones
  * first). A view keeps that memory alive on its own: `src` may be freed before the view. Flags
- * carry over. Offsets are applied through byte_offset; `data` is never changed for devices whose
- * data is an opaque handle. For address-based devices (CPU, CUDA, ROCm, oneAPI) a view whose
- * first element lies before `data` (possible with negative strides and byte_offset 0) gets
- * `data` moved to it and byte_offset 0, since byte_offset cannot be negative. A view of packed
- * sub-byte data must start on a byte boundary, and an opaque-handle view cannot start before its
- * buffer: both are refused with DLB_ERR_LAYOUT.
+ * carry over except IS_COPIED (a view is never the sole owner of its memory). For address-based
+ * devices (CPU, CUDA, pinned, managed, ROCm, oneAPI) a view's `data` points at its first
+ * element and byte_offset is 0 (PyTorch and other importers read `data` alone). For devices
+ * whose data is an opaque handle `data` is never changed and the offset goes to byte_offset. A
+ * view of packed sub-byte data must start on a byte boundary, and an opaque-handle view cannot
+ * start before its buffer: both are refused with DLB_ERR_LAYOUT.
  * Ownership for all of them: `src` stays owned by the caller; on success the caller also owns
  * *out; on error nothing is allocated. */
 
@@ -509,6 +527,9 @@ DLB_API dlb_status dlb_tensor_select(const DLManagedTensorVersioned* src, int32_
                                      dlb_error* error);
 
 /* Gives the tensor a new shape with the same element count; one extent may be -1 (inferred).
+ * Shapes exist by the rule dlb_tensor_validate uses: an extent 0 makes the count 0 whatever the
+ * other extents (so (INT64_MAX, 2, 0) holds 0 elements), and a -1 beside positive extents in a
+ * reshape of an empty tensor becomes 0. A -1 beside an extent 0 cannot be inferred.
  * Succeeds whenever the existing strides can express the new shape (always for contiguous
  * tensors); otherwise DLB_ERR_LAYOUT: copy first. */
 DLB_API dlb_status dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim,

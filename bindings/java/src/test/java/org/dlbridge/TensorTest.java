@@ -10,23 +10,9 @@ import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.ReadOnlyBufferException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class TensorTest {
-  private long liveBefore;
-
-  @BeforeEach
-  void recordLive() {
-    liveBefore = DLBridgeNative.dlb_tensor_live_count();
-  }
-
-  @AfterEach
-  void noLeaks() {
-    assertEquals(liveBefore, TestUtil.liveAfterGc(liveBefore));
-  }
-
+class TensorTest extends LeakCheckedTest {
   @Test
   void roundTripsEveryJavaType() {
     float[] f = {1.5f, -2f, 3.25f, 0f, Float.MAX_VALUE, Float.MIN_VALUE};
