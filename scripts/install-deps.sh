@@ -9,13 +9,16 @@ build_packages=(g++ meson ninja-build pkg-config python3)
 # ones. cargo and rustfmt come with the machine's Rust toolchain (rustup), not from Debian.
 # swig, maven and the Maven plugins from Debian's repository: the Java binding builds offline.
 # ocl-icd-opencl-dev (headers, ICD loader) + pocl-opencl-icd: the OpenCL backend builds against
-# the headers and its suite runs for real on PoCL, an OpenCL implementation on the CPU. The CUDA
+# the headers and its suite runs for real on PoCL, an OpenCL implementation on the CPU. cmake:
+# the consumers suite builds a find_package(dlbridge) project. python3-numpy, python3-torch: the
+# frameworks suite exchanges tensors with NumPy and PyTorch through their DLPack entry points. The CUDA
 # Toolkit (nvcc) is not in Debian's archive: the CUDA backend is built when nvcc is on PATH.
 test_packages=(doctest-dev libdlpack-dev clang libclang-rt-14-dev valgrind binutils bindgen libclang-dev
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
   swig default-jdk-headless maven junit5 libsurefire-java libmaven-clean-plugin-java
   libmaven-resources-plugin-java libmaven-compiler-plugin-java libmaven-jar-plugin-java
-  libmaven-install-plugin-java libmaven-antrun-plugin-java libbuild-helper-maven-plugin-java)
+  libmaven-install-plugin-java libmaven-antrun-plugin-java libbuild-helper-maven-plugin-java
+  cmake python3-numpy python3-torch)
 
 packages=("${build_packages[@]}")
 if [[ "$profile" == "test" ]]; then
