@@ -100,7 +100,7 @@ class TensorTest {
     assertEquals(Device.of(99, 3), Device.of(99, 3));
     DLPackException e = assertThrows(DLPackException.class,
         () -> Tensor.allocate(Device.CPU, odd, 2));
-    assertEquals(DLPackException.DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
   }
 
   @Test
@@ -131,7 +131,7 @@ class TensorTest {
     long address = t.exportVersioned();
     assertTrue(t.isClosed());
     buf = null;
-    System.gc(); // the pinned slot keeps the buffer alive while C holds the tensor
+    System.gc(); // the slot keeps the buffer alive while C holds the tensor
     assertEquals(1003, NativeTestHelper.versionOf(address));
     assertEquals(10.0, NativeTestHelper.consumeOnNewThread(address, false));
     assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
@@ -171,7 +171,7 @@ class TensorTest {
     long deleted = NativeTestHelper.deletedCount();
     long address = NativeTestHelper.produceVersioned(3, 2, 0, 0);
     DLPackException e = assertThrows(DLPackException.class, () -> Tensor.importVersioned(address));
-    assertEquals(DLPackException.DLB_ERR_UNSUPPORTED_VERSION, e.getStatus());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED_VERSION, e.getStatus());
     assertEquals("DLB_ERR_UNSUPPORTED_VERSION", e.getStatusName());
     assertEquals(TestUtil.CORE_MESSAGE_MAJOR_2, e.getMessage());
     assertEquals(deleted + 1, NativeTestHelper.deletedCount());
@@ -201,11 +201,11 @@ class TensorTest {
     assertTrue(sh.isReadOnly());
     try (Tensor c = t.copyTo(Device.CPU)) {
       assertTrue(c.isContiguous());
-      assertEquals(Tensor.FLAG_IS_COPIED, c.flags() & Tensor.FLAG_IS_COPIED);
+      assertEquals(DLBridgeNativeConstants.DLPACK_FLAG_BITMASK_IS_COPIED, c.flags() & DLBridgeNativeConstants.DLPACK_FLAG_BITMASK_IS_COPIED);
       assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, c.toIntArray());
     }
     DLPackException e = assertThrows(DLPackException.class, () -> t.reshape(6));
-    assertEquals(DLPackException.DLB_ERR_LAYOUT, e.getStatus());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_LAYOUT, e.getStatus());
     t.close();
     r.close();
     s.close();
@@ -228,25 +228,25 @@ class TensorTest {
       assertThrows(IllegalArgumentException.class, u::toIntArray);
       assertThrows(IllegalArgumentException.class, u::toDoubleArray);
       DLPackException e = assertThrows(DLPackException.class, () -> u.select(3, 0));
-      assertEquals(DLPackException.DLB_ERR_INVALID_ARGUMENT, e.getStatus());
+      assertEquals(DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, e.getStatus());
       assertFalse(e.getMessage().isEmpty());
     }
     assertThrows(IllegalArgumentException.class, () -> Tensor.fromArray(new float[3], 2, 2));
     try (Tensor m = Tensor.fromArray(new int[] {1, 2, 3, 4}, 2, 2); Tensor mt = m.transpose()) {
       DLPackException e = assertThrows(DLPackException.class, mt::asByteBuffer);
-      assertEquals(DLPackException.DLB_ERR_LAYOUT, e.getStatus());
-      assertEquals("the tensor is not C-contiguous", e.getMessage());
+      assertEquals(DLBridgeNativeConstants.DLB_ERR_LAYOUT, e.getStatus());
+      assertEquals("the tensor is not C-contiguous: copy it to a contiguous tensor first", e.getMessage());
       // A device that cannot take the copy is refused with the core's status, nothing leaked:
       // no CUDA driver here ("no CUDA driver found"), a library built without CUDA, or, on a
       // GPU machine, a device id no machine has.
       DLPackException c = assertThrows(DLPackException.class, () -> m.copyTo(Device.cuda(999)));
-      assertTrue(c.getStatus() == DLPackException.DLB_ERR_DEVICE_UNAVAILABLE
-          || c.getStatus() == DLPackException.DLB_ERR_UNSUPPORTED
-          || c.getStatus() == DLPackException.DLB_ERR_INVALID_ARGUMENT, c.getMessage());
+      assertTrue(c.getStatus() == DLBridgeNativeConstants.DLB_ERR_DEVICE_UNAVAILABLE
+          || c.getStatus() == DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED
+          || c.getStatus() == DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, c.getMessage());
     }
     DLPackException neg = assertThrows(DLPackException.class,
         () -> Tensor.allocate(Device.CPU, DType.FLOAT32, -1));
-    assertEquals(DLPackException.DLB_ERR_INVALID_ARGUMENT, neg.getStatus());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, neg.getStatus());
   }
 
   @Test
@@ -258,11 +258,11 @@ class TensorTest {
       assertTrue(view.isReadOnly());
       assertThrows(ReadOnlyBufferException.class, () -> view.putInt(0, 1));
       DLPackException e = assertThrows(DLPackException.class, t::exportLegacy);
-      assertEquals(DLPackException.DLB_ERR_READ_ONLY, e.getStatus());
+      assertEquals(DLBridgeNativeConstants.DLB_ERR_READ_ONLY, e.getStatus());
       assertFalse(t.isClosed()); // a refused export leaves the tensor with its owner
       try (Tensor dst = Tensor.fromArray(new int[] {1, 2}, 2)) {
         DLPackException w = assertThrows(DLPackException.class, () -> t.copyFrom(dst));
-        assertEquals(DLPackException.DLB_ERR_READ_ONLY, w.getStatus());
+        assertEquals(DLBridgeNativeConstants.DLB_ERR_READ_ONLY, w.getStatus());
       }
     }
     try (Tensor w = Tensor.fromArray(new int[] {1, 2}, 2); Tensor r = w.share(true)) {
@@ -297,7 +297,7 @@ class TensorTest {
     WeakReference<ByteBuffer> weak = new WeakReference<>(b);
     long address = Tensor.wrap(b, DType.FLOAT32, 3).exportVersioned();
     b = null;
-    // Only the pinned slot holds the buffer now, and it must, until the C consumer frees it.
+    // Only the slot holds the buffer now, and it must, until the C consumer frees it.
     for (int i = 0; i < 3; i++) {
       System.gc();
       Thread.sleep(20);
@@ -314,7 +314,7 @@ class TensorTest {
     long releasedBefore = NativeSupport.releasedBufferCount();
     for (int i = 0; i < 100; i++) {
       Tensor t = Tensor.wrap(ByteBuffer.allocateDirect(8), DType.INT32, 2);
-      t.share(); // pins; neither is closed
+      t.share(); // neither is closed
       t.transpose();
     }
     assertEquals(liveBefore, TestUtil.liveAfterGc(liveBefore));
@@ -332,11 +332,11 @@ class TensorTest {
       ByteBuffer b = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
       b.putInt(0, i);
       wraps[i] = Tensor.wrap(b, DType.INT32, 2);
-      views[i] = i % 2 == 0 ? wraps[i].slice(0, 1, 1) : null; // pins half of them
+      views[i] = i % 2 == 0 ? wraps[i].slice(0, 1, 1) : null; // views of half of them
     }
     assertTrue(Slots.inUse() >= slotsBefore + n + n / 2);
     for (int i = 0; i < n; i += 2) {
-      wraps[i].close(); // pinned: its slot keeps the buffer for the view
+      wraps[i].close(); // its slot keeps the buffer until the last reference goes
     }
     for (int i = 0; i < n; i += 2) {
       assertEquals(i, views[i].toIntArray()[0]);
@@ -372,7 +372,7 @@ class TensorTest {
     t.close();
     assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
     assertTrue(collected(alone));
-    // A view outlives the wrapping tensor: the buffer is pinned (held by its slot) until the
+    // A view outlives the wrapping tensor: the buffer is held by its slot until the
     // view's release, then it can go.
     ByteBuffer b = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
     b.asFloatBuffer().put(new float[] {1, 2, 3, 4});
