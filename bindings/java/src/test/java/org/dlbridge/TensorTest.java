@@ -310,7 +310,7 @@ class TensorTest {
   }
 
   @Test
-  void unclosedPinnedWrapIsCleaned() {
+  void unclosedSharedWrapIsCleaned() {
     long releasedBefore = NativeSupport.releasedBufferCount();
     for (int i = 0; i < 100; i++) {
       Tensor t = Tensor.wrap(ByteBuffer.allocateDirect(8), DType.INT32, 2);
