@@ -27,12 +27,7 @@ public final class DLBridge {
 
   /** True when CUDA work can run here (built with CUDA, a driver, at least one device). */
   public static boolean cudaIsAvailable() {
-    try {
-      DLBridgeNative.dlb_cuda_is_available();
-      return true;
-    } catch (DLPackException e) {
-      return false;
-    }
+    return DLPackException.succeeds(DLBridgeNative::dlb_cuda_is_available);
   }
 
   /**
@@ -75,12 +70,7 @@ public final class DLBridge {
 
   /** True when an OpenCL platform with at least one device was found. */
   public static boolean openclIsAvailable() {
-    try {
-      DLBridgeNative.dlb_opencl_is_available();
-      return true;
-    } catch (DLPackException e) {
-      return false;
-    }
+    return DLPackException.succeeds(DLBridgeNative::dlb_opencl_is_available);
   }
 
   /** The number of OpenCL devices over all platforms; throws when there is none. */

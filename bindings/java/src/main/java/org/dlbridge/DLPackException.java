@@ -21,6 +21,16 @@ public class DLPackException extends RuntimeException {
     return status;
   }
 
+  /** True when {@code call} returns, false when it throws a DLPackException. */
+  static boolean succeeds(Runnable call) {
+    try {
+      call.run();
+      return true;
+    } catch (DLPackException e) {
+      return false;
+    }
+  }
+
   /** The core's name for the status, such as {@code "DLB_ERR_READ_ONLY"}. */
   public String getStatusName() {
     return DLBridgeNative.dlb_status_name(status);

@@ -11,26 +11,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /** Devices and streams: OpenCL for real (PoCL in CI), CUDA by its exact unavailable error. */
-class DeviceTest {
+class DeviceTest extends LeakChecked {
   private static final float[] VALUES = {1, 2, 3, 4, 5, 6};
-
-  private long liveBefore;
-
-  @BeforeEach
-  void countLive() {
-    liveBefore = DLBridge.liveTensorCount();
-  }
-
-  @AfterEach
-  void nothingLeaked() {
-    assertEquals(liveBefore, TestUtil.liveAfterGc(liveBefore));
-  }
 
   /** OpenCL device 0, or a skip; with DLB_REQUIRE_OPENCL=1 (CI, PoCL) finding none fails. */
   private static Device opencl() {

@@ -10,22 +10,9 @@ import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.ReadOnlyBufferException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-class TensorTest {
-  private long liveBefore;
-
-  @BeforeEach
-  void recordLive() {
-    liveBefore = DLBridgeNative.dlb_tensor_live_count();
-  }
-
-  @AfterEach
-  void noLeaks() {
-    assertEquals(liveBefore, TestUtil.liveAfterGc(liveBefore));
-  }
+class TensorTest extends LeakChecked {
 
   @Test
   void roundTripsEveryJavaType() {
