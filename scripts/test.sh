@@ -3,13 +3,16 @@
 #   1. gcc, release, -Werror: every suite (core, cpp, abi, fuzz corpus replay, examples, bench
 #      smoke, cuda: planning emulated on the host, the no-driver behaviour, the GPU tests (skipped
 #      without a GPU); opencl on PoCL; rust: cargo tests, doc-tests and the bindings check; java:
-#      SWIG, JNI, Maven, JUnit)
+#      the JNI library's native test (suite jni), then jar + JUnit)
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every C/C++ suite, with
-#      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each (the Rust
-#      crates link the library from outside the sanitizer runtime, so they run in pass 1 only)
-#   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda and
-#      opencl suites
-#   4. clang with ThreadSanitizer: the core and cpp suites (built without the device backends)
+#      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each, the JNI
+#      library (SWIG wrapper + dlbridge_jni.c) through its native test, and the JUnit suite in a
+#      JVM with the ASan runtime preloaded (the Rust crates link the library from outside the
+#      sanitizer runtime, so they run in pass 1 only)
+#   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda,
+#      opencl and jni suites (a JVM under valgrind is impractical: suite jni drives the JNI
+#      library without one)
+#   4. clang with ThreadSanitizer: the core, cpp and jni suites (built without the device backends)
 # Ends with one line "N passed, N failed, N skipped" counting Meson tests over all passes, and
 # exits non-zero if any test failed or a pass ran no test.
 set -uo pipefail
@@ -76,7 +79,7 @@ fi
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 if CC=clang CXX=clang++ setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
-     -Db_lundef=false -Dfuzz_seconds="$fuzz_seconds" -Dbenchmarks=disabled -Drust=disabled -Djava=disabled &&
+     -Db_lundef=false -Dfuzz_seconds="$fuzz_seconds" -Dbenchmarks=disabled -Drust=disabled &&
    build build-asan; then
   run_pass asan-ubsan build-asan
 else
@@ -87,16 +90,18 @@ fi
 if [[ -f build-test/build.ninja ]]; then
   # PoCL (the OpenCL on the CPU) and its LLVM leak and trip valgrind in their own code: their
   # reports are suppressed by object name, nothing in dlbridge is.
-  run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl \
+  run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
     --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp"
 fi
 
 # 4. ThreadSanitizer over the suites that share tensors between threads.
 if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled \
-     -Dopencl=disabled -Dbenchmarks=disabled -Dexamples=disabled -Drust=disabled -Djava=disabled &&
+     -Dopencl=disabled -Dbenchmarks=disabled -Dexamples=disabled -Drust=disabled &&
    build build-tsan; then
-  run_pass tsan build-tsan --suite core --suite cpp
+  # No JVM runs under TSan (the Maven test is not registered there): suite jni covers the JNI
+  # library, including a release on a thread the JVM never saw.
+  run_pass tsan build-tsan --suite core --suite cpp --suite jni
 else
   status=1
 fi

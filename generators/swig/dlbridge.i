@@ -1,219 +1,329 @@
-/* dlbridge.i - the language-neutral SWIG interface to the dlbridge C API.
+/* dlbridge.i - the language-neutral SWIG interface to the dlbridge C API, generated from the
+ * public headers themselves: constants and signatures cannot drift from the C library.
  *
- * One file for every SWIG binding (Java, C#, Go). The language is chosen by the typemaps file
- * included first, generators/swig/typemaps_<lang>.i, which must define:
- *   - DLB_THROW_STATUS(status, message): raise the language's exception carrying the core's
- *     status code and message (used once, below, where every fallible call is checked);
- *   - typemaps for DLB_TENSOR_HANDLE (a DLManagedTensorVersioned* / DLManagedTensor* passed
- *     around as an opaque 64-bit address), DLDevice and DLDataType by value, and the int64_t
- *     array pairs (int32_t ndim, const int64_t* shape) and (int64_t* out_values, int32_t n).
+ * A binding's module file is two lines: `%module(...) Name` (plus the language's pragmas) and
+ * `%include "dlbridge.i"`. This file includes generators/swig/typemaps_<lang>.i for the
+ * language SWIG is run for (SWIGJAVA, SWIGCSHARP, SWIGGO). A typemaps file must provide exactly:
  *
- * Conventions:
- *   - Every fallible function's trailing `dlb_error* error` is hidden; a non-zero status becomes
- *     the language's exception with the core's message (see %exception below).
- *   - Functions that hand back a newly owned tensor are marked %newobject; the handle they return
- *     must be released exactly once (dlb_tensor_free, or by moving it into another owner).
- *   - DLPack codes (device types, dtype codes, flags) are plain integer constants, never enums:
- *     a newer producer may send a value this file has never heard of.
+ *   1. DLB_THROW_STATUS(status, message): a C macro, usable inside any wrapper, that raises the
+ *      language's exception carrying the core's dlb_status (int32_t) and message (const char*,
+ *      copied). The wrapper returns right after it. Used for core failures and for arguments
+ *      the typemaps below refuse (DLB_ERR_INVALID_ARGUMENT).
+ *   2. Array access, C macros over the language's array argument `a` (the $input of an array
+ *      parameter), for KIND in I8 (int8_t), I32 (int32_t), I64 (int64_t):
+ *        DLB_ARRAY_LENGTH(a)              number of elements as int64_t, -1 for a null array;
+ *        DLB_ARRAY_GET_<KIND>(a, n, dst)  copy elements [0, n) of `a` into the C array dst;
+ *        DLB_ARRAY_SET_<KIND>(a, n, src)  copy n elements of the C array src into `a`.
+ *   3. %define DLB_ARRAY_TYPES(PARAMS, KIND): the language-side types (Java: jni/jtype/jstype/
+ *      javain; C#: ctype/imtype/cstype/csin; Go: gotype/imtype/goin) of the parameter group
+ *      PARAMS, which the target language sees as ONE array of KIND (caller-allocated; for
+ *      outputs the wrapper writes into it). The C side (in/argout) is written here.
+ *   4. A 64-bit integer for uint64_t where the language's `unsigned long long` is not one
+ *      (Java: BigInteger otherwise); int64_t is mapped here (see "Integers").
+ *   5. DLPack's enums (device types, dtype codes) as plain integer constants, never enums.
+ * Everything else is language-neutral and lives here: integer, handle, DLDevice and DLDataType
+ * conversions, status checking, outputs.
+ *
+ * What the target language sees:
+ *   - Every fallible function (return type dlb_status) loses its trailing `dlb_error* error`;
+ *     a status other than DLB_OK becomes the language's exception with the core's message. The
+ *     function returns a 64-bit integer: the address of the tensor it made when it has a
+ *     `DLManagedTensorVersioned** out` / `DLManagedTensor** out` output, otherwise 0.
+ *   - Tensors (DLManagedTensorVersioned*, DLManagedTensor*), streams and other void* are
+ *     opaque 64-bit addresses. Functions taking `const DLTensor*` take a versioned tensor's
+ *     address and read its dl_tensor.
+ *   - DLDevice is a 64-bit integer (device_type << 32 | device_id), DLDataType a 32-bit integer
+ *     (code | bits << 8 | lanes << 16). The codes are never enums: a newer producer may send a
+ *     value no constant names.
+ *   - Scalar outputs (int32_t* count, int64_t* out, uint64_t* out, void** ..., DLDevice* out,
+ *     DLDataType* out) are arrays of at least one element the caller passes; text outputs
+ *     (char* buffer, uint64_t buffer_size) a byte array that receives the NUL-terminated text.
+ *   - Arrays in: (int32_t ndim, const int64_t* shape) and shape + strides (strides may be null,
+ *     else as long as shape), (int32_t nslices, const dlb_slice* slices) as a flat int64 array
+ *     of (start, stop, step) triples, (int32_t naxes, const int32_t* axes), and
+ *     (int32_t capacity, int64_t* out) as an int64 array the call fills.
  */
 
 %{
 #include <stdint.h>
 #include <string.h>
 #include "dlbridge/dlbridge.h"
-/* A status return whose out-parameter is the value the target language sees. */
-typedef int dlb_status_out;
-/* Opaque tensor addresses. */
-typedef DLManagedTensorVersioned* DLB_TENSOR_HANDLE;
-typedef DLManagedTensor* DLB_LEGACY_HANDLE;
 %}
 
-typedef int dlb_status_out;
+/* ---- Integers --------------------------------------------------------------------------- */
+/* int64_t is `long` on LP64 targets: SWIGWORDSIZE64 makes stdint.i say so, so that the C it
+ * generates uses the header's own types. The typemaps of `long long` then make every 64-bit
+ * integer 64 bits wide in every language (SWIG's Java and C# map C `long` to 32 bits). */
+#if !defined(SWIGWORDSIZE64) && !defined(SWIGWORDSIZE32)
+#define SWIGWORDSIZE64
+#endif
+%include "stdint.i"
+%apply long long { int64_t };
+%apply unsigned long long { uint64_t };
 
-/* ---- errors: one place ------------------------------------------------------------------- */
-/* The hidden error argument: a wrapper-local dlb_error, cleared before the call. */
+/* ---- the language ---------------------------------------------------------------------- */
+#if defined(SWIGJAVA)
+%include "typemaps_java.i"
+#elif defined(SWIGCSHARP)
+%include "typemaps_csharp.i"
+#elif defined(SWIGGO)
+%include "typemaps_go.i"
+#else
+#error "dlbridge.i: no typemaps file for this SWIG target"
+#endif
+
+/* ---- errors: the status return type is the check ----------------------------------------- */
+/* The hidden error argument: a wrapper-local dlb_error. */
 %typemap(in, numinputs=0) dlb_error* error %{
   dlb_error dlb_err_;
   dlb_err_.message[0] = '\0';
   $1 = &dlb_err_;
 %}
-/* Functions with a hidden error argument return a status; a non-zero one becomes the
- * language's exception with the core's message. Nothing else in the bindings checks statuses. */
-%define DLB_CHECKED(FN)
-%exception FN {
-  $action
-  if (result != DLB_OK) {
-    DLB_THROW_STATUS((int)result, dlb_err_.message);
+/* Every function returning dlb_status also takes the hidden error (the header's rule), so the
+ * check needs no list of names. The language sees a 64-bit integer: 0, or the new tensor. */
+%apply long long { dlb_status };
+%typemap(out) dlb_status %{
+  if ($1 != DLB_OK) {
+    DLB_THROW_STATUS($1, dlb_err_.message);
     return $null;
   }
-}
-%enddef
+  $result = 0;
+%}
+/* dlb_status_name's argument is a plain status value. */
+%apply int32_t { dlb_status status };
 
-/* The hidden out-handle: its value (the new tensor, or 0) becomes the call's result through the
- * target's argout typemap for DLManagedTensorVersioned** out. */
-%typemap(in, numinputs=0) DLManagedTensorVersioned** out (DLManagedTensorVersioned* out_tmp = NULL) %{
-  $1 = &out_tmp;
+/* ---- handles ---------------------------------------------------------------------------- */
+%define DLB_ADDRESS(TYPE)
+%apply long long { TYPE };
+%typemap(in) TYPE %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(out) TYPE %{ $result = (int64_t)(intptr_t)$1; %}
+%enddef
+DLB_ADDRESS(DLManagedTensorVersioned*)
+DLB_ADDRESS(const DLManagedTensorVersioned*)
+DLB_ADDRESS(DLManagedTensor*)
+DLB_ADDRESS(void*)
+DLB_ADDRESS(const void*)
+/* A borrowed DLTensor: the caller passes a versioned tensor, whose dl_tensor is read. */
+%apply long long { const DLTensor* };
+%typemap(in) const DLTensor* %{
+  $1 = $input ? &((DLManagedTensorVersioned*)(intptr_t)$input)->dl_tensor : NULL;
 %}
 
-/* ---- constants ----------------------------------------------------------------------------- */
-#define DLB_OK 0
-#define DLB_ERR_INVALID_ARGUMENT 1
-#define DLB_ERR_OUT_OF_MEMORY 2
-#define DLB_ERR_UNSUPPORTED_VERSION 3
-#define DLB_ERR_UNSUPPORTED 4
-#define DLB_ERR_READ_ONLY 5
-#define DLB_ERR_LAYOUT 6
-#define DLB_ERR_OVERFLOW 7
-#define DLB_ERR_DEVICE 8
-#define DLB_ERR_DEVICE_UNAVAILABLE 9
-#define DLB_MAX_NDIM 64
-#define DLB_CPU_ALIGNMENT 256
-%constant int DLB_FLAG_READ_ONLY = 1;
-%constant int DLB_FLAG_IS_COPIED = 2;
-%constant int DLB_FLAG_IS_SUBBYTE_TYPE_PADDED = 4;
+/* Tensor outputs: hidden; the new tensor's address is the call's result (0 on error). */
+%define DLB_TENSOR_OUT(TYPE)
+%typemap(in, numinputs=0) TYPE** out (TYPE* out_tmp = NULL) %{ $1 = &out_tmp; %}
+%typemap(argout) TYPE** out %{ $result = (int64_t)(intptr_t)*$1; %}
+%enddef
+DLB_TENSOR_OUT(DLManagedTensorVersioned)
+DLB_TENSOR_OUT(DLManagedTensor)
 
-/* ---- versions and names ------------------------------------------------------------------- */
-const char* dlb_version_string(void);
-const char* dlb_status_name(int status);
-int64_t dlb_tensor_live_count(void);
-int dlb_device_type_is_known(int32_t device_type);
+/* ---- DLDevice and DLDataType by value ------------------------------------------------------ */
+%apply long long { DLDevice };
+%typemap(in) DLDevice %{
+  $1.device_type = (DLDeviceType)(int32_t)((uint64_t)$input >> 32);
+  $1.device_id = (int32_t)(uint32_t)((uint64_t)$input & 0xffffffffu);
+%}
+%typemap(out) DLDevice %{
+  $result = (int64_t)(((uint64_t)(uint32_t)$1.device_type << 32) | (uint32_t)$1.device_id);
+%}
+%apply int { DLDataType };
+%typemap(in) DLDataType %{
+  $1.code = (uint8_t)($input & 0xff);
+  $1.bits = (uint8_t)(($input >> 8) & 0xff);
+  $1.lanes = (uint16_t)(((uint32_t)$input >> 16) & 0xffff);
+%}
+%typemap(out) DLDataType %{
+  $result = (int32_t)((uint32_t)$1.code | ((uint32_t)$1.bits << 8) | ((uint32_t)$1.lanes << 16));
+%}
 
-/* ---- tensor lifecycle ------------------------------------------------------------------------
- * The wrappers below are thin shims with one shape each: handle in, handle out, status checked.
- * They exist so that every target sees the same small surface. */
-%newobject dlbx_allocate;
-%newobject dlbx_import;
-%newobject dlbx_import_legacy;
-%newobject dlbx_export_legacy;
-%newobject dlbx_share;
-%newobject dlbx_select;
-%newobject dlbx_reshape;
-%newobject dlbx_permute;
-%newobject dlbx_transpose;
-%newobject dlbx_slice;
-%newobject dlbx_copy;
-DLB_CHECKED(dlbx_allocate)
-DLB_CHECKED(dlbx_import)
-DLB_CHECKED(dlbx_import_legacy)
-DLB_CHECKED(dlbx_export_legacy)
-DLB_CHECKED(dlbx_share)
-DLB_CHECKED(dlbx_select)
-DLB_CHECKED(dlbx_reshape)
-DLB_CHECKED(dlbx_permute)
-DLB_CHECKED(dlbx_transpose)
-DLB_CHECKED(dlbx_slice)
-DLB_CHECKED(dlbx_copy)
-DLB_CHECKED(dlbx_copy_into)
-DLB_CHECKED(dlbx_get_shape)
-DLB_CHECKED(dlbx_get_strides)
+/* ---- arrays in ------------------------------------------------------------------------------ */
+/* Refuses an array argument that is null or longer than `max` (DLB_ERR_INVALID_ARGUMENT);
+ * `null_value` is the wrapper's $null. */
+%{
+#define DLB_CHECK_ARRAY(input, max, what, null_value)                                  \
+  do {                                                                                 \
+    int64_t length_ = DLB_ARRAY_LENGTH(input);                                         \
+    if (length_ < 0 || length_ > (max)) {                                              \
+      DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT,                                       \
+                       length_ < 0 ? what " is null" : what " has too many values");  \
+      return null_value;                                                               \
+    }                                                                                  \
+  } while (0)
+%}
 
+DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
+%typemap(in) (int32_t ndim, const int64_t* shape) (int64_t shape_tmp[DLB_MAX_NDIM]) %{
+  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "shape", $null);
+  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
+  if ($1 > 0) DLB_ARRAY_GET_I64($input, $1, shape_tmp);
+  $2 = shape_tmp;
+%}
+
+/* Strides travel with the shape they describe: null (compact row-major) or one per extent.
+ * Only dlb_tensor_allocate takes them, where the shape's length is its third argument (arg3). */
+DLB_ARRAY_TYPES(const int64_t* strides, I64)
+%typemap(in) const int64_t* strides (int64_t strides_tmp[DLB_MAX_NDIM]) %{
+  $1 = NULL;
+  if (DLB_ARRAY_LENGTH($input) >= 0) {
+    if (DLB_ARRAY_LENGTH($input) != (int64_t)arg3) {
+      DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "strides must have one value per extent");
+      return $null;
+    }
+    if (arg3 > 0) DLB_ARRAY_GET_I64($input, arg3, strides_tmp);
+    $1 = strides_tmp;
+  }
+%}
+
+/* (start, stop, step) triples; DLB_SLICE_NONE marks an omitted bound. */
+DLB_ARRAY_TYPES((int32_t nslices, const dlb_slice* slices), I64)
+%typemap(in) (int32_t nslices, const dlb_slice* slices)
+    (int64_t triples_tmp[3 * DLB_MAX_NDIM], dlb_slice slices_tmp[DLB_MAX_NDIM]) %{
+  DLB_CHECK_ARRAY($input, 3 * DLB_MAX_NDIM, "slices", $null);
+  if (DLB_ARRAY_LENGTH($input) % 3 != 0) {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "slices must be (start, stop, step) triples");
+    return $null;
+  }
+  $1 = (int32_t)(DLB_ARRAY_LENGTH($input) / 3);
+  if ($1 > 0) DLB_ARRAY_GET_I64($input, 3 * $1, triples_tmp);
+  {
+    int32_t i_;
+    for (i_ = 0; i_ < $1; ++i_) {
+      slices_tmp[i_].start = triples_tmp[3 * i_];
+      slices_tmp[i_].stop = triples_tmp[3 * i_ + 1];
+      slices_tmp[i_].step = triples_tmp[3 * i_ + 2];
+    }
+  }
+  $2 = slices_tmp;
+%}
+
+DLB_ARRAY_TYPES((int32_t naxes, const int32_t* axes), I32)
+%typemap(in) (int32_t naxes, const int32_t* axes) (int32_t axes_tmp[DLB_MAX_NDIM]) %{
+  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "axes", $null);
+  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
+  if ($1 > 0) DLB_ARRAY_GET_I32($input, $1, axes_tmp);
+  $2 = axes_tmp;
+%}
+
+/* ---- arrays out ----------------------------------------------------------------------------- */
+/* (capacity, out): the caller's array; the core checks that it has room. */
+DLB_ARRAY_TYPES((int32_t capacity, int64_t* out), I64)
+%typemap(in) (int32_t capacity, int64_t* out) (int64_t values_tmp[DLB_MAX_NDIM]) %{
+  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "the output array", $null);
+  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
+  $2 = values_tmp;
+%}
+%typemap(argout) (int32_t capacity, int64_t* out) %{
+  if ($1 > 0) DLB_ARRAY_SET_I64($input, $1, $2);
+%}
+
+/* Text: written into a byte array (NUL-terminated; the core refuses one that is too small). */
+DLB_ARRAY_TYPES((char* buffer, uint64_t buffer_size), I8)
+%typemap(in) (char* buffer, uint64_t buffer_size) (char text_tmp[DLB_ERROR_MESSAGE_SIZE]) %{
+  DLB_CHECK_ARRAY($input, DLB_ERROR_MESSAGE_SIZE, "the text buffer", $null);
+  $2 = (uint64_t)DLB_ARRAY_LENGTH($input);
+  $1 = text_tmp;
+%}
+%typemap(argout) (char* buffer, uint64_t buffer_size) %{
+  if ($2 > 0) DLB_ARRAY_SET_I8($input, (int64_t)strlen($1) + 1, (const int8_t*)$1);
+%}
+
+/* One scalar output: an array of at least one element, written on success. */
+%define DLB_SCALAR_OUT(PARAM, CTYPE, KIND, TO_KIND)
+DLB_ARRAY_TYPES(PARAM, KIND)
+%typemap(in) PARAM (CTYPE value_tmp) %{
+  if (DLB_ARRAY_LENGTH($input) < 1) {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    return $null;
+  }
+  memset(&value_tmp, 0, sizeof value_tmp);
+  $1 = &value_tmp;
+%}
+%typemap(argout) PARAM %{
+  {
+    CTYPE value_ = *$1;
+    TO_KIND;
+  }
+%}
+%enddef
+%define DLB_OUT_I32(PARAM) DLB_SCALAR_OUT(PARAM, int32_t, I32,
+    DLB_ARRAY_SET_I32($input, 1, &value_)) %enddef
+%define DLB_OUT_I64(PARAM) DLB_SCALAR_OUT(PARAM, int64_t, I64,
+    DLB_ARRAY_SET_I64($input, 1, &value_)) %enddef
+%define DLB_OUT_U64(PARAM) DLB_SCALAR_OUT(PARAM, uint64_t, I64,
+    int64_t bits_ = (int64_t)value_; DLB_ARRAY_SET_I64($input, 1, &bits_)) %enddef
+%define DLB_OUT_ADDRESS(PARAM) DLB_SCALAR_OUT(PARAM, void*, I64,
+    int64_t bits_ = (int64_t)(intptr_t)value_; DLB_ARRAY_SET_I64($input, 1, &bits_)) %enddef
+DLB_OUT_I32(int32_t* count)
+DLB_OUT_I64(int64_t* out)
+DLB_OUT_I64(int64_t* out_begin)
+DLB_OUT_I64(int64_t* out_size)
+DLB_OUT_U64(uint64_t* out)
+DLB_OUT_U64(uint64_t* out_bytes)
+DLB_OUT_U64(uint64_t* out_size)
+DLB_OUT_ADDRESS(void** out_data)
+DLB_OUT_ADDRESS(void** platform)
+DLB_OUT_ADDRESS(void** device)
+DLB_OUT_ADDRESS(void** context)
+DLB_OUT_ADDRESS(void** queue)
+DLB_SCALAR_OUT(DLDevice* out, DLDevice, I64,
+    int64_t packed_ = (int64_t)(((uint64_t)(uint32_t)value_.device_type << 32) |
+                                (uint32_t)value_.device_id);
+    DLB_ARRAY_SET_I64($input, 1, &packed_))
+DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
+    int32_t packed_ = (int32_t)((uint32_t)value_.code | ((uint32_t)value_.bits << 8) |
+                                ((uint32_t)value_.lanes << 16));
+    DLB_ARRAY_SET_I32($input, 1, &packed_))
+
+/* ---- what does not cross ------------------------------------------------------------------- */
+/* No struct becomes a class: tensors are addresses, devices and dtypes integers. */
+%rename("$ignore", %$isclass) "";
+/* Callbacks into the target language: a backend's function table, the DLPack exchange
+ * allocator's SetError, and dlb_tensor_wrap's release function (bindings write that entry point
+ * by hand: it must be safe on any thread, with or without a VM). */
+%ignore dlb_backend_register;
+%ignore dlb_backend_unregister;
+%ignore dlb_exchange_allocator;
+%ignore dlb_tensor_wrap;
+/* Struct outputs: dlb_version_string gives the library version. */
+%ignore dlb_get_version;
+/* An output array sized by ndim, not by a capacity; the core applies it inside allocate. */
+%ignore dlb_compact_strides;
+
+/* Functions that hand the caller a new tensor to free exactly once (dlb_tensor_free). */
+%newobject dlb_tensor_allocate;
+%newobject dlb_tensor_import;
+%newobject dlb_tensor_import_legacy;
+%newobject dlb_tensor_export_legacy;
+%newobject dlb_tensor_share;
+%newobject dlb_tensor_slice;
+%newobject dlb_tensor_select;
+%newobject dlb_tensor_reshape;
+%newobject dlb_tensor_permute;
+%newobject dlb_tensor_transpose;
+%newobject dlb_tensor_copy;
+%newobject dlb_tensor_copy_async;
+
+/* ---- the headers ---------------------------------------------------------------------------- */
+#define DLB_API
+/* Constants SWIG cannot evaluate (INT64_MIN), declared before their #define is seen: their
+ * values still come from the C header, at build time. */
+%constant int64_t DLB_SLICE_NONE = DLB_SLICE_NONE;
+%constant int64_t DLB_CUDA_STREAM_NONE = DLB_CUDA_STREAM_NONE;
+%include "dlpack/dlpack.h"
+%include "dlbridge/dlbridge.h"
+
+/* ---- shims: what C cannot call directly ----------------------------------------------------- */
 %inline %{
-/* Each returns the handle through the hidden `out`; the typemaps turn it into the result. */
-static dlb_status_out dlbx_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
-                                    const int64_t* shape, uint64_t flags,
-                                    DLManagedTensorVersioned** out, dlb_error* error) {
-  return dlb_tensor_allocate(device, dtype, ndim, shape, NULL, flags, out, error);
+/* Fields of the managed struct: C reads them in place, a target language holds only the
+ * address. The core has accessors for the flags (dlb_tensor_flags) and the shape and strides
+ * (dlb_tensor_get_shape/get_strides), not for these three plain fields. */
+static int32_t dlbx_tensor_ndim(const DLManagedTensorVersioned* tensor) {
+  return tensor->dl_tensor.ndim;
 }
-static dlb_status_out dlbx_import(DLB_TENSOR_HANDLE src, DLManagedTensorVersioned** out,
-                                  dlb_error* error) {
-  return dlb_tensor_import(src, out, error);
+static DLDataType dlbx_tensor_dtype(const DLManagedTensorVersioned* tensor) {
+  return tensor->dl_tensor.dtype;
 }
-static dlb_status_out dlbx_import_legacy(DLB_LEGACY_HANDLE src, DLManagedTensorVersioned** out,
-                                         dlb_error* error) {
-  return dlb_tensor_import_legacy(src, out, error);
+static DLDevice dlbx_tensor_device(const DLManagedTensorVersioned* tensor) {
+  return tensor->dl_tensor.device;
 }
-static dlb_status_out dlbx_export_legacy(DLB_TENSOR_HANDLE src, DLManagedTensorVersioned** out,
-                                         dlb_error* error) {
-  DLManagedTensor* legacy = NULL;
-  int status = dlb_tensor_export_legacy(src, &legacy, error);
-  /* The legacy address travels in the same opaque handle slot. */
-  *out = (DLManagedTensorVersioned*)(void*)legacy;
-  return status;
-}
-static dlb_status_out dlbx_share(DLB_TENSOR_HANDLE src, uint64_t add_flags,
-                                 DLManagedTensorVersioned** out, dlb_error* error) {
-  return dlb_tensor_share(src, add_flags, out, error);
-}
-static dlb_status_out dlbx_select(DLB_TENSOR_HANDLE src, int32_t axis, int64_t index,
-                                  DLManagedTensorVersioned** out, dlb_error* error) {
-  return dlb_tensor_select(src, axis, index, out, error);
-}
-static dlb_status_out dlbx_reshape(DLB_TENSOR_HANDLE src, int32_t ndim, const int64_t* shape,
-                                   DLManagedTensorVersioned** out, dlb_error* error) {
-  return dlb_tensor_reshape(src, ndim, shape, out, error);
-}
-/* axes as int64 values (one array typemap for every target); narrowed here. */
-static dlb_status_out dlbx_permute(DLB_TENSOR_HANDLE src, int32_t ndim, const int64_t* shape,
-                                   DLManagedTensorVersioned** out, dlb_error* error) {
-  int32_t axes[DLB_MAX_NDIM];
-  int32_t i;
-  if (ndim < 0 || ndim > DLB_MAX_NDIM) {
-    return dlb_tensor_permute(src, ndim, NULL, out, error);
-  }
-  for (i = 0; i < ndim; ++i) axes[i] = (int32_t)shape[i];
-  return dlb_tensor_permute(src, ndim, axes, out, error);
-}
-static dlb_status_out dlbx_transpose(DLB_TENSOR_HANDLE src, DLManagedTensorVersioned** out,
-                                     dlb_error* error) {
-  return dlb_tensor_transpose(src, out, error);
-}
-/* slices as (start, stop, step) triples of int64; INT64_MIN is DLB_SLICE_NONE. */
-static dlb_status_out dlbx_slice(DLB_TENSOR_HANDLE src, int32_t ndim, const int64_t* shape,
-                                 DLManagedTensorVersioned** out, dlb_error* error) {
-  dlb_slice slices[DLB_MAX_NDIM];
-  int32_t n = ndim / 3, i;
-  if (ndim % 3 != 0 || n > DLB_MAX_NDIM) {
-    return dlb_tensor_slice(src, -1, NULL, out, error);
-  }
-  for (i = 0; i < n; ++i) {
-    slices[i].start = shape[3 * i];
-    slices[i].stop = shape[3 * i + 1];
-    slices[i].step = shape[3 * i + 2];
-  }
-  return dlb_tensor_slice(src, n, slices, out, error);
-}
-static dlb_status_out dlbx_copy(DLB_TENSOR_HANDLE src, DLDevice device,
-                                DLManagedTensorVersioned** out, dlb_error* error) {
-  return dlb_tensor_copy(src, device, out, error);
-}
-static dlb_status_out dlbx_copy_into(DLB_TENSOR_HANDLE src, DLB_TENSOR_HANDLE dst,
-                                     DLManagedTensorVersioned** out, dlb_error* error) {
-  *out = NULL;
-  return dlb_tensor_copy_into(src, dst, error);
-}
-/* The shape / strides of a tensor into a caller array of ndim values. */
-static dlb_status_out dlbx_get_shape(DLB_TENSOR_HANDLE t, int64_t* out_values, int32_t n,
-                                     DLManagedTensorVersioned** out, dlb_error* error) {
-  *out = NULL;
-  if (t == NULL || n != t->dl_tensor.ndim) {
-    strcpy(error->message, "shape buffer does not match ndim");
-    return DLB_ERR_INVALID_ARGUMENT;
-  }
-  if (n > 0) memcpy(out_values, t->dl_tensor.shape, (size_t)n * sizeof(int64_t));
-  return DLB_OK;
-}
-static dlb_status_out dlbx_get_strides(DLB_TENSOR_HANDLE t, int64_t* out_values, int32_t n,
-                                       DLManagedTensorVersioned** out, dlb_error* error) {
-  *out = NULL;
-  if (t == NULL || n != t->dl_tensor.ndim) {
-    strcpy(error->message, "strides buffer does not match ndim");
-    return DLB_ERR_INVALID_ARGUMENT;
-  }
-  return n > 0 ? dlb_tensor_get_strides(&t->dl_tensor, n, out_values, error) : DLB_OK;
-}
-/* Plain queries on a live handle (never fail). */
-static int32_t dlbx_ndim(DLB_TENSOR_HANDLE t) { return t->dl_tensor.ndim; }
-static DLDataType dlbx_dtype(DLB_TENSOR_HANDLE t) { return t->dl_tensor.dtype; }
-static DLDevice dlbx_device(DLB_TENSOR_HANDLE t) { return t->dl_tensor.device; }
-static uint64_t dlbx_flags(DLB_TENSOR_HANDLE t) { return t->flags; }
-static int dlbx_is_host_readable(DLB_TENSOR_HANDLE t) {
-  return dlb_tensor_is_host_readable(&t->dl_tensor);
-}
-static int dlbx_is_c_contiguous(DLB_TENSOR_HANDLE t) {
-  return dlb_tensor_is_c_contiguous(&t->dl_tensor);
-}
-static void dlbx_free(DLB_TENSOR_HANDLE t) { dlb_tensor_free(t); }
-static void dlbx_legacy_free(DLB_LEGACY_HANDLE t) { dlb_tensor_free_legacy(t); }
-/* An empty function: the floor of one call through the binding. */
-static void dlbx_noop(void) {}
 %}

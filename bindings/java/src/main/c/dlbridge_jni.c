@@ -1,13 +1,14 @@
 /* dlbridge_jni.c - the hand-written JNI entry points, where SWIG gets in the way: wrapping a
  * direct ByteBuffer without copying (its release callback runs on any thread, possibly while the
- * JVM shuts down), freeing tensors, and viewing a tensor's memory as a direct ByteBuffer.
+ * JVM shuts down), freeing tensors, and viewing a tensor's memory as a direct ByteBuffer. Also
+ * the one function that raises DLPackException, for these and for the SWIG wrappers.
  *
  * Slots (Slots.java) number the live Tensors. A wrapped buffer's release context is its slot
  * number, and each slot has an entry here: {state, next}. The release callback never calls into
- * the JVM. When the slot is PINNED (the Java side holds the buffer in the slot until the release
- * is seen), it pushes the slot onto a lock-free list of released slots, which the Java side takes
- * whole (take_released) and drains. A release on any thread, at any time, including during JVM
- * shutdown, therefore only touches this library's own memory. */
+ * the JVM: it pushes the slot onto a lock-free list of released slots, which the Java side takes
+ * whole (take_released) and drains, freeing the buffer it kept in the slot. Whether the release
+ * runs inside the Java side's own free or later on a foreign thread (the core's reference count
+ * decides), it only touches this library's own memory, even during JVM shutdown. */
 #include <jni.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "dlbridge/dlbridge.h"
+#include "dlbridge_jni.h"
 
 /* Keep in step with Slots.java. */
 #define SLOT_SEGMENT_BITS 12
@@ -22,9 +24,8 @@
 #define SLOT_MAX_SEGMENTS (1 << 16)
 
 enum {
-  SLOT_UNPINNED = 0, /* the Java side releases the slot after the free it made itself */
-  SLOT_PINNED = 1,   /* the release pushes the slot onto g_released */
-  SLOT_REFUSED = 2   /* wrapped, then refused by wrap_direct: the release is not counted */
+  SLOT_WRAPPED = 0, /* the release pushes the slot onto g_released */
+  SLOT_REFUSED = 1  /* wrapped, then refused by wrap_direct: the release is not reported */
 };
 
 typedef struct slot_entry {
@@ -33,7 +34,7 @@ typedef struct slot_entry {
 } slot_entry;
 
 static slot_entry* g_segments[SLOT_MAX_SEGMENTS];
-/* The released, pinned slots not yet taken by the Java side: a stack linked through
+/* The released slots not yet taken by the Java side: a stack linked through
  * slot_entry.next, -1 when empty. Only pushed to; taken whole by an exchange, so no ABA. */
 static int32_t g_released = -1;
 static int64_t g_released_buffers = 0;
@@ -58,12 +59,12 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   return JNI_VERSION_1_8;
 }
 
-static void throw_status(JNIEnv* env, int status, const char* message) {
+void dlb_java_throw_status(JNIEnv* env, int32_t status, const char* message) {
   jclass cls = (*env)->FindClass(env, "org/dlbridge/DLPackException");
   jmethodID ctor;
   jstring jmsg;
   jobject ex;
-  if (cls == NULL) return;
+  if (cls == NULL) return; /* a NoClassDefFoundError is pending */
   ctor = (*env)->GetMethodID(env, cls, "<init>", "(ILjava/lang/String;)V");
   if (ctor == NULL) return;
   jmsg = (*env)->NewStringUTF(env, message);
@@ -82,14 +83,12 @@ static slot_entry* slot_entry_of(uint32_t slot) {
  * but this library's memory. */
 static void release_wrap(void* ctx) {
   slot_entry* e = slot_entry_of((uint32_t)(uintptr_t)ctx);
-  int32_t state = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
   int32_t head;
-  if (state == SLOT_REFUSED) {
-    e->state = SLOT_UNPINNED;
+  if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == SLOT_REFUSED) {
+    e->state = SLOT_WRAPPED;
     return;
   }
   __atomic_add_fetch(&g_released_buffers, 1, __ATOMIC_RELAXED);
-  if (state != SLOT_PINNED) return; /* the Java side is inside the free that ran this */
   head = __atomic_load_n(&g_released, __ATOMIC_RELAXED);
   do {
     e->next = head;
@@ -103,23 +102,8 @@ static jint take_released(void) {
   return __atomic_exchange_n(&g_released, -1, __ATOMIC_ACQUIRE);
 }
 
-/* The byte size of a tensor dlb_tensor_wrap accepted: whole-byte dtypes inline (the core
- * validated dtype and shape), anything else (sub-byte, or a size near overflow) by the core. */
-static int wrapped_byte_size(const DLTensor* t, uint64_t flags, uint64_t* nbytes,
-                             dlb_error* err) {
-  uint64_t size = (uint64_t)t->dtype.lanes * (t->dtype.bits / 8);
-  int overflow = t->dtype.bits < 8 || t->dtype.bits % 8 != 0;
-  int32_t i;
-  for (i = 0; i < t->ndim && !overflow; ++i) {
-    overflow = __builtin_mul_overflow(size, (uint64_t)t->shape[i], &size);
-  }
-  if (overflow || size > (uint64_t)INT64_MAX) return dlb_tensor_byte_size(t, flags, nbytes, err);
-  *nbytes = size;
-  return DLB_OK;
-}
-
 /* Wraps `buffer` (direct; the Java side checked) from `offset`, as `ndim` dims; `capacity` is
- * its capacity. The release context is `slot`, whose entry the Java side left UNPINNED. */
+ * its capacity. The release context is `slot`, whose entry is SLOT_WRAPPED. */
 static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, jlong capacity,
                          jint dtype, int32_t ndim, int64_t* dims, jboolean read_only) {
   DLTensor t;
@@ -128,7 +112,7 @@ static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, j
   char* base;
   DLManagedTensorVersioned* out = NULL;
   dlb_error err;
-  int status;
+  int32_t status;
   if (g_buffer_address != NULL) {
     base = (char*)(intptr_t)(*env)->GetLongField(env, buffer, g_buffer_address);
   } else {
@@ -136,7 +120,7 @@ static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, j
     capacity = (*env)->GetDirectBufferCapacity(env, buffer);
   }
   if (base == NULL || capacity < 0) {
-    throw_status(env, DLB_ERR_INVALID_ARGUMENT, "the ByteBuffer is not a direct buffer");
+    dlb_java_throw_status(env, DLB_ERR_INVALID_ARGUMENT, "the ByteBuffer is not a direct buffer");
     return 0;
   }
   t.data = base;
@@ -153,11 +137,11 @@ static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, j
    * buffer afterwards, so validation runs once. On error nothing changed hands. */
   status = dlb_tensor_wrap(&t, flags, release_wrap, (void*)(uintptr_t)(uint32_t)slot, &out, &err);
   if (status != DLB_OK) {
-    throw_status(env, status, err.message);
+    dlb_java_throw_status(env, status, err.message);
     return 0;
   }
   /* `t`, which the core just validated and copied, is still hot on this stack. */
-  status = wrapped_byte_size(&t, flags, &nbytes, &err);
+  status = dlb_tensor_byte_size(&t, flags, &nbytes, &err);
   if (status == DLB_OK && (uint64_t)offset + nbytes > (uint64_t)capacity) {
     status = DLB_ERR_INVALID_ARGUMENT;
     snprintf(err.message, sizeof err.message, "%s",
@@ -165,9 +149,9 @@ static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, j
   }
   if (status != DLB_OK) {
     /* Refused after the wrap: not a release of a buffer anyone saw wrapped. */
-    slot_entry_of((uint32_t)slot)->state = SLOT_REFUSED;
+    __atomic_store_n(&slot_entry_of((uint32_t)slot)->state, SLOT_REFUSED, __ATOMIC_RELEASE);
     dlb_tensor_free(out); /* runs release_wrap, which resets the entry */
-    throw_status(env, status, err.message);
+    dlb_java_throw_status(env, status, err.message);
     return 0;
   }
   return (jlong)(intptr_t)out;
@@ -182,7 +166,7 @@ JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_wrapDirect(
   (void)cls;
   ndim = (*env)->GetArrayLength(env, shape);
   if (ndim > DLB_MAX_NDIM) {
-    throw_status(env, DLB_ERR_INVALID_ARGUMENT, "too many dimensions");
+    dlb_java_throw_status(env, DLB_ERR_INVALID_ARGUMENT, "too many dimensions");
     return 0;
   }
   if (ndim > 0) (*env)->GetLongArrayRegion(env, shape, 0, ndim, (jlong*)dims);
@@ -217,22 +201,22 @@ JNIEXPORT jint JNICALL Java_org_dlbridge_NativeSupport_takeReleased(JNIEnv* env,
   return take_released();
 }
 
-/* Allocates the entries of slot segment `index` (zeroed: UNPINNED) and returns them as a direct
- * ByteBuffer for the Java side. Entries live until the process ends: a release may still read
+/* Allocates the entries of slot segment `index` and returns them as a direct
+ * ByteBuffer for the Java side (zeroed: SLOT_WRAPPED). Entries live until the process ends: a release may still read
  * them on a foreign thread after the JVM is gone. */
 JNIEXPORT jobject JNICALL Java_org_dlbridge_NativeSupport_slotSegment(JNIEnv* env, jclass cls,
                                                                       jint index) {
   slot_entry* segment;
   (void)cls;
   if (index < 0 || index >= SLOT_MAX_SEGMENTS) {
-    throw_status(env, DLB_ERR_OUT_OF_MEMORY, "too many live tensors");
+    dlb_java_throw_status(env, DLB_ERR_OUT_OF_MEMORY, "too many live tensors");
     return NULL;
   }
   segment = __atomic_load_n(&g_segments[index], __ATOMIC_ACQUIRE);
   if (segment == NULL) {
     segment = (slot_entry*)calloc(SLOT_SEGMENT_SIZE, sizeof *segment);
     if (segment == NULL) {
-      throw_status(env, DLB_ERR_OUT_OF_MEMORY, "out of memory");
+      dlb_java_throw_status(env, DLB_ERR_OUT_OF_MEMORY, "out of memory");
       return NULL;
     }
     __atomic_store_n(&g_segments[index], segment, __ATOMIC_RELEASE);
@@ -240,34 +224,27 @@ JNIEXPORT jobject JNICALL Java_org_dlbridge_NativeSupport_slotSegment(JNIEnv* en
   return (*env)->NewDirectByteBuffer(env, segment, (jlong)(SLOT_SEGMENT_SIZE * sizeof *segment));
 }
 
-/* A direct ByteBuffer over the elements of a live, host-readable, C-contiguous tensor. The
- * buffer does not own the memory: the Java side ties a reference to the buffer's lifetime. */
+/* A direct ByteBuffer over the elements of a live tensor, when the core's dlb_tensor_host_data
+ * allows it (host-readable, C-contiguous; writable unless READ_ONLY). The buffer does not own
+ * the memory: the Java side ties a reference to the buffer's lifetime. */
 JNIEXPORT jobject JNICALL Java_org_dlbridge_NativeSupport_byteView(JNIEnv* env, jclass cls,
                                                                    jlong handle) {
-  DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)(intptr_t)handle;
+  const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)handle;
+  void* data = NULL;
   uint64_t nbytes = 0;
   dlb_error err;
-  int status;
+  int32_t status;
   (void)cls;
-  if (!dlb_tensor_is_host_readable(&t->dl_tensor)) {
-    throw_status(env, DLB_ERR_UNSUPPORTED, "the tensor's memory is not readable by the host");
-    return NULL;
-  }
-  if (!dlb_tensor_is_c_contiguous(&t->dl_tensor)) {
-    throw_status(env, DLB_ERR_LAYOUT, "the tensor is not C-contiguous");
-    return NULL;
-  }
-  status = dlb_tensor_byte_size(&t->dl_tensor, t->flags, &nbytes, &err);
+  status = dlb_tensor_host_data(t, 0, &data, &nbytes, &err);
   if (status != DLB_OK) {
-    throw_status(env, status, err.message);
+    dlb_java_throw_status(env, status, err.message);
     return NULL;
   }
   if (nbytes > (uint64_t)INT32_MAX) {
-    throw_status(env, DLB_ERR_OVERFLOW, "the tensor is larger than a ByteBuffer can address");
+    dlb_java_throw_status(env, DLB_ERR_OVERFLOW, "the tensor is larger than a ByteBuffer can address");
     return NULL;
   }
-  return (*env)->NewDirectByteBuffer(env, (char*)t->dl_tensor.data + t->dl_tensor.byte_offset,
-                                     (jlong)nbytes);
+  return (*env)->NewDirectByteBuffer(env, data, (jlong)nbytes);
 }
 
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_releasedBufferCount(JNIEnv* env,
@@ -275,10 +252,4 @@ JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_releasedBufferCount(JNIE
   (void)env;
   (void)cls;
   return (jlong)__atomic_load_n(&g_released_buffers, __ATOMIC_SEQ_CST);
-}
-
-/* An empty hand-written JNI call, the floor for the bench. */
-JNIEXPORT void JNICALL Java_org_dlbridge_NativeSupport_noop(JNIEnv* env, jclass cls) {
-  (void)env;
-  (void)cls;
 }

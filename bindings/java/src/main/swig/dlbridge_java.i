@@ -1,4 +1,4 @@
-/* The Java module: Java typemaps first, then the language-neutral interface. */
+/* The Java module: dlbridge.i includes typemaps_java.i itself. */
 %module(jniclassname="DLBridgeJNI") DLBridgeNative
 %pragma(java) moduleclassmodifiers="final class"
 %pragma(java) jniclassclassmodifiers="final class"
@@ -7,5 +7,4 @@
     NativeLoader.load();
   }
 %}
-%include "typemaps_java.i"
 %include "dlbridge.i"

@@ -117,3 +117,9 @@ JNIEXPORT jlong JNICALL Java_org_dlbridge_BenchNative_releases(JNIEnv* env, jcla
   (void)cls;
   return (jlong)g_releases;
 }
+
+/* An empty JNI call: the floor of one call into native code (kept out of the library). */
+JNIEXPORT void JNICALL Java_org_dlbridge_BenchNative_noop(JNIEnv* env, jclass cls) {
+  (void)env;
+  (void)cls;
+}

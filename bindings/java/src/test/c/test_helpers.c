@@ -1,11 +1,12 @@
 /* test_helpers.c - a foreign C producer and consumer for the Java tests (no dlbridge inside:
  * it speaks DLPack only, like any other native library would). */
+#define _POSIX_C_SOURCE 200809L /* nanosleep in C99 */
 #include <jni.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <time.h>
 
 #include "dlpack/dlpack.h"
 
@@ -150,7 +151,10 @@ typedef struct late_job {
 static void* free_later(void* arg) {
   late_job* j = (late_job*)arg;
   DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)j->tensor;
-  usleep((useconds_t)j->delay_us);
+  struct timespec delay;
+  delay.tv_sec = j->delay_us / 1000000;
+  delay.tv_nsec = (j->delay_us % 1000000) * 1000;
+  nanosleep(&delay, NULL);
   if (t->deleter) t->deleter(t);
   free(j);
   return NULL;

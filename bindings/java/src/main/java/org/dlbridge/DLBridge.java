@@ -1,10 +1,19 @@
 package org.dlbridge;
 
-/** Library-wide information; {@code java -cp dlbridge.jar org.dlbridge.DLBridge} runs a self-check. */
+/**
+ * Library-wide information and the device runtimes; {@code java -cp dlbridge.jar
+ * org.dlbridge.DLBridge} runs a self-check.
+ */
 public final class DLBridge {
+  /**
+   * The consumer-stream value of {@link #cudaStreamHandshake} that stands for "not given": the
+   * legacy default stream (DLB_CUDA_STREAM_NONE).
+   */
+  public static final long CUDA_STREAM_NONE = DLBridgeNativeConstants.DLB_CUDA_STREAM_NONE;
+
   private DLBridge() {}
 
-  /** The version of the native dlbridge library inside this jar, such as "0.1.0". */
+  /** The version of the native dlbridge library inside this jar, such as "0.2.0". */
   public static String version() {
     return DLBridgeNative.dlb_version_string();
   }
@@ -12,6 +21,92 @@ public final class DLBridge {
   /** Tensors made by the native library and not yet freed, across all threads (leak checks). */
   public static long liveTensorCount() {
     return DLBridgeNative.dlb_tensor_live_count();
+  }
+
+  // ---- CUDA ------------------------------------------------------------------------------
+
+  /** True when CUDA work can run here (built with CUDA, a driver, at least one device). */
+  public static boolean cudaIsAvailable() {
+    return DLPackException.succeeds(DLBridgeNative::dlb_cuda_is_available);
+  }
+
+  /**
+   * Throws the reason CUDA cannot run here ({@code DLB_ERR_DEVICE_UNAVAILABLE} or {@code
+   * DLB_ERR_UNSUPPORTED} with the core's message), or returns when it can.
+   */
+  public static void cudaCheckAvailable() {
+    DLBridgeNative.dlb_cuda_is_available();
+  }
+
+  /** The number of CUDA devices; throws DLB_ERR_DEVICE_UNAVAILABLE without a driver or device. */
+  public static int cudaDeviceCount() {
+    int[] count = new int[1];
+    DLBridgeNative.dlb_cuda_device_count(count);
+    return count[0];
+  }
+
+  /** The device that CUDA memory at {@code pointer} lives on ({@link Device#CPU} if unknown). */
+  public static Device cudaPointerDevice(long pointer) {
+    long[] out = new long[1];
+    DLBridgeNative.dlb_cuda_pointer_device(pointer, out);
+    return Device.fromPacked(out[0]);
+  }
+
+  /**
+   * The DLPack stream handshake: work queued later on {@code consumerStream} waits for the work
+   * queued so far on {@code producerStream} (a cudaStream_t of device {@code deviceId}, 0 for the
+   * legacy default stream), without blocking the host. {@code consumerStream} follows the DLPack
+   * convention: {@link #CUDA_STREAM_NONE} or 1 the legacy default stream, 2 the per-thread
+   * default stream, -1 no synchronisation, other positive values a cudaStream_t.
+   */
+  public static void cudaStreamHandshake(int deviceId, long producerStream, long consumerStream) {
+    DLBridgeNative.dlb_cuda_stream_handshake(deviceId, producerStream, consumerStream);
+  }
+
+  // ---- OpenCL ----------------------------------------------------------------------------
+
+  /** The OpenCL objects behind one device; they belong to the library (do not release them). */
+  public record OpenCLDeviceObjects(long platform, long device, long context, long queue) {}
+
+  /** True when an OpenCL platform with at least one device was found. */
+  public static boolean openclIsAvailable() {
+    return DLPackException.succeeds(DLBridgeNative::dlb_opencl_is_available);
+  }
+
+  /** The number of OpenCL devices over all platforms; throws when there is none. */
+  public static int openclDeviceCount() {
+    int[] count = new int[1];
+    DLBridgeNative.dlb_opencl_device_count(count);
+    return count[0];
+  }
+
+  /** "platform name / device name" of OpenCL device {@code deviceId}. */
+  public static String openclDeviceName(int deviceId) {
+    byte[] text = new byte[DLBridgeNativeConstants.DLB_ERROR_MESSAGE_SIZE];
+    DLBridgeNative.dlb_opencl_device_name(deviceId, text);
+    return DType.cString(text);
+  }
+
+  /**
+   * The cl_platform_id, cl_device_id, cl_context and the library's in-order cl_command_queue of
+   * OpenCL device {@code deviceId}, as addresses. The queue is a stream for
+   * {@link Tensor#copyTo(Device, long)} and {@link Device#synchronize(long)}.
+   */
+  public static OpenCLDeviceObjects openclDeviceObjects(int deviceId) {
+    long[] platform = new long[1];
+    long[] device = new long[1];
+    long[] context = new long[1];
+    long[] queue = new long[1];
+    DLBridgeNative.dlb_opencl_device_objects(deviceId, platform, device, context, queue);
+    return new OpenCLDeviceObjects(platform[0], device[0], context[0], queue[0]);
+  }
+
+  /**
+   * Commands queued later on {@code consumerQueue} start only after those queued so far on
+   * {@code producerQueue} complete, without blocking the host (same cl_context).
+   */
+  public static void openclQueueHandshake(long producerQueue, long consumerQueue) {
+    DLBridgeNative.dlb_opencl_queue_handshake(producerQueue, consumerQueue);
   }
 
   /** Prints the version and round-trips one tensor through the native library. */

@@ -2,21 +2,11 @@ package org.dlbridge;
 
 /**
  * A dlbridge C call failed. {@link #getStatus()} is the core's status code (one of the
- * {@code DLB_ERR_*} constants on this class) and {@link #getMessage()} the core's message,
- * verbatim.
+ * {@code DLB_ERR_*} constants of {@link DLBridgeNativeConstants}, generated from the C header)
+ * and {@link #getMessage()} the core's message, verbatim.
  */
 public class DLPackException extends RuntimeException {
   private static final long serialVersionUID = 1L;
-
-  public static final int DLB_ERR_INVALID_ARGUMENT = 1;
-  public static final int DLB_ERR_OUT_OF_MEMORY = 2;
-  public static final int DLB_ERR_UNSUPPORTED_VERSION = 3;
-  public static final int DLB_ERR_UNSUPPORTED = 4;
-  public static final int DLB_ERR_READ_ONLY = 5;
-  public static final int DLB_ERR_LAYOUT = 6;
-  public static final int DLB_ERR_OVERFLOW = 7;
-  public static final int DLB_ERR_DEVICE = 8;
-  public static final int DLB_ERR_DEVICE_UNAVAILABLE = 9;
 
   private final int status;
 
@@ -26,9 +16,19 @@ public class DLPackException extends RuntimeException {
     this.status = status;
   }
 
-  /** The core's status code (never 0). */
+  /** The core's status code (never DLB_OK). */
   public int getStatus() {
     return status;
+  }
+
+  /** True when {@code call} returns, false when it throws a DLPackException. */
+  static boolean succeeds(Runnable call) {
+    try {
+      call.run();
+      return true;
+    } catch (DLPackException e) {
+      return false;
+    }
   }
 
   /** The core's name for the status, such as {@code "DLB_ERR_READ_ONLY"}. */

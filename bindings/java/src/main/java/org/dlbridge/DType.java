@@ -1,17 +1,33 @@
 package org.dlbridge;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * A DLPack data type: a (code, bits, lanes) value. Not an enum: a newer producer may send a code
- * this class has no constant for, and such a value still round-trips.
+ * this class has no constant for, and such a value still round-trips. Names, sizes and validity
+ * are the core's ({@code dlb_dtype_format}, {@code dlb_dtype_parse}, {@code
+ * dlb_dtype_element_size}); the codes are the DLPack header's, through SWIG.
  */
 public final class DType {
-  public static final int CODE_INT = 0;
-  public static final int CODE_UINT = 1;
-  public static final int CODE_FLOAT = 2;
-  public static final int CODE_OPAQUE_HANDLE = 3;
-  public static final int CODE_BFLOAT = 4;
-  public static final int CODE_COMPLEX = 5;
-  public static final int CODE_BOOL = 6;
+  public static final int CODE_INT = DLBridgeNativeConstants.kDLInt;
+  public static final int CODE_UINT = DLBridgeNativeConstants.kDLUInt;
+  public static final int CODE_FLOAT = DLBridgeNativeConstants.kDLFloat;
+  public static final int CODE_OPAQUE_HANDLE = DLBridgeNativeConstants.kDLOpaqueHandle;
+  public static final int CODE_BFLOAT = DLBridgeNativeConstants.kDLBfloat;
+  public static final int CODE_COMPLEX = DLBridgeNativeConstants.kDLComplex;
+  public static final int CODE_BOOL = DLBridgeNativeConstants.kDLBool;
+  public static final int CODE_FLOAT8_E3M4 = DLBridgeNativeConstants.kDLFloat8_e3m4;
+  public static final int CODE_FLOAT8_E4M3 = DLBridgeNativeConstants.kDLFloat8_e4m3;
+  public static final int CODE_FLOAT8_E4M3B11FNUZ = DLBridgeNativeConstants.kDLFloat8_e4m3b11fnuz;
+  public static final int CODE_FLOAT8_E4M3FN = DLBridgeNativeConstants.kDLFloat8_e4m3fn;
+  public static final int CODE_FLOAT8_E4M3FNUZ = DLBridgeNativeConstants.kDLFloat8_e4m3fnuz;
+  public static final int CODE_FLOAT8_E5M2 = DLBridgeNativeConstants.kDLFloat8_e5m2;
+  public static final int CODE_FLOAT8_E5M2FNUZ = DLBridgeNativeConstants.kDLFloat8_e5m2fnuz;
+  public static final int CODE_FLOAT8_E8M0FNU = DLBridgeNativeConstants.kDLFloat8_e8m0fnu;
+  public static final int CODE_FLOAT6_E2M3FN = DLBridgeNativeConstants.kDLFloat6_e2m3fn;
+  public static final int CODE_FLOAT6_E3M2FN = DLBridgeNativeConstants.kDLFloat6_e3m2fn;
+  public static final int CODE_FLOAT4_E2M1FN = DLBridgeNativeConstants.kDLFloat4_e2m1fn;
+  public static final int CODE_BCOMPLEX = DLBridgeNativeConstants.kDLBcomplex;
 
   public static final DType INT8 = new DType(CODE_INT, 8, 1);
   public static final DType INT16 = new DType(CODE_INT, 16, 1);
@@ -48,6 +64,16 @@ public final class DType {
     return new DType(code, bits, lanes);
   }
 
+  /**
+   * Parses a dtype name the core knows: "float32", "int4", "float8_e4m3fn", "bool",
+   * "float32x4", ... Throws {@link DLPackException} with the core's message otherwise.
+   */
+  public static DType parse(String name) {
+    int[] out = new int[1];
+    DLBridgeNative.dlb_dtype_parse(name, out);
+    return fromPacked(out[0]);
+  }
+
   static DType fromPacked(int packed) {
     return new DType(packed & 0xff, (packed >>> 8) & 0xff, (packed >>> 16) & 0xffff);
   }
@@ -68,9 +94,14 @@ public final class DType {
     return lanes;
   }
 
+  /** True for a known code with a legal width and at least one lane (dlb_dtype_validate). */
+  public boolean isValid() {
+    return DLPackException.succeeds(() -> DLBridgeNative.dlb_dtype_validate(packed()));
+  }
+
   /** Bytes one element takes on its own: ceil(bits * lanes / 8). */
   public long elementSize() {
-    return ((long) bits * lanes + 7) / 8;
+    return DLBridgeNative.dlb_dtype_element_size(packed());
   }
 
   @Override
@@ -87,19 +118,26 @@ public final class DType {
     return packed();
   }
 
+  /**
+   * The core's name ("float32", "float8_e4m3fn", "int32x4"), the inverse of {@link #parse};
+   * "dtype(code=C, bits=B, lanes=L)" for a value the core does not know.
+   */
   @Override
   public String toString() {
-    String base;
-    switch (code) {
-      case CODE_INT: base = "int"; break;
-      case CODE_UINT: base = "uint"; break;
-      case CODE_FLOAT: base = "float"; break;
-      case CODE_OPAQUE_HANDLE: base = "handle"; break;
-      case CODE_BFLOAT: base = "bfloat"; break;
-      case CODE_COMPLEX: base = "complex"; break;
-      case CODE_BOOL: return lanes == 1 && bits == 8 ? "bool" : "bool" + bits + "x" + lanes;
-      default: base = "code" + code + "_"; break;
+    if (isValid()) {
+      byte[] text = new byte[DLBridgeNativeConstants.DLB_DTYPE_NAME_SIZE];
+      DLBridgeNative.dlb_dtype_format(packed(), text);
+      return cString(text);
     }
-    return base + bits + (lanes == 1 ? "" : "x" + lanes);
+    return "dtype(code=" + code + ", bits=" + bits + ", lanes=" + lanes + ")";
+  }
+
+  /** The NUL-terminated ASCII text the core wrote into {@code text}. */
+  static String cString(byte[] text) {
+    int n = 0;
+    while (n < text.length && text[n] != 0) {
+      n++;
+    }
+    return new String(text, 0, n, StandardCharsets.UTF_8);
   }
 }

@@ -12,8 +12,8 @@ final class NativeSupport {
 
   /**
    * Wraps a direct buffer without copying (from {@code offset}; {@code capacity} is the
-   * buffer's). The release context is {@code slot} (see {@link Slots}): until the slot is pinned,
-   * the caller must keep the buffer reachable until the deleter runs.
+   * buffer's). The release context is {@code slot} (see {@link Slots}): the caller keeps the
+   * buffer reachable in that slot until the release is reported.
    */
   static native long wrapDirect(int slot, ByteBuffer buffer, long offset, long capacity,
       int dtype, long[] shape, boolean readOnly);
@@ -23,22 +23,20 @@ final class NativeSupport {
       int dtype, int ndim, long d0, long d1, long d2, long d3, boolean readOnly);
 
   /**
-   * Frees one reference to a tensor (dlb_tensor_free), then takes the list of pinned slots whose
+   * Frees one reference to a tensor (dlb_tensor_free), then takes the list of slots whose
    * buffers were released since the last take, on any thread: its first slot, or -1.
    */
   static native int free(long handle);
 
-  /** Takes the list of released pinned slots, as {@link #free} does. */
+  /** Takes the list of released slots, as {@link #free} does. */
   static native int takeReleased();
 
   /** The native entries of slot segment {@code index}: a direct buffer the Java side reads. */
   static native ByteBuffer slotSegment(int index);
 
-  /** A non-owning direct ByteBuffer over a live, host-readable, C-contiguous tensor. */
+  /** A non-owning direct ByteBuffer over a tensor that dlb_tensor_host_data accepts. */
   static native ByteBuffer byteView(long handle);
 
   /** How many wrapped buffers have been released (their release callback run) so far. */
   static native long releasedBufferCount();
-
-  static native void noop();
 }

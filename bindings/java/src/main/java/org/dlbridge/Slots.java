@@ -19,11 +19,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *       to free owners nobody closed (a {@code java.lang.ref.Cleaner} without its list lock and
  *       its {@code Reference.clear()}: closing an owner simply drops the State from the slot);
  *   <li>the release context of a wrapped ByteBuffer (the slot number, no allocation);
- *   <li>the pin of a wrapped buffer whose memory has other owners: once the wrapping Tensor is
- *       closed or exported, the slot holds the buffer itself until the native release callback
- *       has run. The callback never calls into the JVM: it pushes the slot onto a native list
- *       that {@link NativeSupport#free} and {@link NativeSupport#takeReleased} return, and
- *       {@link #drain} frees those slots.
+ *   <li>the keeper of a wrapped buffer: once the wrapping Tensor is closed or exported, the slot
+ *       holds the buffer itself until the native release callback has run, whenever and on
+ *       whichever thread the core's reference count lets it run. The callback never calls into
+ *       the JVM: it pushes the slot onto a native list that {@link NativeSupport#free} and
+ *       {@link NativeSupport#takeReleased} return, and {@link #drain} frees those slots. Java
+ *       tracks no sharing of its own: every release is reported the same way.
  * </ul>
  *
  * Each slot also has a native entry {state, next} (dlbridge_jni.c), read here through a direct
@@ -37,7 +38,6 @@ final class Slots {
   private static final int MASK = SEGMENT_SIZE - 1;
   private static final int MAX_SEGMENTS = 1 << 16;
   private static final int ENTRY_BYTES = 8;
-  private static final int PINNED = 1;
 
   /** How often, at most, the cleanup thread idles before taking foreign releases itself. */
   private static final long DRAIN_INTERVAL_MS = 1000;
@@ -67,7 +67,7 @@ final class Slots {
 
   private Slots() {}
 
-  /** A free slot, its reference null and its native entry unpinned. */
+  /** A free slot, its reference null. */
   static int acquire() {
     for (;;) {
       long h = FREE.get();
@@ -99,16 +99,7 @@ final class Slots {
   }
 
   /**
-   * From now on the release callback of the buffer wrapped with this slot reports its release
-   * (instead of the Java side assuming it ran inside its own free). Called before the memory
-   * gains a second owner, so every later release sees it.
-   */
-  static void pin(int slot) {
-    ENTRY.setRelease(entries[slot >>> SEGMENT_BITS], (slot & MASK) * ENTRY_BYTES, PINNED);
-  }
-
-  /**
-   * Frees the pinned slots on a list that {@link NativeSupport#free} or
+   * Frees the slots on a list that {@link NativeSupport#free} or
    * {@link NativeSupport#takeReleased} returned: their buffers' release callbacks have run, so
    * the buffers may go.
    */
@@ -117,7 +108,6 @@ final class Slots {
       ByteBuffer segment = entries[head >>> SEGMENT_BITS];
       int offset = (head & MASK) * ENTRY_BYTES;
       int next = (int) ENTRY.get(segment, offset + 4);
-      ENTRY.set(segment, offset, 0); // unpinned for the next owner (published by release)
       release(head);
       head = next;
     }

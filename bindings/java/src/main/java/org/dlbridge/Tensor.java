@@ -1,5 +1,7 @@
 package org.dlbridge;
 
+import static org.dlbridge.DLBridgeNativeConstants.DLPACK_FLAG_BITMASK_READ_ONLY;
+
 import java.lang.ref.PhantomReference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -13,15 +15,18 @@ import java.util.Arrays;
  * Views and {@link #share()}s hold their own references, so they outlive the tensor they came
  * from. {@link #exportVersioned()} / {@link #exportLegacy()} move the reference out to a foreign
  * consumer; the Tensor is closed afterwards. Every method may be called from any thread; using
- * a closed tensor throws {@link IllegalStateException}.
+ * a closed tensor throws {@link IllegalStateException}. Tensors live on any device with a
+ * backend (CPU, CUDA, OpenCL, ...); reading elements of device memory copies to the host.
  */
 public final class Tensor implements AutoCloseable {
-  /** An omitted slice bound, like Python's None. */
-  public static final long NONE = Long.MIN_VALUE;
+  /** An omitted slice bound, like Python's None (the core's DLB_SLICE_NONE). */
+  public static final long NONE = DLBridgeNativeConstants.DLB_SLICE_NONE;
 
-  static final long FLAG_READ_ONLY = 1L;
-  static final long FLAG_IS_COPIED = 2L;
-  static final long FLAG_IS_SUBBYTE_TYPE_PADDED = 4L;
+  /** DLPack flag bits, as {@link #flags()} reports them (from the C header). */
+  public static final long FLAG_READ_ONLY = DLBridgeNativeConstants.DLPACK_FLAG_BITMASK_READ_ONLY;
+  public static final long FLAG_IS_COPIED = DLBridgeNativeConstants.DLPACK_FLAG_BITMASK_IS_COPIED;
+  public static final long FLAG_IS_SUBBYTE_TYPE_PADDED =
+      DLBridgeNativeConstants.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
 
   /**
    * The native reference of one owner (a Tensor, or an asByteBuffer() buffer), freed at most
@@ -31,23 +36,18 @@ public final class Tensor implements AutoCloseable {
    * owner; the GC then hands it to the cleanup thread once the owner is unreachable. Closing
    * drops it from the slot, so a closed owner costs the GC nothing.
    *
-   * <p>A wrapped buffer's release context is the slot. Until the memory gains a second owner the
-   * deleter runs inside the free that drops this State's reference, while the slot still holds
-   * this State and so the buffer. {@link Tensor#pinLocked()} marks the slot pinned first: from
-   * then on the slot passes from this State to the buffer itself when the reference is dropped,
-   * and only the deleter's report (see {@link Slots#drain}) frees it.
+   * <p>A wrapped buffer's release context is the slot. When the owner lets go of its reference
+   * (free or export), the slot passes from this State to the buffer itself; the release
+   * callback reports the slot once the core's reference count lets the memory go (inside that
+   * very free, or later on any thread), and only that report (see {@link Slots#drain}) frees
+   * the slot and so the buffer.
    */
   static final class State extends PhantomReference<Object> {
     /** Guarded by this; 0 once freed or moved out. */
     private long handle;
     final int slot;
-    /**
-     * The wrapped buffer (null otherwise), dropped by the thread that took the handle once the
-     * slot holds it or the deleter has run, so a closed Tensor never keeps it.
-     */
+    /** The wrapped buffer (null otherwise); dropped once the slot holds it. */
     private ByteBuffer buffer;
-    /** Guarded by this; set before the memory of a wrapped buffer gains a second owner. */
-    private boolean pinned;
 
     State(Object owner, long handle, int slot, ByteBuffer buffer) {
       super(owner, Slots.QUEUE);
@@ -64,34 +64,34 @@ public final class Tensor implements AutoCloseable {
     }
 
     /**
-     * Gives up this State's slot after its handle was taken and moved out (exported): a pinned
-     * slot keeps the buffer until the deleter reports. {@code pinned} is read after take(),
-     * which saw every pin.
+     * Gives up this State's slot before its reference is freed or moved out: a wrapped buffer
+     * stays in the slot until its release is reported; any other slot is free again.
      */
-    void disown() {
-      if (pinned) {
+    private boolean handOver() {
+      if (buffer != null) {
+        // Before the free or the export: once it is out, another thread may release the slot.
         Slots.set(slot, buffer);
-      } else {
+        buffer = null;
+        return true;
+      }
+      return false;
+    }
+
+    /** Gives up the slot after the handle taken by take() was moved out (exported). */
+    void disown() {
+      if (!handOver()) {
         Slots.release(slot);
       }
-      buffer = null;
     }
 
     /** Frees the handle taken by take(), then gives up the slot. */
     void free(long h) {
-      if (pinned) {
-        // Before the free: once it is in, another thread may release and reuse the slot.
-        Slots.set(slot, buffer);
-        buffer = null;
-        Slots.drain(NativeSupport.free(h));
-      } else {
-        // A sole owner: the free runs the deleter (if any) now, while the slot holds this
-        // State and so the buffer.
-        int released = NativeSupport.free(h);
+      boolean kept = handOver();
+      int released = NativeSupport.free(h);
+      if (!kept) {
         Slots.release(slot);
-        buffer = null;
-        Slots.drain(released);
       }
+      Slots.drain(released);
     }
 
     /** The cleanup thread's call, for an owner that became unreachable. */
@@ -132,10 +132,22 @@ public final class Tensor implements AutoCloseable {
 
   // ---- creation ------------------------------------------------------------------------------
 
-  /** An uninitialised compact tensor on {@code device}. */
+  /**
+   * An uninitialised compact tensor on {@code device}: the CPU, or any device with a backend
+   * (CUDA, OpenCL, ...).
+   */
   public static Tensor allocate(Device device, DType dtype, long... shape) {
-    return new Tensor(DLBridgeNative.dlbx_allocate(device.packed(), dtype.packed(),
-        checkShape(shape), 0L));
+    return new Tensor(DLBridgeNative.dlb_tensor_allocate(device.packed(), dtype.packed(),
+        checkShape(shape), null, 0L));
+  }
+
+  /**
+   * An uninitialised tensor on {@code device} with the given strides (in elements, one per
+   * extent; negative and zero included: enough memory is allocated to cover them).
+   */
+  public static Tensor allocate(Device device, DType dtype, long[] shape, long[] strides) {
+    return new Tensor(DLBridgeNative.dlb_tensor_allocate(device.packed(), dtype.packed(),
+        checkShape(shape), strides, 0L));
   }
 
   /**
@@ -229,12 +241,12 @@ public final class Tensor implements AutoCloseable {
    * consumed even when the import fails (its deleter has then already run).
    */
   public static Tensor importVersioned(long address) {
-    return new Tensor(DLBridgeNative.dlbx_import(address));
+    return new Tensor(DLBridgeNative.dlb_tensor_import(address));
   }
 
   /** Takes ownership of a foreign legacy DLManagedTensor; consumed even on error. */
   public static Tensor importLegacy(long address) {
-    return new Tensor(DLBridgeNative.dlbx_import_legacy(address));
+    return new Tensor(DLBridgeNative.dlb_tensor_import_legacy(address));
   }
 
   /**
@@ -246,10 +258,9 @@ public final class Tensor implements AutoCloseable {
     long h;
     synchronized (s) {
       h = handle();
-      pinLocked();
       s.handle = 0;
+      s.disown(); // before the consumer can have the address
     }
-    s.disown();
     return h;
   }
 
@@ -262,11 +273,10 @@ public final class Tensor implements AutoCloseable {
     long legacy;
     synchronized (s) {
       long h = handle();
-      pinLocked();
-      legacy = DLBridgeNative.dlbx_export_legacy(h); // on error the tensor stays open
+      legacy = DLBridgeNative.dlb_tensor_export_legacy(h); // on error the tensor stays open
       s.handle = 0;
+      s.disown(); // before the consumer can have the address
     }
-    s.disown();
     return legacy;
   }
 
@@ -275,8 +285,8 @@ public final class Tensor implements AutoCloseable {
   public long[] shape() {
     synchronized (state) {
       long h = handle();
-      long[] out = new long[DLBridgeNative.dlbx_ndim(h)];
-      DLBridgeNative.dlbx_get_shape(h, out);
+      long[] out = new long[DLBridgeNative.dlbx_tensor_ndim(h)];
+      DLBridgeNative.dlb_tensor_get_shape(h, out);
       return out;
     }
   }
@@ -285,52 +295,75 @@ public final class Tensor implements AutoCloseable {
   public long[] strides() {
     synchronized (state) {
       long h = handle();
-      long[] out = new long[DLBridgeNative.dlbx_ndim(h)];
-      DLBridgeNative.dlbx_get_strides(h, out);
+      long[] out = new long[DLBridgeNative.dlbx_tensor_ndim(h)];
+      DLBridgeNative.dlb_tensor_get_strides(h, out);
       return out;
     }
   }
 
   public int ndim() {
     synchronized (state) {
-      return DLBridgeNative.dlbx_ndim(handle());
+      return DLBridgeNative.dlbx_tensor_ndim(handle());
     }
   }
 
+  /** The number of elements (the core's dlb_tensor_element_count). */
   public long elementCount() {
-    long n = 1;
-    for (long d : shape()) {
-      n *= d;
+    long[] n = new long[1];
+    synchronized (state) {
+      DLBridgeNative.dlb_tensor_element_count(handle(), n);
     }
-    return n;
+    return n[0];
+  }
+
+  /** Bytes the elements take stored compactly (packed-aware: the core's dlb_tensor_byte_size). */
+  public long byteSize() {
+    long[] n = new long[1];
+    synchronized (state) {
+      long h = handle();
+      DLBridgeNative.dlb_tensor_byte_size(h, DLBridgeNative.dlb_tensor_flags(h), n);
+    }
+    return n[0];
   }
 
   public DType dtype() {
     synchronized (state) {
-      return DType.fromPacked(DLBridgeNative.dlbx_dtype(handle()));
+      return DType.fromPacked(DLBridgeNative.dlbx_tensor_dtype(handle()));
     }
   }
 
   public Device device() {
     synchronized (state) {
-      return Device.fromPacked(DLBridgeNative.dlbx_device(handle()));
+      return Device.fromPacked(DLBridgeNative.dlbx_tensor_device(handle()));
     }
   }
 
-  /** The DLPack flags (READ_ONLY = 1, IS_COPIED = 2, IS_SUBBYTE_TYPE_PADDED = 4). */
+  /** The DLPack flags: {@link #FLAG_READ_ONLY}, {@link #FLAG_IS_COPIED}, {@link #FLAG_IS_SUBBYTE_TYPE_PADDED}. */
   public long flags() {
     synchronized (state) {
-      return DLBridgeNative.dlbx_flags(handle());
+      return DLBridgeNative.dlb_tensor_flags(handle());
     }
   }
 
   public boolean isReadOnly() {
-    return (flags() & FLAG_READ_ONLY) != 0;
+    synchronized (state) {
+      return DLBridgeNative.dlb_tensor_is_read_only(handle()) != 0;
+    }
+  }
+
+  /**
+   * True when this Tensor is the only holder of its memory (no share, view or foreign owner is
+   * alive): the core's dlb_tensor_is_exclusive.
+   */
+  public boolean isExclusive() {
+    synchronized (state) {
+      return DLBridgeNative.dlb_tensor_is_exclusive(handle()) != 0;
+    }
   }
 
   public boolean isContiguous() {
     synchronized (state) {
-      return DLBridgeNative.dlbx_is_c_contiguous(handle()) != 0;
+      return DLBridgeNative.dlb_tensor_is_c_contiguous(handle()) != 0;
     }
   }
 
@@ -343,9 +376,7 @@ public final class Tensor implements AutoCloseable {
   /** The address of the underlying DLManagedTensorVersioned (still owned by this Tensor). */
   public long address() {
     synchronized (state) {
-      long h = handle();
-      pinLocked(); // native code may now take references of its own
-      return h;
+      return handle();
     }
   }
 
@@ -355,8 +386,7 @@ public final class Tensor implements AutoCloseable {
   public Tensor share(boolean readOnly) {
     synchronized (state) {
       long h = handle();
-      pinLocked();
-      return new Tensor(DLBridgeNative.dlbx_share(h, readOnly ? FLAG_READ_ONLY : 0L));
+      return new Tensor(DLBridgeNative.dlb_tensor_share(h, readOnly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0L));
     }
   }
 
@@ -371,8 +401,7 @@ public final class Tensor implements AutoCloseable {
   public Tensor slice(long... startStopStep) {
     synchronized (state) {
       long h = handle();
-      pinLocked();
-      return new Tensor(DLBridgeNative.dlbx_slice(h, startStopStep));
+      return new Tensor(DLBridgeNative.dlb_tensor_slice(h, startStopStep));
     }
   }
 
@@ -380,54 +409,71 @@ public final class Tensor implements AutoCloseable {
   public Tensor select(int axis, long index) {
     synchronized (state) {
       long h = handle();
-      pinLocked();
-      return new Tensor(DLBridgeNative.dlbx_select(h, axis, index));
+      return new Tensor(DLBridgeNative.dlb_tensor_select(h, axis, index));
     }
   }
 
   public Tensor reshape(long... shape) {
     synchronized (state) {
       long h = handle();
-      pinLocked();
-      return new Tensor(DLBridgeNative.dlbx_reshape(h, checkShape(shape)));
+      return new Tensor(DLBridgeNative.dlb_tensor_reshape(h, checkShape(shape)));
     }
   }
 
+  /** Dimension i of the view is dimension axes[i] of this tensor (negative counts from the end). */
   public Tensor permute(int... axes) {
-    long[] a = new long[axes.length];
-    for (int i = 0; i < axes.length; i++) {
-      a[i] = axes[i];
-    }
     synchronized (state) {
       long h = handle();
-      pinLocked();
-      return new Tensor(DLBridgeNative.dlbx_permute(h, a));
+      return new Tensor(DLBridgeNative.dlb_tensor_permute(h, axes));
     }
   }
 
   public Tensor transpose() {
     synchronized (state) {
       long h = handle();
-      pinLocked();
-      return new Tensor(DLBridgeNative.dlbx_transpose(h));
+      return new Tensor(DLBridgeNative.dlb_tensor_transpose(h));
     }
   }
 
-  /** A compact, writable copy on {@code device}. */
+  /** A compact, writable copy on {@code device}, complete when the call returns. */
   public Tensor copyTo(Device device) {
     synchronized (state) {
-      return new Tensor(DLBridgeNative.dlbx_copy(handle(), device.packed()));
+      return new Tensor(DLBridgeNative.dlb_tensor_copy(handle(), device.packed()));
     }
   }
 
-  /** Copies the elements of {@code src} into this tensor (same shape and dtype). */
-  public void copyFrom(Tensor src) {
-    synchronized (src.state) {
-      long s = src.handle();
-      synchronized (state) {
-        DLBridgeNative.dlbx_copy_into(s, handle());
+  /**
+   * Like {@link #copyTo(Device)}, queued on {@code stream} (a cudaStream_t or cl_command_queue
+   * of the device side; 0 makes the call synchronous). Keep this tensor open and read the copy
+   * only after {@link Device#synchronize(long)} on that stream.
+   */
+  public Tensor copyTo(Device device, long stream) {
+    synchronized (state) {
+      return new Tensor(DLBridgeNative.dlb_tensor_copy_async(handle(), device.packed(), stream));
+    }
+  }
+
+  /** Copies the elements of this tensor into {@code dst} (same shape and dtype, any devices). */
+  public void copyInto(Tensor dst) {
+    copyInto(dst, 0L);
+  }
+
+  /**
+   * Like {@link #copyInto(Tensor)}, queued on {@code stream} (0: synchronous). Both tensors must
+   * stay open until the stream has finished the copy.
+   */
+  public void copyInto(Tensor dst, long stream) {
+    synchronized (state) {
+      long s = handle();
+      synchronized (dst.state) {
+        DLBridgeNative.dlb_tensor_copy_into_async(s, dst.handle(), stream);
       }
     }
+  }
+
+  /** Copies the elements of {@code src} into this tensor: {@code src.copyInto(this)}. */
+  public void copyFrom(Tensor src) {
+    src.copyInto(this);
   }
 
   // ---- host access ---------------------------------------------------------------------------
@@ -440,8 +486,7 @@ public final class Tensor implements AutoCloseable {
   public ByteBuffer asByteBuffer() {
     synchronized (state) {
       long h = handle();
-      pinLocked();
-      long ref = DLBridgeNative.dlbx_share(h, 0L);
+      long ref = DLBridgeNative.dlb_tensor_share(h, 0L);
       ByteBuffer b;
       int slot;
       try {
@@ -455,7 +500,7 @@ public final class Tensor implements AutoCloseable {
       // derived from it, which refers to it) is unreachable.
       Slots.set(slot, new State(b, ref, slot, null));
       b.order(ByteOrder.nativeOrder());
-      return (DLBridgeNative.dlbx_flags(h) & FLAG_READ_ONLY) != 0 ? b.asReadOnlyBuffer()
+      return DLBridgeNative.dlb_tensor_is_read_only(h) != 0 ? b.asReadOnlyBuffer()
           .order(ByteOrder.nativeOrder()) : b;
     }
   }
@@ -547,20 +592,6 @@ public final class Tensor implements AutoCloseable {
     return h;
   }
 
-  /**
-   * Before the memory of a wrapped buffer gains another owner (a view, a share, a buffer, an
-   * export, a native caller of address()): from now on the buffer's slot holds it until the
-   * deleter, on whatever thread it runs, has reported its release. Callers hold the state lock
-   * on a live tensor.
-   */
-  private void pinLocked() {
-    State s = state;
-    if (s.buffer != null && !s.pinned) {
-      Slots.pin(s.slot);
-      s.pinned = true;
-    }
-  }
-
   private static IllegalStateException closed() {
     return new IllegalStateException("the tensor is closed (or was exported)");
   }
@@ -573,14 +604,9 @@ public final class Tensor implements AutoCloseable {
   }
 
   private static Tensor allocateFor(DType dtype, int length, long[] shape) {
-    long n = 1;
-    for (long d : checkShape(shape)) {
-      if (d < 0) {
-        throw new IllegalArgumentException("negative extent " + d + " in shape "
-            + Arrays.toString(shape));
-      }
-      n = Math.multiplyExact(n, d);
-    }
+    long[] count = new long[1];
+    DLBridgeNative.dlb_shape_element_count(checkShape(shape), count);
+    long n = count[0];
     if (n != length) {
       throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " holds " + n
           + " elements but the array has " + length);
@@ -614,12 +640,12 @@ public final class Tensor implements AutoCloseable {
   private void read(BufferAction action) {
     synchronized (state) {
       long h = handle();
-      if (DLBridgeNative.dlbx_is_host_readable(h) != 0
-          && DLBridgeNative.dlbx_is_c_contiguous(h) != 0) {
+      if (DLBridgeNative.dlb_tensor_is_host_readable(h) != 0
+          && DLBridgeNative.dlb_tensor_is_c_contiguous(h) != 0) {
         action.apply(NativeSupport.byteView(h).order(ByteOrder.nativeOrder()));
         return;
       }
-      long copy = DLBridgeNative.dlbx_copy(h, Device.CPU.packed());
+      long copy = DLBridgeNative.dlb_tensor_copy(h, Device.CPU.packed());
       try {
         action.apply(NativeSupport.byteView(copy).order(ByteOrder.nativeOrder()));
       } finally {

@@ -34,14 +34,14 @@ public final class Bench {
     ByteBuffer buf = ByteBuffer.allocateDirect(1024);
     long[] shape = {16, 16};
     int n = 200_000;
-    double swigNoop = nsPerOp(k -> {
+    double swigCall = nsPerOp(k -> {
       for (int i = 0; i < k; i++) {
-        DLBridgeNative.dlbx_noop();
+        DLBridgeNative.dlb_device_type_is_known(1);
       }
     }, 5_000_000);
     double jniNoop = nsPerOp(k -> {
       for (int i = 0; i < k; i++) {
-        NativeSupport.noop();
+        BenchNative.noop();
       }
     }, 5_000_000);
     double live = nsPerOp(k -> {
@@ -79,8 +79,8 @@ public final class Bench {
     System.out.printf("dlbridge %s Java bench (ns/op, best of 7; C = the same cycle looped in C, "
         + "target: Java <= %.0fx C)%n", DLBridge.version(), TARGET_RATIO);
     System.out.printf("  %-52s %8s %8s %7s%n", "cycle", "Java", "C", "ratio");
-    row("bare JNI call (SWIG, empty C function)", swigNoop, Double.NaN);
-    row("bare JNI call (hand-written, empty)", jniNoop, Double.NaN);
+    row("bare JNI call (hand-written, empty; test tree)", jniNoop, Double.NaN);
+    row("dlb_device_type_is_known through SWIG", swigCall, Double.NaN);
     row("dlb_tensor_live_count through SWIG", live, Double.NaN);
     row("wrap direct ByteBuffer + close", wrap, cWrap);
     row("allocate 16x16 float32 + close", alloc, cAlloc);

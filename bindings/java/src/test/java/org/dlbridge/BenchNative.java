@@ -36,4 +36,7 @@ final class BenchNative {
   static native void wrapLegacyFree(int n);
 
   static native long releases();
+
+  /** An empty JNI call: the floor of one call into native code. */
+  static native void noop();
 }

@@ -74,7 +74,7 @@ class ConcurrencyTest {
       rest.close();
     }
     assertEquals(before, TestUtil.liveAfterGc(before));
-    // Every wrapped buffer released once, every slot back (pinned ones included).
+    // Every wrapped buffer released once, every slot back.
     assertEquals(releasedBefore + TOTAL / 4, NativeSupport.releasedBufferCount());
     assertEquals(slotsBefore, TestUtil.slotsAfterGc(slotsBefore));
   }

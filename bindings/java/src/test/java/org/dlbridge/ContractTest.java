@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
  * C consumer reads them, views read their own elements, and shares or views of a copy do not
  * claim IS_COPIED.
  */
-class ContractTest extends LeakCheckedTest {
+class ContractTest extends LeakChecked {
   @Test
   void scalarsExportAndImportBothWays() {
     try (Tensor t = Tensor.fromArray(new float[] {7.5f})) {

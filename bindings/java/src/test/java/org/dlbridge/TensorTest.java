@@ -12,7 +12,8 @@ import java.nio.ByteOrder;
 import java.nio.ReadOnlyBufferException;
 import org.junit.jupiter.api.Test;
 
-class TensorTest extends LeakCheckedTest {
+class TensorTest extends LeakChecked {
+
   @Test
   void roundTripsEveryJavaType() {
     float[] f = {1.5f, -2f, 3.25f, 0f, Float.MAX_VALUE, Float.MIN_VALUE};
@@ -86,7 +87,7 @@ class TensorTest extends LeakCheckedTest {
     assertEquals(Device.of(99, 3), Device.of(99, 3));
     DLPackException e = assertThrows(DLPackException.class,
         () -> Tensor.allocate(Device.CPU, odd, 2));
-    assertEquals(DLPackException.DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
   }
 
   @Test
@@ -117,7 +118,7 @@ class TensorTest extends LeakCheckedTest {
     long address = t.exportVersioned();
     assertTrue(t.isClosed());
     buf = null;
-    System.gc(); // the pinned slot keeps the buffer alive while C holds the tensor
+    System.gc(); // the slot keeps the buffer alive while C holds the tensor
     assertEquals(1003, NativeTestHelper.versionOf(address));
     assertEquals(10.0, NativeTestHelper.consumeOnNewThread(address, false));
     assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
@@ -157,7 +158,7 @@ class TensorTest extends LeakCheckedTest {
     long deleted = NativeTestHelper.deletedCount();
     long address = NativeTestHelper.produceVersioned(3, 2, 0, 0);
     DLPackException e = assertThrows(DLPackException.class, () -> Tensor.importVersioned(address));
-    assertEquals(DLPackException.DLB_ERR_UNSUPPORTED_VERSION, e.getStatus());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED_VERSION, e.getStatus());
     assertEquals("DLB_ERR_UNSUPPORTED_VERSION", e.getStatusName());
     assertEquals(TestUtil.CORE_MESSAGE_MAJOR_2, e.getMessage());
     assertEquals(deleted + 1, NativeTestHelper.deletedCount());
@@ -191,7 +192,7 @@ class TensorTest extends LeakCheckedTest {
       assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, c.toIntArray());
     }
     DLPackException e = assertThrows(DLPackException.class, () -> t.reshape(6));
-    assertEquals(DLPackException.DLB_ERR_LAYOUT, e.getStatus());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_LAYOUT, e.getStatus());
     t.close();
     r.close();
     s.close();
@@ -214,25 +215,25 @@ class TensorTest extends LeakCheckedTest {
       assertThrows(IllegalArgumentException.class, u::toIntArray);
       assertThrows(IllegalArgumentException.class, u::toDoubleArray);
       DLPackException e = assertThrows(DLPackException.class, () -> u.select(3, 0));
-      assertEquals(DLPackException.DLB_ERR_INVALID_ARGUMENT, e.getStatus());
+      assertEquals(DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, e.getStatus());
       assertFalse(e.getMessage().isEmpty());
     }
     assertThrows(IllegalArgumentException.class, () -> Tensor.fromArray(new float[3], 2, 2));
     try (Tensor m = Tensor.fromArray(new int[] {1, 2, 3, 4}, 2, 2); Tensor mt = m.transpose()) {
       DLPackException e = assertThrows(DLPackException.class, mt::asByteBuffer);
-      assertEquals(DLPackException.DLB_ERR_LAYOUT, e.getStatus());
-      assertEquals("the tensor is not C-contiguous", e.getMessage());
+      assertEquals(DLBridgeNativeConstants.DLB_ERR_LAYOUT, e.getStatus());
+      assertEquals("the tensor is not C-contiguous: copy it to a contiguous tensor first", e.getMessage());
       // A device that cannot take the copy is refused with the core's status, nothing leaked:
       // no CUDA driver here ("no CUDA driver found"), a library built without CUDA, or, on a
       // GPU machine, a device id no machine has.
       DLPackException c = assertThrows(DLPackException.class, () -> m.copyTo(Device.cuda(999)));
-      assertTrue(c.getStatus() == DLPackException.DLB_ERR_DEVICE_UNAVAILABLE
-          || c.getStatus() == DLPackException.DLB_ERR_UNSUPPORTED
-          || c.getStatus() == DLPackException.DLB_ERR_INVALID_ARGUMENT, c.getMessage());
+      assertTrue(c.getStatus() == DLBridgeNativeConstants.DLB_ERR_DEVICE_UNAVAILABLE
+          || c.getStatus() == DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED
+          || c.getStatus() == DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, c.getMessage());
     }
     DLPackException neg = assertThrows(DLPackException.class,
         () -> Tensor.allocate(Device.CPU, DType.FLOAT32, -1));
-    assertEquals(DLPackException.DLB_ERR_INVALID_ARGUMENT, neg.getStatus());
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, neg.getStatus());
   }
 
   @Test
@@ -244,11 +245,11 @@ class TensorTest extends LeakCheckedTest {
       assertTrue(view.isReadOnly());
       assertThrows(ReadOnlyBufferException.class, () -> view.putInt(0, 1));
       DLPackException e = assertThrows(DLPackException.class, t::exportLegacy);
-      assertEquals(DLPackException.DLB_ERR_READ_ONLY, e.getStatus());
+      assertEquals(DLBridgeNativeConstants.DLB_ERR_READ_ONLY, e.getStatus());
       assertFalse(t.isClosed()); // a refused export leaves the tensor with its owner
       try (Tensor dst = Tensor.fromArray(new int[] {1, 2}, 2)) {
         DLPackException w = assertThrows(DLPackException.class, () -> t.copyFrom(dst));
-        assertEquals(DLPackException.DLB_ERR_READ_ONLY, w.getStatus());
+        assertEquals(DLBridgeNativeConstants.DLB_ERR_READ_ONLY, w.getStatus());
       }
     }
     try (Tensor w = Tensor.fromArray(new int[] {1, 2}, 2); Tensor r = w.share(true)) {
@@ -283,7 +284,7 @@ class TensorTest extends LeakCheckedTest {
     WeakReference<ByteBuffer> weak = new WeakReference<>(b);
     long address = Tensor.wrap(b, DType.FLOAT32, 3).exportVersioned();
     b = null;
-    // Only the pinned slot holds the buffer now, and it must, until the C consumer frees it.
+    // Only the slot holds the buffer now, and it must, until the C consumer frees it.
     for (int i = 0; i < 3; i++) {
       System.gc();
       Thread.sleep(20);
@@ -296,11 +297,11 @@ class TensorTest extends LeakCheckedTest {
   }
 
   @Test
-  void unclosedPinnedWrapIsCleaned() {
+  void unclosedSharedWrapIsCleaned() {
     long releasedBefore = NativeSupport.releasedBufferCount();
     for (int i = 0; i < 100; i++) {
       Tensor t = Tensor.wrap(ByteBuffer.allocateDirect(8), DType.INT32, 2);
-      t.share(); // pins; neither is closed
+      t.share(); // neither is closed
       t.transpose();
     }
     assertEquals(liveBefore, TestUtil.liveAfterGc(liveBefore));
@@ -318,11 +319,11 @@ class TensorTest extends LeakCheckedTest {
       ByteBuffer b = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
       b.putInt(0, i);
       wraps[i] = Tensor.wrap(b, DType.INT32, 2);
-      views[i] = i % 2 == 0 ? wraps[i].slice(0, 1, 1) : null; // pins half of them
+      views[i] = i % 2 == 0 ? wraps[i].slice(0, 1, 1) : null; // views of half of them
     }
     assertTrue(Slots.inUse() >= slotsBefore + n + n / 2);
     for (int i = 0; i < n; i += 2) {
-      wraps[i].close(); // pinned: its slot keeps the buffer for the view
+      wraps[i].close(); // its slot keeps the buffer until the last reference goes
     }
     for (int i = 0; i < n; i += 2) {
       assertEquals(i, views[i].toIntArray()[0]);
@@ -358,7 +359,7 @@ class TensorTest extends LeakCheckedTest {
     t.close();
     assertEquals(releasedBefore + 1, NativeSupport.releasedBufferCount());
     assertTrue(collected(alone));
-    // A view outlives the wrapping tensor: the buffer is pinned (held by its slot) until the
+    // A view outlives the wrapping tensor: the buffer is held by its slot until the
     // view's release, then it can go.
     ByteBuffer b = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
     b.asFloatBuffer().put(new float[] {1, 2, 3, 4});

@@ -5,14 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
-/** A test class whose every test must leave the library's live tensor count where it found it. */
-abstract class LeakCheckedTest {
-  // Read by tests that check the count themselves before the end.
+/** Base of test classes whose every test must leave the live-tensor count where it found it. */
+abstract class LeakChecked {
+  /** The live count when the test started. */
   long liveBefore;
 
   @BeforeEach
   void recordLive() {
-    liveBefore = DLBridgeNative.dlb_tensor_live_count();
+    liveBefore = DLBridge.liveTensorCount();
   }
 
   @AfterEach
