@@ -20,6 +20,21 @@ int check_source(const DLManagedTensorVersioned* src, DLManagedTensorVersioned**
   return dlb::validate_tensor(&src->dl_tensor, src->flags, geometry, error);
 }
 
+// An index along axis `axis` (negative counts from the end) as a position in [0, extent).
+int resolve_index(const DLTensor& t, int32_t axis, int64_t index, int64_t* position,
+                  dlb_error* error) {
+  const int64_t extent = t.shape[axis];
+  const int64_t i = index < 0 ? index + extent : index;
+  if (i < 0 || i >= extent) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "index %lld is out of range for axis %d with extent %lld",
+                     static_cast<long long>(index), static_cast<int>(axis),
+                     static_cast<long long>(extent));
+  }
+  *position = i;
+  return DLB_OK;
+}
+
 // Python's slice.indices(): the first index and the number of elements selected.
 void resolve_slice(int64_t extent, int64_t start, int64_t stop, int64_t step, int64_t* first,
                    int64_t* length) {
@@ -138,14 +153,9 @@ DLB_API int dlb_tensor_select(const DLManagedTensorVersioned* src, int32_t axis,
                      "axis %d is out of range for a tensor with %d dimensions",
                      static_cast<int>(axis), static_cast<int>(t.ndim));
   }
-  const int64_t extent = t.shape[a];
-  const int64_t i = index < 0 ? index + extent : index;
-  if (i < 0 || i >= extent) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "index %lld is out of range for axis %d with extent %lld",
-                     static_cast<long long>(index), static_cast<int>(a),
-                     static_cast<long long>(extent));
-  }
+  int64_t i = 0;
+  status = resolve_index(t, a, index, &i, error);
+  if (status != DLB_OK) return status;
   int64_t strides[DLB_MAX_NDIM], shape[DLB_MAX_NDIM], new_strides[DLB_MAX_NDIM];
   dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
   int32_t n = 0;
@@ -161,6 +171,56 @@ DLB_API int dlb_tensor_select(const DLManagedTensorVersioned* src, int32_t axis,
                              &byte_offset, error);
   if (status != DLB_OK) return status;
   return dlb::make_view(src, data, byte_offset, n, shape, new_strides, src->flags, out, error);
+}
+
+DLB_API int dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int32_t nindex,
+                                    const int64_t* index, int writable, void** out_data,
+                                    dlb_error* error) {
+  if (out_data == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out_data is NULL");
+  *out_data = nullptr;
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  const DLTensor& t = tensor->dl_tensor;
+  dlb::Geometry g{};
+  int status = dlb::validate_tensor(&t, tensor->flags, &g, error);
+  if (status != DLB_OK) return status;
+  if (nindex != t.ndim) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "%d indices given for a tensor with %d dimensions", static_cast<int>(nindex),
+                     static_cast<int>(t.ndim));
+  }
+  if (index == nullptr && nindex > 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "index is NULL");
+  }
+  if (!dlb_device_is_host_readable(t.device)) {
+    char device[DLB_DEVICE_NAME_SIZE];
+    dlb_device_format(t.device, device, sizeof device, nullptr);
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
+                     "%s memory is not readable by the host: copy the tensor to the cpu first",
+                     device);
+  }
+  if (g.packed) {
+    char dtype[DLB_DTYPE_NAME_SIZE];
+    dlb_dtype_format(t.dtype, dtype, sizeof dtype, nullptr);
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
+                     "%s elements are packed below a byte: they have no address of their own",
+                     dtype);
+  }
+  if (writable != 0 && (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
+    return dlb::fail(error, DLB_ERR_READ_ONLY, "the tensor is read-only");
+  }
+  int64_t strides[DLB_MAX_NDIM];
+  if (t.ndim > 0) dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
+  // Validation bounded every in-range element's bit position to int64, so no sum overflows.
+  int64_t units = 0;
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    int64_t position = 0;
+    status = resolve_index(t, d, index[d], &position, error);
+    if (status != DLB_OK) return status;
+    units += position * strides[d];
+  }
+  *out_data = static_cast<char*>(t.data) + t.byte_offset +
+              units * static_cast<int64_t>(g.unit_bits / 8);
+  return DLB_OK;
 }
 
 DLB_API int dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,

@@ -40,7 +40,8 @@
  *     (char* buffer, uint64_t buffer_size) a byte array that receives the NUL-terminated text.
  *   - Arrays in: (int32_t ndim, const int64_t* shape) and shape + strides (strides may be null,
  *     else as long as shape), (int32_t nslices, const dlb_slice* slices) as a flat int64 array
- *     of (start, stop, step) triples, (int32_t naxes, const int32_t* axes), and
+ *     of (start, stop, step) triples, (int32_t naxes, const int32_t* axes), (int32_t nindex,
+ *     const int64_t* index) as an int64 array of one index per dimension, and
  *     (int32_t capacity, int64_t* out) as an int64 array the call fills.
  */
 
@@ -194,6 +195,15 @@ DLB_ARRAY_TYPES((int32_t nslices, const dlb_slice* slices), I64)
     }
   }
   $2 = slices_tmp;
+%}
+
+/* One index per dimension (dlb_tensor_element_data). */
+DLB_ARRAY_TYPES((int32_t nindex, const int64_t* index), I64)
+%typemap(in) (int32_t nindex, const int64_t* index) (int64_t index_tmp[DLB_MAX_NDIM]) %{
+  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "index", $null);
+  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
+  if ($1 > 0) DLB_ARRAY_GET_I64($input, $1, index_tmp);
+  $2 = index_tmp;
 %}
 
 DLB_ARRAY_TYPES((int32_t naxes, const int32_t* axes), I32)

@@ -152,6 +152,98 @@ TEST_CASE("dlb_tensor_host_data hands out host memory only where the rules allow
   dlb_tensor_free(t);
 }
 
+TEST_CASE("dlb_tensor_element_data addresses one element through any strides") {
+  dlb_error err{};
+  void* data = nullptr;
+  DLManagedTensorVersioned* t = allocate({2, 3});
+  char* base = static_cast<char*>(t->dl_tensor.data);
+  const int64_t at_1_2[] = {1, 2};
+  CHECK(dlb_tensor_element_data(t, 2, at_1_2, 1, &data, &err) == DLB_OK);
+  CHECK(data == base + 4 * 5);
+  const int64_t from_end[] = {-1, -3};
+  CHECK(dlb_tensor_element_data(t, 2, from_end, 0, &data, &err) == DLB_OK);
+  CHECK(data == base + 4 * 3);
+
+  SUBCASE("a transposed, offset view") {
+    DLManagedTensorVersioned* row = nullptr;
+    DLManagedTensorVersioned* tt = nullptr;
+    REQUIRE(dlb_tensor_transpose(t, &tt, &err) == DLB_OK);
+    const int64_t at_2_1[] = {2, 1};
+    CHECK(dlb_tensor_element_data(tt, 2, at_2_1, 1, &data, &err) == DLB_OK);
+    CHECK(data == base + 4 * 5);
+    REQUIRE(dlb_tensor_select(tt, 0, 1, &row, &err) == DLB_OK);
+    const int64_t at_1[] = {1};
+    CHECK(dlb_tensor_element_data(row, 1, at_1, 0, &data, &err) == DLB_OK);
+    CHECK(data == base + 4 * 4);
+    dlb_tensor_free(row);
+    dlb_tensor_free(tt);
+  }
+  SUBCASE("a 0-d tensor has one element at no index") {
+    DLManagedTensorVersioned* scalar = nullptr;
+    REQUIRE(dlb_tensor_select(t, 0, 1, &scalar, &err) == DLB_OK);
+    DLManagedTensorVersioned* one = nullptr;
+    REQUIRE(dlb_tensor_select(scalar, 0, 2, &one, &err) == DLB_OK);
+    CHECK(dlb_tensor_element_data(one, 0, nullptr, 1, &data, &err) == DLB_OK);
+    CHECK(data == base + 4 * 5);
+    dlb_tensor_free(one);
+    dlb_tensor_free(scalar);
+  }
+  SUBCASE("each mistake is named") {
+    const int64_t one_index[] = {1};
+    data = t;
+    CHECK(dlb_tensor_element_data(t, 1, one_index, 0, &data, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(err) == "1 indices given for a tensor with 2 dimensions");
+    CHECK(data == nullptr);
+    const int64_t too_far[] = {1, 3};
+    CHECK(dlb_tensor_element_data(t, 2, too_far, 0, &data, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(err) == "index 3 is out of range for axis 1 with extent 3");
+    const int64_t too_low[] = {-3, 0};
+    CHECK(dlb_tensor_element_data(t, 2, too_low, 0, &data, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(err) == "index -3 is out of range for axis 0 with extent 2");
+    CHECK(dlb_tensor_element_data(t, 2, nullptr, 0, &data, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(err) == "index is NULL");
+    CHECK(dlb_tensor_element_data(nullptr, 2, at_1_2, 0, &data, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(err) == "tensor is NULL");
+    CHECK(dlb_tensor_element_data(t, 2, at_1_2, 0, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(msg(err) == "out_data is NULL");
+  }
+  SUBCASE("READ_ONLY refuses write access and allows reads") {
+    DLManagedTensorVersioned* ro = nullptr;
+    REQUIRE(dlb_tensor_share(t, DLPACK_FLAG_BITMASK_READ_ONLY, &ro, &err) == DLB_OK);
+    CHECK(dlb_tensor_element_data(ro, 2, at_1_2, 1, &data, &err) == DLB_ERR_READ_ONLY);
+    CHECK(msg(err) == "the tensor is read-only");
+    CHECK(dlb_tensor_element_data(ro, 2, at_1_2, 0, &data, &err) == DLB_OK);
+    CHECK(data == base + 4 * 5);
+    dlb_tensor_free(ro);
+  }
+  SUBCASE("packed sub-byte elements have no address; padded ones do") {
+    DLManagedTensorVersioned* bits = allocate({3, 5}, 0, dtype(kDLUInt, 4));
+    CHECK(dlb_tensor_element_data(bits, 2, at_1_2, 0, &data, &err) == DLB_ERR_UNSUPPORTED);
+    CHECK(msg(err) == "uint4 elements are packed below a byte: they have no address of their own");
+    dlb_tensor_free(bits);
+    DLManagedTensorVersioned* padded =
+        allocate({3, 5}, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, dtype(kDLUInt, 4));
+    CHECK(dlb_tensor_element_data(padded, 2, at_1_2, 1, &data, &err) == DLB_OK);
+    CHECK(data == static_cast<char*>(padded->dl_tensor.data) + 7);
+    dlb_tensor_free(padded);
+  }
+  SUBCASE("device memory is refused") {
+    int64_t shape[] = {4};
+    DLTensor desc{};
+    desc.data = t->dl_tensor.data;
+    desc.device = DLDevice{kDLOpenCL, 0};
+    desc.ndim = 1;
+    desc.dtype = f32();
+    desc.shape = shape;
+    DLManagedTensorVersioned* cl = nullptr;
+    REQUIRE(dlb_tensor_wrap(&desc, 0, nullptr, nullptr, &cl, &err) == DLB_OK);
+    CHECK(dlb_tensor_element_data(cl, 1, at_1_2, 0, &data, &err) == DLB_ERR_UNSUPPORTED);
+    CHECK(msg(err) == "opencl:0 memory is not readable by the host: copy the tensor to the cpu first");
+    dlb_tensor_free(cl);
+  }
+  dlb_tensor_free(t);
+}
+
 TEST_CASE("dlb_tensor_is_exclusive follows the core's reference count") {
   dlb_error err{};
   DLManagedTensorVersioned* t = allocate({4});

@@ -240,7 +240,9 @@ JNIEXPORT jlong JNICALL HAND_FN(wrapDirect4)(JNIEnv*, jclass, jint, jobject, jlo
 JNIEXPORT jint JNICALL HAND_FN(free)(JNIEnv*, jclass, jlong);
 JNIEXPORT jint JNICALL HAND_FN(takeReleased)(JNIEnv*, jclass);
 JNIEXPORT jobject JNICALL HAND_FN(slotSegment)(JNIEnv*, jclass, jint);
-JNIEXPORT jobject JNICALL HAND_FN(byteView)(JNIEnv*, jclass, jlong);
+JNIEXPORT jobject JNICALL HAND_FN(byteView)(JNIEnv*, jclass, jlong, jboolean);
+JNIEXPORT jlong JNICALL HAND_FN(elementGet)(JNIEnv*, jclass, jlong, jlongArray, jint);
+JNIEXPORT void JNICALL HAND_FN(elementSet)(JNIEnv*, jclass, jlong, jlongArray, jint, jlong);
 JNIEXPORT jlong JNICALL HAND_FN(releasedBufferCount)(JNIEnv*, jclass);
 
 /* ---- checks -------------------------------------------------------------------------------- */
@@ -361,7 +363,7 @@ static void test_swig_calls(void) {
     SWIG_FN(dlb_1tensor_1get_1shape)(env, NULL, view, out2);
     CHECK(longs_of(out2)[0] == 3 && longs_of(out2)[1] == 2);
     /* A view is not C-contiguous: no ByteBuffer over it. */
-    CHECK(HAND_FN(byteView)(env, NULL, view) == NULL);
+    CHECK(HAND_FN(byteView)(env, NULL, view, JNI_FALSE) == NULL);
     CHECK_THROWN(DLB_ERR_LAYOUT, "the tensor is not C-contiguous: copy it to a contiguous tensor first");
     SWIG_FN(dlb_1tensor_1free)(env, NULL, view);
   }
@@ -374,9 +376,29 @@ static void test_swig_calls(void) {
 
   /* ByteBuffer view of host memory. */
   {
-    fake* b = (fake*)HAND_FN(byteView)(env, NULL, t);
+    fake* b = (fake*)HAND_FN(byteView)(env, NULL, t, JNI_TRUE);
     CHECK_OK();
     CHECK(b != NULL && b->length == 24);
+  }
+
+  /* Elements: one through a transposed view, written and read back; the core's checks. */
+  {
+    const int32_t axes[2] = {1, 0};
+    const int64_t at_2_1[2] = {2, 1};
+    const int64_t at_1[1] = {1};
+    jlong tt = SWIG_FN(dlb_1tensor_1permute)(env, NULL, t, ints(2, axes));
+    CHECK_OK();
+    HAND_FN(elementSet)(env, NULL, tt, longs(2, at_2_1), 4, 0x40490fdb);
+    CHECK_OK();
+    CHECK(HAND_FN(elementGet)(env, NULL, t, longs(2, (const int64_t[]){1, 2}), 4) == 0x40490fdb);
+    CHECK_OK();
+    CHECK(HAND_FN(elementGet)(env, NULL, tt, longs(1, at_1), 4) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "1 indices given for a tensor with 2 dimensions");
+    CHECK(HAND_FN(elementGet)(env, NULL, tt, longs(DLB_MAX_NDIM + 1, NULL), 4) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "65 indices given for a tensor with 2 dimensions");
+    CHECK(HAND_FN(elementGet)(env, NULL, tt, NULL, 4) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "index is NULL");
+    SWIG_FN(dlb_1tensor_1free)(env, NULL, tt);
   }
 
   /* dtype names: the core's. */

@@ -488,6 +488,21 @@ DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor);
 DLB_API dlb_status dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, int writable,
                                         void** out_data, uint64_t* out_size, dlb_error* error);
 
+/* The host address of one element: `index` holds `nindex` indices, one per dimension (a
+ * negative one counts from the end, as in dlb_tensor_select). The element takes whole bytes
+ * (bits * lanes a multiple of 8, or sub-byte elements stored padded): packed sub-byte data has
+ * no address per element. This is the one check a binding makes for element get/set; the
+ * tensor need not be contiguous. `writable` non-zero asks for write access.
+ * Errors: NULL tensor or NULL index with nindex > 0, an index count other than ndim, an index
+ * out of range (DLB_ERR_INVALID_ARGUMENT); memory the host cannot read (DLB_ERR_UNSUPPORTED,
+ * naming the device); packed sub-byte elements (DLB_ERR_UNSUPPORTED); `writable` on a READ_ONLY
+ * tensor (DLB_ERR_READ_ONLY); a tensor that fails validation (its error).
+ * Ownership: nothing is allocated; the address is valid while `tensor` (or another reference
+ * to its memory) lives. */
+DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int32_t nindex,
+                                           const int64_t* index, int writable, void** out_data,
+                                           dlb_error* error);
+
 /* ========================================================================================== */
 /* Zero-copy views                                                                            */
 /* ========================================================================================== */

@@ -506,6 +506,16 @@ extern "C" {
         error: *mut dlb_error,
     ) -> dlb_status;
 }
+extern "C" {
+    pub fn dlb_tensor_element_data(
+        tensor: *const DLManagedTensorVersioned,
+        nindex: i32,
+        index: *const i64,
+        writable: ::std::os::raw::c_int,
+        out_data: *mut *mut ::std::os::raw::c_void,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dlb_slice {

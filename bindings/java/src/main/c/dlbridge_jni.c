@@ -228,14 +228,15 @@ JNIEXPORT jobject JNICALL Java_org_dlbridge_NativeSupport_slotSegment(JNIEnv* en
  * allows it (host-readable, C-contiguous; writable unless READ_ONLY). The buffer does not own
  * the memory: the Java side ties a reference to the buffer's lifetime. */
 JNIEXPORT jobject JNICALL Java_org_dlbridge_NativeSupport_byteView(JNIEnv* env, jclass cls,
-                                                                   jlong handle) {
+                                                                   jlong handle,
+                                                                   jboolean writable) {
   const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)handle;
   void* data = NULL;
   uint64_t nbytes = 0;
   dlb_error err;
   int32_t status;
   (void)cls;
-  status = dlb_tensor_host_data(t, 0, &data, &nbytes, &err);
+  status = dlb_tensor_host_data(t, writable ? 1 : 0, &data, &nbytes, &err);
   if (status != DLB_OK) {
     dlb_java_throw_status(env, status, err.message);
     return NULL;
@@ -252,4 +253,59 @@ JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_releasedBufferCount(JNIE
   (void)env;
   (void)cls;
   return (jlong)__atomic_load_n(&g_released_buffers, __ATOMIC_SEQ_CST);
+}
+
+/* The address of element `index` of `handle` (the core's checks: index count and range, host
+ * memory, whole-byte elements, READ_ONLY when `writable`); NULL with the exception pending. An
+ * index longer than any tensor's ndim is passed on by its count alone: the core refuses the
+ * count before it reads an index. */
+static void* element_data(JNIEnv* env, jlong handle, jlongArray index, int writable) {
+  int64_t indices[DLB_MAX_NDIM];
+  jsize n = index != NULL ? (*env)->GetArrayLength(env, index) : 0;
+  void* data = NULL;
+  dlb_error err;
+  int32_t status;
+  if (index == NULL) {
+    dlb_java_throw_status(env, DLB_ERR_INVALID_ARGUMENT, "index is NULL");
+    return NULL;
+  }
+  if (n <= DLB_MAX_NDIM && n > 0) (*env)->GetLongArrayRegion(env, index, 0, n, (jlong*)indices);
+  status = dlb_tensor_element_data((const DLManagedTensorVersioned*)(intptr_t)handle, (int32_t)n,
+                                   n <= DLB_MAX_NDIM ? indices : NULL, writable, &data, &err);
+  if (status != DLB_OK) {
+    dlb_java_throw_status(env, status, err.message);
+    return NULL;
+  }
+  return data;
+}
+
+/* Reads the `size` bytes (1, 2, 4 or 8; the Java side matched them to the dtype) of one
+ * element, as the low bits of a long. */
+JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_elementGet(JNIEnv* env, jclass cls,
+                                                                   jlong handle,
+                                                                   jlongArray index, jint size) {
+  const void* data = element_data(env, handle, index, 0);
+  (void)cls;
+  if (data == NULL) return 0;
+  switch (size) {
+    case 1: return *(const int8_t*)data;
+    case 2: { int16_t v; memcpy(&v, data, 2); return v; }
+    case 4: { int32_t v; memcpy(&v, data, 4); return v; }
+    default: { int64_t v; memcpy(&v, data, 8); return v; }
+  }
+}
+
+/* Writes the low `size` bytes of `bits` into one element. */
+JNIEXPORT void JNICALL Java_org_dlbridge_NativeSupport_elementSet(JNIEnv* env, jclass cls,
+                                                                  jlong handle, jlongArray index,
+                                                                  jint size, jlong bits) {
+  void* data = element_data(env, handle, index, 1);
+  (void)cls;
+  if (data == NULL) return;
+  switch (size) {
+    case 1: { int8_t v = (int8_t)bits; memcpy(data, &v, 1); break; }
+    case 2: { int16_t v = (int16_t)bits; memcpy(data, &v, 2); break; }
+    case 4: { int32_t v = (int32_t)bits; memcpy(data, &v, 4); break; }
+    default: { int64_t v = (int64_t)bits; memcpy(data, &v, 8); break; }
+  }
 }

@@ -38,14 +38,32 @@ public final class NativeLoader {
         Path dir = Files.createTempDirectory("dlbridge-jni");
         Path file = dir.resolve(System.mapLibraryName("dlbridge_jni"));
         Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-        file.toFile().deleteOnExit();
-        dir.toFile().deleteOnExit();
-        System.load(file.toString());
+        try {
+          System.load(file.toString());
+        } finally {
+          // A loaded library stays mapped after its file is gone (Linux, macOS): remove both
+          // now, so that no JVM exit, however abrupt, leaves them behind. Where a loaded file
+          // cannot be deleted (Windows), at exit: deleteOnExit runs in reverse order of
+          // registration, so the folder is registered first and removed after its file.
+          if (!deleteQuietly(file) || !deleteQuietly(dir)) {
+            dir.toFile().deleteOnExit();
+            file.toFile().deleteOnExit();
+          }
+        }
       } catch (IOException e) {
         throw new UnsatisfiedLinkError("cannot extract the native dlbridge library: " + e);
       }
     }
     loaded = true;
+  }
+
+  private static boolean deleteQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /** "linux-x86_64", "linux-aarch64", "osx-aarch64", "windows-x86_64", ... */

@@ -35,7 +35,16 @@ final class NativeSupport {
   static native ByteBuffer slotSegment(int index);
 
   /** A non-owning direct ByteBuffer over a tensor that dlb_tensor_host_data accepts. */
-  static native ByteBuffer byteView(long handle);
+  static native ByteBuffer byteView(long handle, boolean writable);
+
+  /**
+   * One element at {@code index} (the core checks count, range, host memory and whole-byte
+   * elements), its {@code size} bytes (1, 2, 4, 8) sign-extended into a long.
+   */
+  static native long elementGet(long handle, long[] index, int size);
+
+  /** Writes the low {@code size} bytes of {@code bits} into one element (refused if READ_ONLY). */
+  static native void elementSet(long handle, long[] index, int size, long bits);
 
   /** How many wrapped buffers have been released (their release callback run) so far. */
   static native long releasedBufferCount();

@@ -59,7 +59,14 @@ final class Slots {
   private static final AtomicLong FREE = new AtomicLong();
 
   static {
-    Thread t = new Thread(Slots::cleanLoop, "dlbridge-cleaner");
+    // A daemon in the root thread group with no context class loader: it never keeps a JVM
+    // (or mvn exec:java, which waits on its own group) from exiting, and pins no application's
+    // class loader or thread group. It ends when interrupted.
+    ThreadGroup root = Thread.currentThread().getThreadGroup();
+    while (root.getParent() != null) {
+      root = root.getParent();
+    }
+    Thread t = new Thread(root, Slots::cleanLoop, "dlbridge-cleaner");
     t.setDaemon(true);
     t.setContextClassLoader(null);
     t.start();
@@ -182,6 +189,8 @@ final class Slots {
         // Releases made on foreign threads are otherwise taken by the next free on any Java
         // thread; this bounds how long their buffers stay held when Java frees nothing.
         drain(NativeSupport.takeReleased());
+      } catch (InterruptedException e) {
+        return; // asked to stop: tensors not yet cleaned are freed by the process exit
       } catch (Throwable t) {
         // Like java.lang.ref.Cleaner: a failed cleanup must not stop the others.
       }

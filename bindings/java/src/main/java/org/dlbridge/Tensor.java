@@ -395,13 +395,28 @@ public final class Tensor implements AutoCloseable {
   }
 
   /**
-   * Slices the leading dimensions; {@code startStopStep} holds one (start, stop, step) triple per
-   * dimension with Python semantics ({@link #NONE} for an omitted bound).
+   * Slices the leading dimensions, one {@link Slice} each ({@code t.slice(Slice.of(0, 2),
+   * Slice.every(-1))} is Python's {@code t[0:2, ::-1]}); the other dimensions stay whole. The
+   * view shares this tensor's memory and holds its own reference.
+   *
+   * @throws DLPackException more slices than dimensions, a step of 0 (the core's message)
    */
-  public Tensor slice(long... startStopStep) {
+  public Tensor slice(Slice... slices) {
+    if (slices == null) {
+      throw new IllegalArgumentException("slices is null");
+    }
+    long[] triples = new long[3 * slices.length];
+    for (int i = 0; i < slices.length; i++) {
+      if (slices[i] == null) {
+        throw new IllegalArgumentException("slice " + i + " is null (use Slice.ALL for a whole dimension)");
+      }
+      triples[3 * i] = slices[i].start();
+      triples[3 * i + 1] = slices[i].stop();
+      triples[3 * i + 2] = slices[i].step();
+    }
     synchronized (state) {
       long h = handle();
-      return new Tensor(DLBridgeNative.dlb_tensor_slice(h, startStopStep));
+      return new Tensor(DLBridgeNative.dlb_tensor_slice(h, triples));
     }
   }
 
@@ -490,7 +505,7 @@ public final class Tensor implements AutoCloseable {
       ByteBuffer b;
       int slot;
       try {
-        b = NativeSupport.byteView(ref);
+        b = NativeSupport.byteView(ref, false);
         slot = Slots.acquire();
       } catch (RuntimeException | Error e) {
         Slots.drain(NativeSupport.free(ref));
@@ -555,6 +570,128 @@ public final class Tensor implements AutoCloseable {
     return out;
   }
 
+  // ---- filling from arrays ---------------------------------------------------------------------
+  // Each copies the array into the tensor in row-major order. The dtype must match the array
+  // type and the array must hold exactly elementCount() values. A strided view or device tensor
+  // is written through a compact host copy. A READ_ONLY tensor throws DLPackException
+  // (DLB_ERR_READ_ONLY). Nothing changes hands: the tensor stays the caller's.
+
+  /** float32 data. */
+  public void copyFrom(float[] src) {
+    write(src.length, b -> b.asFloatBuffer().put(src), DType.FLOAT32);
+  }
+
+  /** float64 data. */
+  public void copyFrom(double[] src) {
+    write(src.length, b -> b.asDoubleBuffer().put(src), DType.FLOAT64);
+  }
+
+  /** int8 or uint8 data. */
+  public void copyFrom(byte[] src) {
+    write(src.length, b -> b.put(src), DType.INT8, DType.UINT8);
+  }
+
+  /** int16 or uint16 data. */
+  public void copyFrom(short[] src) {
+    write(src.length, b -> b.asShortBuffer().put(src), DType.INT16, DType.UINT16);
+  }
+
+  /** uint16 data (Java's char is an unsigned 16-bit integer). */
+  public void copyFrom(char[] src) {
+    write(src.length, b -> b.asCharBuffer().put(src), DType.UINT16);
+  }
+
+  /** int32 or uint32 data. */
+  public void copyFrom(int[] src) {
+    write(src.length, b -> b.asIntBuffer().put(src), DType.INT32, DType.UINT32);
+  }
+
+  /** int64 or uint64 data. */
+  public void copyFrom(long[] src) {
+    write(src.length, b -> b.asLongBuffer().put(src), DType.INT64, DType.UINT64);
+  }
+
+  /** bool data (stored as bytes 0 and 1). */
+  public void copyFrom(boolean[] src) {
+    write(src.length, b -> {
+      for (boolean v : src) {
+        b.put((byte) (v ? 1 : 0));
+      }
+    }, DType.BOOL);
+  }
+
+  /** uint16 data as Java chars. */
+  public char[] toCharArray() {
+    char[] out = new char[checkedCount(DType.UINT16)];
+    read(b -> b.asCharBuffer().get(out));
+    return out;
+  }
+
+  // ---- elements --------------------------------------------------------------------------------
+  // One element at a full index (one value per dimension, negative counts from the end), in
+  // host-readable memory of any layout. The getter's type must match the dtype (getByte: int8
+  // or uint8, getShort: int16 or uint16, getInt: int32 or uint32, getLong: int64 or uint64);
+  // unsigned values come back in the signed type of the same width. The core names a wrong
+  // index count or an index out of range (DLPackException, DLB_ERR_INVALID_ARGUMENT); a setter
+  // on a READ_ONLY tensor throws DLB_ERR_READ_ONLY; device memory throws DLB_ERR_UNSUPPORTED
+  // (copy it to the CPU first).
+
+  public float getFloat(long... index) {
+    return Float.intBitsToFloat((int) element(index, 4, DType.FLOAT32));
+  }
+
+  public void setFloat(float value, long... index) {
+    setElement(index, 4, Float.floatToRawIntBits(value), DType.FLOAT32);
+  }
+
+  public double getDouble(long... index) {
+    return Double.longBitsToDouble(element(index, 8, DType.FLOAT64));
+  }
+
+  public void setDouble(double value, long... index) {
+    setElement(index, 8, Double.doubleToRawLongBits(value), DType.FLOAT64);
+  }
+
+  public byte getByte(long... index) {
+    return (byte) element(index, 1, DType.INT8, DType.UINT8);
+  }
+
+  public void setByte(byte value, long... index) {
+    setElement(index, 1, value, DType.INT8, DType.UINT8);
+  }
+
+  public short getShort(long... index) {
+    return (short) element(index, 2, DType.INT16, DType.UINT16);
+  }
+
+  public void setShort(short value, long... index) {
+    setElement(index, 2, value, DType.INT16, DType.UINT16);
+  }
+
+  public int getInt(long... index) {
+    return (int) element(index, 4, DType.INT32, DType.UINT32);
+  }
+
+  public void setInt(int value, long... index) {
+    setElement(index, 4, value, DType.INT32, DType.UINT32);
+  }
+
+  public long getLong(long... index) {
+    return element(index, 8, DType.INT64, DType.UINT64);
+  }
+
+  public void setLong(long value, long... index) {
+    setElement(index, 8, value, DType.INT64, DType.UINT64);
+  }
+
+  public boolean getBoolean(long... index) {
+    return element(index, 1, DType.BOOL) != 0;
+  }
+
+  public void setBoolean(boolean value, long... index) {
+    setElement(index, 1, value ? 1 : 0, DType.BOOL);
+  }
+
   // ---- lifecycle -----------------------------------------------------------------------------
 
   /** Releases this tensor's reference (the deleter runs once). Calling it again does nothing. */
@@ -616,24 +753,75 @@ public final class Tensor implements AutoCloseable {
 
   private void fill(BufferAction action) {
     synchronized (state) {
-      ByteBuffer b = NativeSupport.byteView(handle()).order(ByteOrder.nativeOrder());
+      ByteBuffer b = NativeSupport.byteView(handle(), true).order(ByteOrder.nativeOrder());
       action.apply(b);
     }
   }
 
   private int checkedCount(DType... accepted) {
+    checkDtype("read as", accepted);
+    long n = elementCount();
+    if (n > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("the tensor has too many elements for an array");
+    }
+    return (int) n;
+  }
+
+
+  /** The dtype, if it is one of {@code accepted}; otherwise the mistake, named. */
+  private DType checkDtype(String use, DType... accepted) {
     DType d = dtype();
     for (DType a : accepted) {
       if (a.equals(d)) {
-        long n = elementCount();
-        if (n > Integer.MAX_VALUE) {
-          throw new IllegalArgumentException("the tensor has too many elements for an array");
-        }
-        return (int) n;
+        return d;
       }
     }
-    throw new IllegalArgumentException("a " + d + " tensor cannot be read as "
+    throw new IllegalArgumentException("a " + d + " tensor cannot be " + use + " "
         + Arrays.toString(accepted));
+  }
+
+  private long element(long[] index, int size, DType... accepted) {
+    synchronized (state) {
+      checkDtype("read as", accepted);
+      return NativeSupport.elementGet(handle(), index, size);
+    }
+  }
+
+  private void setElement(long[] index, int size, long bits, DType... accepted) {
+    synchronized (state) {
+      checkDtype("written as", accepted);
+      NativeSupport.elementSet(handle(), index, size, bits);
+    }
+  }
+
+  /**
+   * Writes {@code length} values through a byte view; a strided or device tensor gets them
+   * through a compact host tensor and one copy.
+   */
+  private void write(int length, BufferAction action, DType... accepted) {
+    synchronized (state) {
+      long h = handle();
+      DType d = checkDtype("filled from", accepted);
+      long n = elementCount();
+      if (n != length) {
+        throw new IllegalArgumentException("the tensor has " + n + " elements but the array has "
+            + length);
+      }
+      if (DLBridgeNative.dlb_tensor_is_host_readable(h) != 0
+          && DLBridgeNative.dlb_tensor_is_c_contiguous(h) != 0) {
+        action.apply(NativeSupport.byteView(h, true).order(ByteOrder.nativeOrder()));
+        return;
+      }
+      // The core refuses the final copy into a READ_ONLY tensor.
+      long staging = DLBridgeNative.dlb_tensor_allocate(Device.CPU.packed(), d.packed(), shape(),
+          null, 0L);
+      try {
+        action.apply(NativeSupport.byteView(staging, true).order(ByteOrder.nativeOrder()));
+        DLBridgeNative.dlb_tensor_copy_into(staging, h);
+      } finally {
+        Slots.drain(NativeSupport.free(staging));
+      }
+    }
   }
 
   /** Reads through a byte view; non-contiguous or device tensors are copied to the host first. */
@@ -642,12 +830,12 @@ public final class Tensor implements AutoCloseable {
       long h = handle();
       if (DLBridgeNative.dlb_tensor_is_host_readable(h) != 0
           && DLBridgeNative.dlb_tensor_is_c_contiguous(h) != 0) {
-        action.apply(NativeSupport.byteView(h).order(ByteOrder.nativeOrder()));
+        action.apply(NativeSupport.byteView(h, false).order(ByteOrder.nativeOrder()));
         return;
       }
       long copy = DLBridgeNative.dlb_tensor_copy(h, Device.CPU.packed());
       try {
-        action.apply(NativeSupport.byteView(copy).order(ByteOrder.nativeOrder()));
+        action.apply(NativeSupport.byteView(copy, false).order(ByteOrder.nativeOrder()));
       } finally {
         Slots.drain(NativeSupport.free(copy));
       }

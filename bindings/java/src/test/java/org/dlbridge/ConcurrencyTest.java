@@ -45,7 +45,7 @@ class ConcurrencyTest {
               break;
             default:
               try (Tensor base = Tensor.fromArray(new long[] {1, 2, 3}, 3)) {
-                t = base.slice(1, Tensor.NONE, 1);
+                t = base.slice(Slice.from(1));
               }
           }
           if (i % 2 == 0) {

@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.stream.Stream;
 import java.util.zip.ZipFile;
 import org.junit.jupiter.api.Test;
 
@@ -32,6 +34,29 @@ class JarTest {
     assertEquals(0, p.waitFor(), out);
     assertTrue(out.startsWith("dlbridge " + DLBridge.version()), out);
     assertTrue(out.contains("self-check ok"), out);
+  }
+
+  /**
+   * Extracting the bundled library leaves nothing in the temporary folder, and the cleaner
+   * thread is a daemon of the root group, with no class loader, that an interrupt ends.
+   */
+  @Test
+  void leavesNoTemporaryFilesAndACleanerThatEnds() throws Exception {
+    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    Path tmp = Files.createTempDirectory("dlbridge-tmpdir");
+    String cp = jar() + File.pathSeparator + System.getProperty("dlbridge.test.classes");
+    ProcessBuilder pb = new ProcessBuilder(java.toString(), "-Djava.io.tmpdir=" + tmp, "-cp", cp,
+        "org.dlbridge.CleanerMain");
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), out);
+    assertEquals("daemon=true root-group=true same-group-as-main=false loader=null\n"
+        + "ended-on-interrupt=true", out.strip());
+    try (Stream<Path> left = Files.list(tmp)) {
+      assertEquals("[]", Arrays.toString(left.toArray()));
+    }
+    Files.delete(tmp);
   }
 
   /** -Ddlbridge.native.path overrides the bundled library. */

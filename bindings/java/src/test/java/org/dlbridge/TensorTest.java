@@ -173,7 +173,7 @@ class TensorTest extends LeakChecked {
     Tensor base = Tensor.fromArray(new int[] {0, 1, 2, 3, 4, 5}, 2, 3);
     Tensor t = base.transpose();
     Tensor r = base.reshape(3, -1);
-    Tensor s = base.slice(0, 2, 1, Tensor.NONE, Tensor.NONE, -1);
+    Tensor s = base.slice(Slice.of(0, 2), Slice.every(-1));
     Tensor p = base.permute(1, 0);
     Tensor sh = base.share(true);
     base.close();
@@ -319,7 +319,7 @@ class TensorTest extends LeakChecked {
       ByteBuffer b = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
       b.putInt(0, i);
       wraps[i] = Tensor.wrap(b, DType.INT32, 2);
-      views[i] = i % 2 == 0 ? wraps[i].slice(0, 1, 1) : null; // views of half of them
+      views[i] = i % 2 == 0 ? wraps[i].slice(Slice.of(0, 1)) : null; // views of half of them
     }
     assertTrue(Slots.inUse() >= slotsBefore + n + n / 2);
     for (int i = 0; i < n; i += 2) {
