@@ -5,6 +5,9 @@
 #   C++ through CMake's find_package(dlbridge), shared and static targets
 #   Rust  a new cargo project that only adds the `dlbridge` path dependency: `cargo run`
 #         (static, no variables) and `DLBRIDGE_STATIC=0 cargo run` (dynamic); skipped without cargo
+#   Java  `ninja -C BUILD java-install` into a fresh local repository, then a separate Maven
+#         project depending on org.dlbridge:dlbridge: `java -cp` and `mvn exec:java`, each of
+#         which must exit within 2 s of main returning; skipped when the build has no Java
 # Usage: run_consumers.sh BUILD_DIR SOURCE_DIR
 # The build is installed with DESTDIR into a temporary folder instead of /usr/local; the only
 # differences from a user's steps are the variables that point the tools into that folder
@@ -97,6 +100,49 @@ if command -v "$cargo_cmd" >/dev/null 2>&1; then
     sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$rust_bin' | grep -q '$installed_lib/libdlbridge.so.0'"
 else
   echo "skip   rust (no cargo on PATH: install Rust to run the Rust consumer steps)"
+fi
+
+# Java: the documented install into a local repository ($work/m2 instead of ~/.m2), then a
+# user's Maven project that depends on the artifact. Maven stays offline against Debian's
+# repository through the binding's settings file, as docs/java.md tells a user on such a machine.
+if [[ -f "$build/bindings/java/libdlbridge_jni.so" ]] && command -v mvn >/dev/null 2>&1; then
+  m2="$work/m2"
+  settings="$source/bindings/java/maven-settings.xml"
+  java_app="$work/java-app"
+  cp -r "$source/tests/consumers/java" "$java_app"
+  mvn_user="mvn -s '$settings' -B --no-transfer-progress -Dmaven.repo.local='$m2'"
+  step "java install (ninja java-install: jar, sources, javadoc)" \
+    sh -c "MAVEN_OPTS='-Dmaven.repo.local=$m2' ninja -C '$build' java-install \
+           && ls '$m2/org/dlbridge/dlbridge/0.2.0/dlbridge-0.2.0.jar' \
+                 '$m2/org/dlbridge/dlbridge/0.2.0/dlbridge-0.2.0-sources.jar' \
+                 '$m2/org/dlbridge/dlbridge/0.2.0/dlbridge-0.2.0-javadoc.jar'"
+  step "java consumer builds against org.dlbridge:dlbridge" \
+    sh -c "cd '$java_app' && $mvn_user -q package"
+  # run_java NAME COMMAND: runs a consumer, which prints "main returns at <ms>"; the JVM must be
+  # gone within 2 s of that (no lingering cleaner thread, no exit hook waiting).
+  run_java() {
+    local out="$work/java-run.log"
+    sh -c "cd '$java_app' && $1" >"$out" 2>&1 || { cat "$out"; return 1; }
+    local ended returned
+    ended=$(date +%s%3N)
+    cat "$out"
+    grep -q 'column 2: 2.0, 50.0' "$out" && grep -q 'live tensors: 0' "$out" || return 1
+    returned=$(sed -n 's/.*main returns at \([0-9]*\).*/\1/p' "$out")
+    [[ -n "$returned" ]] || return 1
+    echo "exited $((ended - returned)) ms after main returned"
+    (( ended - returned <= 2000 ))
+  }
+  jar="$m2/org/dlbridge/dlbridge/0.2.0/dlbridge-0.2.0.jar"
+  step "java consumer runs with java -cp (exits within 2 s)" \
+    run_java "java -cp '$jar:target/classes' example.Main"
+  step "java consumer runs with mvn exec:java (exits within 2 s)" \
+    run_java "$mvn_user -q exec:java"
+  step "java leaves no extracted library in the temporary folder" \
+    sh -c "mkdir '$work/jtmp' && cd '$java_app' \
+           && java -Djava.io.tmpdir='$work/jtmp' -cp '$jar:target/classes' example.Main \
+           && [ -z \"\$(ls -A '$work/jtmp')\" ]"
+else
+  echo "skip   java (this build has no Java binding: install swig, a JDK and maven)"
 fi
 
 echo "$passed passed, $failed failed"
