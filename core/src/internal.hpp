@@ -174,6 +174,11 @@ struct Geometry {
 // Checks a device: a known type, device_id >= 0, and 0 for the CPU.
 int check_device(DLDevice device, dlb_error* error);
 
+// The host may touch the tensor's memory: the device is host-readable (else
+// DLB_ERR_UNSUPPORTED naming it) and, when `writable`, the tensor is not READ_ONLY (else
+// DLB_ERR_READ_ONLY). The one check behind dlb_tensor_host_data and dlb_tensor_element_data.
+int check_host_access(const DLManagedTensorVersioned& tensor, int writable, dlb_error* error);
+
 // Validates `tensor` (see dlb_tensor_validate) and fills `geometry`.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error);

@@ -237,6 +237,19 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   return DLB_OK;
 }
 
+int check_host_access(const DLManagedTensorVersioned& tensor, int writable, dlb_error* error) {
+  if (!dlb_device_is_host_readable(tensor.dl_tensor.device)) {
+    char device[DLB_DEVICE_NAME_SIZE];
+    dlb_device_format(tensor.dl_tensor.device, device, sizeof device, nullptr);
+    return fail(error, DLB_ERR_UNSUPPORTED,
+                "%s memory is not readable by the host: copy the tensor to the cpu first", device);
+  }
+  if (writable != 0 && (tensor.flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
+    return fail(error, DLB_ERR_READ_ONLY, "the tensor is read-only");
+  }
+  return DLB_OK;
+}
+
 }  // namespace dlb
 
 extern "C" {
@@ -392,18 +405,10 @@ DLB_API int dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, int wri
   if (out_size != nullptr) *out_size = 0;
   if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
   const DLTensor& t = tensor->dl_tensor;
-  if (!dlb_device_is_host_readable(t.device)) {
-    char device[DLB_DEVICE_NAME_SIZE];
-    dlb_device_format(t.device, device, sizeof device, nullptr);
-    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
-                     "%s memory is not readable by the host: copy the tensor to the cpu first",
-                     device);
-  }
-  if (writable != 0 && (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
-    return dlb::fail(error, DLB_ERR_READ_ONLY, "the tensor is read-only");
-  }
+  int status = dlb::check_host_access(*tensor, writable, error);
+  if (status != DLB_OK) return status;
   uint64_t size = 0;
-  int status = dlb_tensor_byte_size(&t, tensor->flags, &size, error);
+  status = dlb_tensor_byte_size(&t, tensor->flags, &size, error);
   if (status != DLB_OK) return status;
   if (!is_contiguous(&t, true)) {
     return dlb::fail(error, DLB_ERR_LAYOUT,

@@ -191,22 +191,14 @@ DLB_API int dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int3
   if (index == nullptr && nindex > 0) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "index is NULL");
   }
-  if (!dlb_device_is_host_readable(t.device)) {
-    char device[DLB_DEVICE_NAME_SIZE];
-    dlb_device_format(t.device, device, sizeof device, nullptr);
-    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
-                     "%s memory is not readable by the host: copy the tensor to the cpu first",
-                     device);
-  }
+  status = dlb::check_host_access(*tensor, writable, error);
+  if (status != DLB_OK) return status;
   if (g.packed) {
     char dtype[DLB_DTYPE_NAME_SIZE];
     dlb_dtype_format(t.dtype, dtype, sizeof dtype, nullptr);
     return dlb::fail(error, DLB_ERR_UNSUPPORTED,
                      "%s elements are packed below a byte: they have no address of their own",
                      dtype);
-  }
-  if (writable != 0 && (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
-    return dlb::fail(error, DLB_ERR_READ_ONLY, "the tensor is read-only");
   }
   int64_t strides[DLB_MAX_NDIM];
   if (t.ndim > 0) dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);

@@ -22,6 +22,21 @@ DLManagedTensorVersioned* allocate(std::vector<int64_t> shape, uint64_t flags = 
   return t;
 }
 
+// A wrapped OpenCL handle over `t`'s address: the host cannot read it, whatever the address says.
+DLManagedTensorVersioned* opencl_alias(const DLManagedTensorVersioned* t) {
+  static int64_t shape[] = {4};
+  DLTensor desc{};
+  desc.data = t->dl_tensor.data;
+  desc.device = DLDevice{kDLOpenCL, 0};
+  desc.ndim = 1;
+  desc.dtype = f32();
+  desc.shape = shape;
+  DLManagedTensorVersioned* cl = nullptr;
+  dlb_error err{};
+  REQUIRE(dlb_tensor_wrap(&desc, 0, nullptr, nullptr, &cl, &err) == DLB_OK);
+  return cl;
+}
+
 }  // namespace
 
 TEST_CASE("dlb_shape_element_count applies the validation rule") {
@@ -127,16 +142,7 @@ TEST_CASE("dlb_tensor_host_data hands out host memory only where the rules allow
     dlb_tensor_free(ro);
   }
   SUBCASE("device memory is refused") {
-    // A wrapped OpenCL handle: the host cannot read it, whatever the address says.
-    int64_t shape[] = {4};
-    DLTensor desc{};
-    desc.data = t->dl_tensor.data;
-    desc.device = DLDevice{kDLOpenCL, 0};
-    desc.ndim = 1;
-    desc.dtype = f32();
-    desc.shape = shape;
-    DLManagedTensorVersioned* cl = nullptr;
-    REQUIRE(dlb_tensor_wrap(&desc, 0, nullptr, nullptr, &cl, &err) == DLB_OK);
+    DLManagedTensorVersioned* cl = opencl_alias(t);
     CHECK(dlb_tensor_host_data(cl, 0, &data, &size, &err) == DLB_ERR_UNSUPPORTED);
     CHECK(msg(err) == "opencl:0 memory is not readable by the host: copy the tensor to the cpu first");
     dlb_tensor_free(cl);
@@ -228,15 +234,7 @@ TEST_CASE("dlb_tensor_element_data addresses one element through any strides") {
     dlb_tensor_free(padded);
   }
   SUBCASE("device memory is refused") {
-    int64_t shape[] = {4};
-    DLTensor desc{};
-    desc.data = t->dl_tensor.data;
-    desc.device = DLDevice{kDLOpenCL, 0};
-    desc.ndim = 1;
-    desc.dtype = f32();
-    desc.shape = shape;
-    DLManagedTensorVersioned* cl = nullptr;
-    REQUIRE(dlb_tensor_wrap(&desc, 0, nullptr, nullptr, &cl, &err) == DLB_OK);
+    DLManagedTensorVersioned* cl = opencl_alias(t);
     CHECK(dlb_tensor_element_data(cl, 1, at_1_2, 0, &data, &err) == DLB_ERR_UNSUPPORTED);
     CHECK(msg(err) == "opencl:0 memory is not readable by the host: copy the tensor to the cpu first");
     dlb_tensor_free(cl);
