@@ -10,6 +10,8 @@ set -uo pipefail
 build=$(cd "$1" && pwd)
 module=$(cd "$2" && pwd)
 go=${GO:-go}
+# A user's shell: none of the in-tree test's settings (GOPROXY=off stays: there is no network).
+unset GOFLAGS LD_LIBRARY_PATH
 work=$(mktemp -d "${TMPDIR:-/tmp}/dlbridge-go-consumer.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 passed=0

@@ -139,9 +139,9 @@ int main(void) {
   CHECK_ERROR(W(dlb_tensor_slice)(t, slice(two, 2)), DLB_ERR_INVALID_ARGUMENT,
               "slices must be (start, stop, step) triples");
   CHECK_ERROR(W(dlb_tensor_get_shape)(t, slice(got, 1)), DLB_ERR_INVALID_ARGUMENT,
-              "capacity 1 is smaller than ndim 2");
+              "output has room for 1 values but the tensor has 2 dimensions");
   CHECK_ERROR(W(dlb_tensor_reshape)(tr, slice(shape, 2)), DLB_ERR_LAYOUT,
-              "cannot reshape a tensor of shape (3, 2) into shape (2, 3) without copying");
+              "cannot reshape a tensor of shape (3, 2) and strides (1, 3) into shape (2, 3) without copying");
   /* legacy export + import */
   long long t2 = W(dlb_tensor_share)(t, 0);
   long long legacy = W(dlb_tensor_export_legacy)(t2);
