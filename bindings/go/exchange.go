@@ -16,9 +16,7 @@ func (t *Tensor) ExportVersioned() (unsafe.Pointer, error) {
 	if t.addr == 0 {
 		return nil, ErrClosed
 	}
-	addr := t.addr
-	t.addr = 0
-	return addrToPtr(addr), nil
+	return addrToPtr(t.take()), nil
 }
 
 // ExportLegacy hands the tensor to a consumer of DLPack < 1.0 as a DLManagedTensor*, which the
@@ -35,7 +33,7 @@ func (t *Tensor) ExportLegacy() (unsafe.Pointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.addr = 0
+	t.take()
 	return addrToPtr(out), nil
 }
 

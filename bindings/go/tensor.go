@@ -56,13 +56,23 @@ func (t *Tensor) finalize() {
 // too). It is idempotent: closing a closed tensor returns nil.
 func (t *Tensor) Close() error {
 	t.mu.Lock()
-	addr := t.addr
-	t.addr = 0
+	addr := t.take()
 	t.mu.Unlock()
 	if addr != 0 {
 		capi.Dlb_tensor_free(addr)
 	}
 	return nil
+}
+
+// take moves the address out (the caller holds the write lock): the Tensor reads as closed and
+// its finalizer, which would have nothing left to free, is removed.
+func (t *Tensor) take() int64 {
+	addr := t.addr
+	if addr != 0 {
+		t.addr = 0
+		runtime.SetFinalizer(t, nil)
+	}
+	return addr
 }
 
 // use runs f with the tensor's address under the read lock (Close waits for it).

@@ -3,6 +3,7 @@ package dlbridge
 /*
 #cgo pkg-config: dlbridge
 #include <stdint.h>
+#include <stdlib.h>
 #include "dlbridge/dlbridge.h"
 #include "wrap.h"
 */
@@ -39,18 +40,18 @@ func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byt
 	if release != nil {
 		handle = cgo.NewHandle(release)
 	}
-	var out *C.DLManagedTensorVersioned
-	var cerr C.dlb_error
-	status := C.dlbx_go_wrap(data, C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)), shapePtr,
+	r := C.dlbx_go_wrap(data, C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)), shapePtr,
 		stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), C.uint64_t(byteOffset),
-		C.uint64_t(flags), C.uintptr_t(handle), &out, &cerr)
-	if status != 0 {
+		C.uint64_t(flags), C.uintptr_t(handle))
+	if r.status != 0 {
 		if release != nil {
 			handle.Delete()
 		}
-		return nil, &Error{Status: Status(status), Message: C.GoString(&cerr.message[0])}
+		e := &Error{Status: Status(r.status), Message: C.GoString(r.message)}
+		C.free(unsafe.Pointer(r.message))
+		return nil, e
 	}
-	return newTensor(int64(uintptr(unsafe.Pointer(out)))), nil
+	return newTensor(int64(uintptr(unsafe.Pointer(r.tensor)))), nil
 }
 
 // dlbridgeGoRelease runs a wrapped memory's release function (called by dlbx_go_release in

@@ -6,14 +6,22 @@
 #include <stdint.h>
 #include "dlbridge/dlbridge.h"
 
+/* The result of dlbx_go_wrap, returned by value (nothing for Go to allocate on success): the
+ * new tensor, or a status and a malloc'd copy of the core's message that the caller frees. */
+typedef struct dlbx_go_wrap_result {
+  DLManagedTensorVersioned* tensor;
+  dlb_status status;
+  char* message;
+} dlbx_go_wrap_result;
+
 /* dlb_tensor_wrap over the fields of a DLTensor. `handle` is a runtime/cgo.Handle of the Go
  * release function, or 0 for none. On success the handle is kept in C memory and
  * dlbridgeGoRelease(handle) runs exactly once when the last reference is freed; on error
  * nothing is kept (the caller deletes the handle). */
-dlb_status dlbx_go_wrap(void* data, int32_t device_type, int32_t device_id, int32_t ndim,
-                        const int64_t* shape, const int64_t* strides, uint8_t code, uint8_t bits,
-                        uint16_t lanes, uint64_t byte_offset, uint64_t flags, uintptr_t handle,
-                        DLManagedTensorVersioned** out, dlb_error* error);
+dlbx_go_wrap_result dlbx_go_wrap(void* data, int32_t device_type, int32_t device_id, int32_t ndim,
+                                 const int64_t* shape, const int64_t* strides, uint8_t code,
+                                 uint8_t bits, uint16_t lanes, uint64_t byte_offset, uint64_t flags,
+                                 uintptr_t handle);
 
 /* The Go side (an //export function of package dlbridge). */
 extern void dlbridgeGoRelease(uintptr_t handle);

@@ -185,22 +185,22 @@ int main(void) {
 
   /* Wrap's release path: a handle kept in C memory, released once from a foreign thread. */
   static float buffer[4];
-  DLManagedTensorVersioned* wrapped = NULL;
-  dlb_error err;
   int64_t four[1] = {4};
-  CHECK(dlbx_go_wrap(buffer, kDLCPU, 0, 1, four, NULL, kDLFloat, 32, 1, 0, 0, 42, &wrapped, &err) ==
-        DLB_OK);
-  long long view = W(dlb_tensor_transpose)((long long)(intptr_t)wrapped);
-  W(dlb_tensor_free)((long long)(intptr_t)wrapped);
+  dlbx_go_wrap_result wrapped = dlbx_go_wrap(buffer, kDLCPU, 0, 1, four, NULL, kDLFloat, 32, 1, 0, 0, 42);
+  CHECK(wrapped.status == DLB_OK && wrapped.tensor != NULL && wrapped.message == NULL);
+  long long view = W(dlb_tensor_transpose)((long long)(intptr_t)wrapped.tensor);
+  W(dlb_tensor_free)((long long)(intptr_t)wrapped.tensor);
   CHECK(g_releases == 0);
   pthread_t thread;
   CHECK(pthread_create(&thread, NULL, free_on_thread, (void*)(intptr_t)view) == 0);
   pthread_join(thread, NULL);
   CHECK(g_releases == 1 && g_last_handle == 42);
   int64_t negative[1] = {-4};
-  CHECK(dlbx_go_wrap(buffer, kDLCPU, 0, 1, negative, NULL, kDLFloat, 32, 1, 0, 0, 43, &wrapped,
-                     &err) == DLB_ERR_INVALID_ARGUMENT);
-  CHECK(strcmp(err.message, "shape[0] is -4; extents must not be negative") == 0 && wrapped == NULL);
+  wrapped = dlbx_go_wrap(buffer, kDLCPU, 0, 1, negative, NULL, kDLFloat, 32, 1, 0, 0, 43);
+  CHECK(wrapped.status == DLB_ERR_INVALID_ARGUMENT && wrapped.tensor == NULL);
+  CHECK(wrapped.message != NULL &&
+        strcmp(wrapped.message, "shape[0] is -4; extents must not be negative") == 0);
+  free(wrapped.message);
   CHECK(g_releases == 1);
 
   CHECK(W(dlb_tensor_live_count)() == live0);

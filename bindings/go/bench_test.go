@@ -1,0 +1,143 @@
+package dlbridge_test
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	dlbridge "github.com/dlbridge/dlbridge/bindings/go"
+	"github.com/dlbridge/dlbridge/bindings/go/internal/ctest"
+)
+
+// The benchmark compares each Go cycle with the same cycle written in C (a loop in
+// internal/ctest), measured in the same run with the same iteration count, and with one bare
+// cgo call (an empty C function). The target: Go ns <= 2 x C ns + (native calls) x cgo ns.
+// TestMain prints the table after the benchmarks; `meson test --benchmark --suite go` runs it.
+
+type benchRow struct {
+	name             string
+	goNs, cNs, cgoNs float64
+	nativeCalls      int
+}
+
+var (
+	benchMu   sync.Mutex
+	benchRows = map[string]benchRow{}
+)
+
+// bareCgoNs times n calls of an empty C function.
+func bareCgoNs(n int) float64 {
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		ctest.Empty()
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+func benchCycle(b *testing.B, name string, nativeCalls int, cLoop func(int64) float64, cycle func(b *testing.B)) {
+	cNs := cLoop(int64(b.N))
+	cgoNs := bareCgoNs(b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		cycle(b)
+	}
+	goNs := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+	b.StopTimer()
+	b.ReportMetric(cNs, "C-ns/cycle")
+	b.ReportMetric(goNs/cNs, "x-C")
+	benchMu.Lock()
+	benchRows[name] = benchRow{name, goNs, cNs, cgoNs, nativeCalls}
+	benchMu.Unlock()
+}
+
+func BenchmarkBareCgoCall(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		ctest.Empty()
+	}
+}
+
+func BenchmarkAllocateClose(b *testing.B) {
+	benchCycle(b, "allocate + close", 2, ctest.BenchAllocateFree, func(b *testing.B) {
+		t, err := dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, 4, 4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.Close()
+	})
+}
+
+func BenchmarkWrapClose(b *testing.B) {
+	buf := ctest.Malloc(64)
+	defer ctest.Free(buf)
+	shape := []int64{4, 4}
+	benchCycle(b, "wrap + close", 2, ctest.BenchWrapFree, func(b *testing.B) {
+		t, err := dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float32, shape, nil, 0, 0, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.Close()
+	})
+}
+
+func BenchmarkExportImportVersioned(b *testing.B) {
+	benchCycle(b, "allocate + export + import + close (versioned)", 3, ctest.BenchExportImportVersioned,
+		func(b *testing.B) {
+			t, err := dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, 4, 4)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, _ := t.ExportVersioned()
+			back, err := dlbridge.ImportVersioned(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			back.Close()
+		})
+}
+
+func BenchmarkExportImportLegacy(b *testing.B) {
+	benchCycle(b, "allocate + export + import + close (legacy)", 4, ctest.BenchExportImportLegacy,
+		func(b *testing.B) {
+			t, err := dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, 4, 4)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := t.ExportLegacy()
+			if err != nil {
+				b.Fatal(err)
+			}
+			back, err := dlbridge.ImportLegacy(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			back.Close()
+		})
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if len(benchRows) > 0 {
+		rows := make([]benchRow, 0, len(benchRows))
+		for _, r := range benchRows {
+			rows = append(rows, r)
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+		fmt.Println()
+		fmt.Println("| cycle | Go ns | C ns | Go/C | bare cgo ns | native calls | target ns (2 x C + calls x cgo) | within |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---|")
+		for _, r := range rows {
+			target := 2*r.cNs + float64(r.nativeCalls)*r.cgoNs
+			within := "yes"
+			if r.goNs > target {
+				within = "no"
+			}
+			fmt.Printf("| %s | %.1f | %.1f | %.2f | %.1f | %d | %.1f | %s |\n",
+				r.name, r.goNs, r.cNs, r.goNs/r.cNs, r.cgoNs, r.nativeCalls, target, within)
+		}
+	}
+	os.Exit(code)
+}
