@@ -177,3 +177,9 @@ func addrToPtr(addr int64) unsafe.Pointer {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// DeviceTypeKnown reports whether imports accept the device type (one DLPack defines, or one a
+// backend is registered for).
+func DeviceTypeKnown(deviceType int32) bool {
+	return capi.Dlb_device_type_is_known(int(deviceType)) != 0
+}

@@ -107,3 +107,10 @@ func cString(buf []byte) string {
 	}
 	return string(buf)
 }
+
+// ElementSize is the bytes one element occupies on its own: ceil(bits * lanes / 8).
+func (d DType) ElementSize() uint64 { return capi.Dlb_dtype_element_size(d.packed()) }
+
+// IsSubbyte reports whether a lane is narrower than a byte (packed unless the tensor carries
+// FlagSubbyteTypePadded).
+func (d DType) IsSubbyte() bool { return capi.Dlb_dtype_is_subbyte(d.packed()) != 0 }

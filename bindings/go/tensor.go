@@ -358,3 +358,35 @@ func (t *Tensor) CopyIntoAsync(dst *Tensor, stream unsafe.Pointer) error {
 		})
 	})
 }
+
+// IsFContiguous reports whether the elements are laid out in Fortran (column-major) order.
+func (t *Tensor) IsFContiguous() (bool, error) {
+	var b bool
+	err := t.use(func(addr int64) error { b = capi.Dlb_tensor_is_f_contiguous(addr) != 0; return nil })
+	return b, err
+}
+
+// IsAligned reports whether the first element is aligned to alignment bytes (a power of two).
+func (t *Tensor) IsAligned(alignment uint64) (bool, error) {
+	var b bool
+	err := t.use(func(addr int64) error { b = capi.Dlb_tensor_is_aligned(addr, alignment) != 0; return nil })
+	return b, err
+}
+
+// IsHostReadable reports whether the host CPU can read the tensor's memory.
+func (t *Tensor) IsHostReadable() (bool, error) {
+	var b bool
+	err := t.use(func(addr int64) error { b = capi.Dlb_tensor_is_host_readable(addr) != 0; return nil })
+	return b, err
+}
+
+// Validate checks the tensor the way imports do (the core's dlb_tensor_validate).
+func (t *Tensor) Validate() error {
+	return t.use(func(addr int64) error {
+		_, err := check(capi.Dlb_tensor_validate(addr, capi.Dlb_tensor_flags(addr)))
+		return err
+	})
+}
+
+// Version is the dlbridge C library's version ("0.2.0").
+func Version() string { return capi.Dlb_version_string() }

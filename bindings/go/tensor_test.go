@@ -270,6 +270,10 @@ func TestViewsOutliveTheirBase(t *testing.T) {
 	if ok := get(tr.IsContiguous())(t); ok {
 		t.Fatal("a transpose reads as contiguous")
 	}
+	if !get(tr.IsFContiguous())(t) || !get(tr.IsHostReadable())(t) || !get(tr.IsAligned(4))(t) {
+		t.Fatal("a transpose of a compact host tensor: F-contiguous, host-readable, aligned")
+	}
+	noErr(t, tr.Validate())
 	// A transposed view is not contiguous: no aliasing slice, the core's refusal verbatim.
 	_, err := tr.Float32s()
 	wantError(t, err, dlbridge.StatusLayout, "the tensor is not C-contiguous: copy it to a contiguous tensor first")

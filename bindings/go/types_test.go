@@ -1,6 +1,7 @@
 package dlbridge_test
 
 import (
+	"strings"
 	"testing"
 
 	dlbridge "github.com/dlbridge/dlbridge/bindings/go"
@@ -37,6 +38,13 @@ func TestDTypeNamesAndParsing(t *testing.T) {
 	if got := dlbridge.Float32.ElementBits(); got != 32 {
 		t.Errorf("ElementBits %d", got)
 	}
+	int4x3 := get(dlbridge.ParseDType("int4x3"))(t)
+	if !int4x3.IsSubbyte() || int4x3.ElementSize() != 2 || dlbridge.Complex64.ElementSize() != 8 {
+		t.Errorf("int4x3: subbyte %v, size %d", int4x3.IsSubbyte(), int4x3.ElementSize())
+	}
+	if v := dlbridge.Version(); v == "" || strings.Count(v, ".") != 2 {
+		t.Errorf("Version %q", v)
+	}
 }
 
 func TestDeviceNamesAndParsing(t *testing.T) {
@@ -59,6 +67,9 @@ func TestDeviceNamesAndParsing(t *testing.T) {
 	}
 	if dlbridge.DeviceTypeName(dlbridge.DeviceTypeCUDA) != "cuda" || dlbridge.DeviceTypeName(5) != "" {
 		t.Error("DeviceTypeName")
+	}
+	if !dlbridge.DeviceTypeKnown(dlbridge.DeviceTypeCUDA) || dlbridge.DeviceTypeKnown(200) {
+		t.Error("DeviceTypeKnown")
 	}
 	if !dlbridge.BackendRegistered(dlbridge.DeviceTypeCPU) {
 		t.Error("no CPU backend")
