@@ -118,7 +118,8 @@ func hostElements[T Element](addr int64, writable bool) (unsafe.Pointer, int, er
 
 // Data returns the elements of t as a slice of T that aliases the tensor's memory, in C order,
 // without copying. The slice is valid until t and every other reference to its memory are
-// closed. Errors: another dtype than T's, memory the host cannot read (StatusUnsupported), a
+// closed; it does not keep t reachable, so keep t alive (runtime.KeepAlive) while using it, or
+// t's finalizer may release the memory. Errors: another dtype than T's, memory the host cannot read (StatusUnsupported), a
 // layout that is not C-contiguous (StatusLayout: CopyTo first), a READ_ONLY tensor
 // (StatusReadOnly: a Go slice can always be written; use CopyOut).
 func Data[T Element](t *Tensor) ([]T, error) {

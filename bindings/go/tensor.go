@@ -221,7 +221,8 @@ func (t *Tensor) IsExclusive() (bool, error) {
 // HostData returns the host address and byte size of a C-contiguous tensor whose memory the
 // host can read (the core's check: StatusUnsupported for device memory, StatusLayout when not
 // contiguous, StatusReadOnly when writable is asked of a READ_ONLY tensor). The address is
-// valid until the tensor and every other reference to its memory are closed.
+// valid until the tensor and every other reference to its memory are closed (keep t reachable
+// meanwhile: see Data).
 func (t *Tensor) HostData(writable bool) (unsafe.Pointer, uint64, error) {
 	data, size := make([]int64, 1), make([]int64, 1)
 	w := 0
