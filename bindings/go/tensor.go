@@ -279,7 +279,7 @@ var All = Range{SliceNone, SliceNone, SliceNone}
 
 // Slice returns a view of the first len(ranges) dimensions. Ownership for every view: the
 // receiver stays the caller's; the view is a new tensor the caller closes; it keeps the memory
-// alive on its own, so the receiver may be closed first.
+// alive on its own, so the receiver may be closed first. On error nothing is allocated.
 func (t *Tensor) Slice(ranges ...Range) (*Tensor, error) {
 	triples := make([]int64, 0, 3*len(ranges))
 	for _, r := range ranges {
@@ -289,17 +289,19 @@ func (t *Tensor) Slice(ranges ...Range) (*Tensor, error) {
 }
 
 // Select returns the view x[..., index, ...] along axis, which drops that dimension.
+// Ownership as Slice.
 func (t *Tensor) Select(axis int, index int64) (*Tensor, error) {
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_select(addr, axis, index) })
 }
 
-// Reshape returns a view with a new shape of the same element count (one extent may be -1).
+// Reshape returns a view with a new shape of the same element count (one extent may be -1);
+// StatusLayout when the strides cannot express it (CopyTo first). Ownership as Slice.
 func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) {
 	s := shapeArg(shape)
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_reshape(addr, s) })
 }
 
-// Permute returns a view whose dimension i is dimension axes[i] of t.
+// Permute returns a view whose dimension i is dimension axes[i] of t. Ownership as Slice.
 func (t *Tensor) Permute(axes ...int32) (*Tensor, error) {
 	if axes == nil {
 		axes = []int32{}
@@ -307,17 +309,19 @@ func (t *Tensor) Permute(axes ...int32) (*Tensor, error) {
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_permute(addr, axes) })
 }
 
-// Transpose returns a view with the dimensions in reverse order.
+// Transpose returns a view with the dimensions in reverse order. Ownership as Slice.
 func (t *Tensor) Transpose() (*Tensor, error) {
 	return t.derive(capi.Dlb_tensor_transpose)
 }
 
-// Share returns another reference to the same memory (a new tensor the caller closes).
+// Share returns another reference to the same memory: a new tensor the caller closes, which
+// keeps the memory alive on its own (t stays the caller's). On error nothing is allocated.
 func (t *Tensor) Share() (*Tensor, error) {
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_share(addr, 0) })
 }
 
-// ShareReadOnly returns another reference to the same memory that carries READ_ONLY.
+// ShareReadOnly returns another reference to the same memory that carries READ_ONLY (to hand
+// out a read-only alias). Ownership as Share.
 func (t *Tensor) ShareReadOnly() (*Tensor, error) {
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_share(addr, FlagReadOnly) })
 }
@@ -330,7 +334,7 @@ func (t *Tensor) CopyTo(dev Device) (*Tensor, error) {
 
 // CopyToAsync is CopyTo queued on stream (a cudaStream_t or cl_command_queue of the device
 // that is not the host; nil makes it synchronous). Keep t open and read the copy only after the
-// stream is synchronised (Synchronize).
+// stream is synchronised (Synchronize). Ownership as CopyTo.
 func (t *Tensor) CopyToAsync(dev Device, stream unsafe.Pointer) (*Tensor, error) {
 	s := int64(uintptr(stream))
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_copy_async(addr, dev.packed(), s) })
