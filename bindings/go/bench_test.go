@@ -129,8 +129,14 @@ func BenchmarkExportImportLegacy(b *testing.B) {
 		})
 }
 
+// TestMain runs the tests (and benchmarks), then checks that no tensor made by the core is left
+// alive (after giving finalizers their chance), then prints the benchmark table, if any.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code == 0 && !waitLive(0) {
+		fmt.Printf("FAIL: %d tensors are still alive after every test\n", dlbridge.LiveCount())
+		code = 1
+	}
 	if len(benchRows) > 0 {
 		rows := make([]benchRow, 0, len(benchRows))
 		for _, r := range benchRows {
