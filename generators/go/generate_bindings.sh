@@ -2,7 +2,8 @@
 # Regenerates the Go package bindings/go/internal/capi (SWIG's Go and C output for the shared
 # interface generators/swig/dlbridge.i) with `swig -go -cgo -intgosize 64`. The output is
 # committed so that Go users build with `go build` alone; CI runs this script with --check, which
-# regenerates into a temporary folder and fails (exit 1) when anything differs.
+# regenerates into a temporary folder and fails (exit 1) when anything differs (its last line is
+# then "N passed, N failed").
 #
 #   generators/go/generate_bindings.sh           # rewrite bindings/go/internal/capi
 #   generators/go/generate_bindings.sh --check   # compare only
@@ -21,7 +22,7 @@ mode=write
 case "${1:-}" in
   "") ;;
   --check) mode=check ;;
-  -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
   *) echo "usage: $0 [--check]" >&2; exit 2 ;;
 esac
 
@@ -58,7 +59,13 @@ if [ "$mode" = check ]; then
       status=1
     fi
   done
-  [ $status -eq 0 ] && echo "bindings/go/internal/capi is up to date"
+  # The last line is one CI recognises.
+  if [ $status -eq 0 ]; then
+    echo "bindings/go/internal/capi is up to date"
+    echo "1 passed, 0 failed"
+  else
+    echo "0 passed, 1 failed"
+  fi
   exit $status
 fi
 
