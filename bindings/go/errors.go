@@ -74,12 +74,15 @@ func check(result int64) (int64, error) {
 	if result >= 0 {
 		return result, nil
 	}
-	e := &Error{
-		Status:  Status(capi.Dlbx_go_error_status(result)),
-		Message: capi.Dlbx_go_error_message(result),
-	}
+	e := coreError(int32(capi.Dlbx_go_error_status(result)), capi.Dlbx_go_error_message(result))
 	capi.Dlbx_go_error_free(result)
 	return 0, e
+}
+
+// coreError is the error of a failed core call: its status and the core's message, verbatim.
+// check uses it for every SWIG-wrapped call, Wrap for its hand-written one.
+func coreError(status int32, message string) error {
+	return &Error{Status: Status(status), Message: message}
 }
 
 func errorf(status Status, format string, args ...any) error {

@@ -47,7 +47,7 @@ func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byt
 		if release != nil {
 			handle.Delete()
 		}
-		e := &Error{Status: Status(r.status), Message: C.GoString(r.message)}
+		e := coreError(int32(r.status), C.GoString(r.message))
 		C.free(unsafe.Pointer(r.message))
 		return nil, e
 	}
