@@ -350,17 +350,27 @@ func (t *Tensor) CopyInto(dst *Tensor) error {
 // stream has finished.
 func (t *Tensor) CopyIntoAsync(dst *Tensor, stream unsafe.Pointer) error {
 	s := int64(uintptr(stream))
-	return t.use(func(src int64) error {
-		return dst.use(func(d int64) error {
-			var r int64
-			if stream == nil {
-				r = capi.Dlb_tensor_copy_into(src, d)
-			} else {
-				r = capi.Dlb_tensor_copy_into_async(src, d, s)
-			}
-			_, err := check(r)
-			return err
-		})
+	copyInto := func(src, d int64) error {
+		var r int64
+		if stream == nil {
+			r = capi.Dlb_tensor_copy_into(src, d)
+		} else {
+			r = capi.Dlb_tensor_copy_into_async(src, d, s)
+		}
+		_, err := check(r)
+		return err
+	}
+	if dst == t { // one read lock: a second one could wait behind a pending Close forever
+		return t.use(func(addr int64) error { return copyInto(addr, addr) })
+	}
+	// Two read locks, always taken in address order, so that two calls in opposite directions
+	// cannot each wait on the other's lock behind a pending Close.
+	first, second := t, dst
+	if uintptr(unsafe.Pointer(second)) < uintptr(unsafe.Pointer(first)) {
+		first, second = second, first
+	}
+	return first.use(func(int64) error {
+		return second.use(func(int64) error { return copyInto(t.addr, dst.addr) })
 	})
 }
 
