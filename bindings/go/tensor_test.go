@@ -3,6 +3,7 @@ package dlbridge_test
 import (
 	"errors"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -443,4 +444,41 @@ func TestCloseRacingUse(t *testing.T) {
 		}
 		wg.Wait()
 	}
+}
+
+// Nothing depends on the OS thread: a tensor made and failed on one locked thread is used,
+// fails with its own exact error and is closed on another.
+func TestNoThreadLocalState(t *testing.T) {
+	leakCheck(t)
+	made := make(chan *dlbridge.Tensor)
+	errs := make(chan error, 2)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		x, err := dlbridge.FromSlice([]float32{1, 2})
+		if err != nil {
+			errs <- err
+			made <- nil
+			return
+		}
+		_, err = x.Reshape(3) // an error on this thread
+		errs <- err
+		made <- x
+	}()
+	x := <-made
+	if x == nil {
+		t.Fatal(<-errs)
+	}
+	wantError(t, <-errs, dlbridge.StatusInvalidArgument, "cannot reshape 2 elements into shape (3)")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_, err := x.Select(0, 5) // another error, on another thread
+		errs <- err
+		x.Close()
+	}()
+	<-done
+	wantError(t, <-errs, dlbridge.StatusInvalidArgument, "index 5 is out of range for axis 0 with extent 2")
 }
