@@ -3,16 +3,20 @@
 #   1. gcc, release, -Werror: every suite (core, cpp, abi, fuzz corpus replay, examples, bench
 #      smoke, cuda: planning emulated on the host, the no-driver behaviour, the GPU tests (skipped
 #      without a GPU); opencl on PoCL; rust: cargo tests, doc-tests and the bindings check; java:
-#      the JNI library's native test (suite jni), then jar + JUnit)
+#      the JNI library's native test (suite jni), then jar + JUnit; go: the native test of the
+#      Go binding's C half (suite gonative), vet, gofmt, go test, -race, bounded fuzz, the
+#      generated-output check and an out-of-tree consumer)
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every C/C++ suite, with
 #      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each, the JNI
-#      library (SWIG wrapper + dlbridge_jni.c) through its native test, and the JUnit suite in a
+#      library (SWIG wrapper + dlbridge_jni.c) through its native test, the Go binding's C half
+#      (SWIG wrapper + wrap.c) through its native test (suite gonative), and the JUnit suite in a
 #      JVM with the ASan runtime preloaded (the Rust crates link the library from outside the
 #      sanitizer runtime, so they run in pass 1 only)
 #   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda,
-#      opencl and jni suites (a JVM under valgrind is impractical: suite jni drives the JNI
+#      opencl, jni and gonative suites (a JVM under valgrind is impractical: suite jni drives the JNI
 #      library without one)
-#   4. clang with ThreadSanitizer: the core, cpp and jni suites (built without the device backends)
+#   4. clang with ThreadSanitizer: the core, cpp, jni and gonative suites (built without the
+#      device backends)
 # Ends with one line "N passed, N failed, N skipped" counting Meson tests over all passes, and
 # exits non-zero if any test failed or a pass ran no test.
 set -uo pipefail
@@ -91,7 +95,7 @@ if [[ -f build-test/build.ninja ]]; then
   # PoCL (the OpenCL on the CPU) and its LLVM leak and trip valgrind in their own code: their
   # reports are suppressed by object name, nothing in dlbridge is.
   run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
-    --timeout-multiplier 10 \
+    --suite gonative --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp"
 fi
 
@@ -101,7 +105,7 @@ if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false -D
    build build-tsan; then
   # No JVM runs under TSan (the Maven test is not registered there): suite jni covers the JNI
   # library, including a release on a thread the JVM never saw.
-  run_pass tsan build-tsan --suite core --suite cpp --suite jni
+  run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative
 else
   status=1
 fi

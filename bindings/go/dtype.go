@@ -1,0 +1,116 @@
+package dlbridge
+
+import (
+	"strings"
+
+	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
+)
+
+// DType is a DLPack data type (DLDataType): a type code, the bits of one lane and the number of
+// lanes. Codes are plain integers: a tensor from a newer producer may carry a code this package
+// has no constant for, and it is kept as is.
+type DType struct {
+	Code  uint8
+	Bits  uint8
+	Lanes uint16
+}
+
+// DLPack's type codes, read from the C header (through SWIG's output) when the package loads.
+var (
+	CodeInt          = uint8(capi.KDLInt)
+	CodeUInt         = uint8(capi.KDLUInt)
+	CodeFloat        = uint8(capi.KDLFloat)
+	CodeOpaqueHandle = uint8(capi.KDLOpaqueHandle)
+	CodeBfloat       = uint8(capi.KDLBfloat)
+	CodeComplex      = uint8(capi.KDLComplex)
+	CodeBool         = uint8(capi.KDLBool)
+)
+
+// The scalar dtypes Go has element types for, and a few others.
+var (
+	Int8       = DType{CodeInt, 8, 1}
+	Int16      = DType{CodeInt, 16, 1}
+	Int32      = DType{CodeInt, 32, 1}
+	Int64      = DType{CodeInt, 64, 1}
+	Uint8      = DType{CodeUInt, 8, 1}
+	Uint16     = DType{CodeUInt, 16, 1}
+	Uint32     = DType{CodeUInt, 32, 1}
+	Uint64     = DType{CodeUInt, 64, 1}
+	Float16    = DType{CodeFloat, 16, 1}
+	Float32    = DType{CodeFloat, 32, 1}
+	Float64    = DType{CodeFloat, 64, 1}
+	Bfloat16   = DType{CodeBfloat, 16, 1}
+	Complex64  = DType{CodeComplex, 64, 1}
+	Complex128 = DType{CodeComplex, 128, 1}
+	Bool       = DType{CodeBool, 8, 1}
+)
+
+// packed is the DLDataType as the SWIG layer carries it: code | bits << 8 | lanes << 16.
+func (d DType) packed() int { return int(d.Code) | int(d.Bits)<<8 | int(d.Lanes)<<16 }
+
+func dtypeFromPacked(p int) DType {
+	return DType{Code: uint8(p), Bits: uint8(p >> 8), Lanes: uint16(p >> 16)}
+}
+
+// Validate reports the core's error for a dtype that is not valid DLPack (unknown code, illegal
+// bits, zero lanes).
+func (d DType) Validate() error {
+	_, err := check(capi.Dlb_dtype_validate(d.packed()))
+	return err
+}
+
+// Format returns the core's name of the dtype ("float32", "float8_e4m3fn", "int4x2"), or the
+// core's error for an invalid one.
+func (d DType) Format() (string, error) {
+	buf := make([]byte, capi.DLB_DTYPE_NAME_SIZE)
+	if _, err := check(capi.Dlb_dtype_format(d.packed(), buf)); err != nil {
+		return "", err
+	}
+	return cString(buf), nil
+}
+
+// String returns Format's name, or "dtype(code=C, bits=B, lanes=L)" for an invalid dtype.
+func (d DType) String() string {
+	if s, err := d.Format(); err == nil {
+		return s
+	}
+	return "dtype(code=" + itoa(int64(d.Code)) + ", bits=" + itoa(int64(d.Bits)) +
+		", lanes=" + itoa(int64(d.Lanes)) + ")"
+}
+
+// ElementBits is bits * lanes.
+func (d DType) ElementBits() uint32 { return uint32(capi.Dlb_dtype_element_bits(d.packed())) }
+
+// ParseDType parses a dtype name with the core's parser ("float32", "bool", "bfloat16x4").
+func ParseDType(name string) (DType, error) {
+	if err := checkText(name); err != nil {
+		return DType{}, err
+	}
+	out := make([]int32, 1)
+	if _, err := check(capi.Dlb_dtype_parse(name, out)); err != nil {
+		return DType{}, err
+	}
+	return dtypeFromPacked(int(out[0])), nil
+}
+
+// checkText refuses text C would cut short.
+func checkText(s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return errorf(StatusInvalidArgument, "%q contains a NUL byte", s)
+	}
+	return nil
+}
+
+func cString(buf []byte) string {
+	if i := strings.IndexByte(string(buf), 0); i >= 0 {
+		return string(buf[:i])
+	}
+	return string(buf)
+}
+
+// ElementSize is the bytes one element occupies on its own: ceil(bits * lanes / 8).
+func (d DType) ElementSize() uint64 { return capi.Dlb_dtype_element_size(d.packed()) }
+
+// IsSubbyte reports whether a lane is narrower than a byte (packed unless the tensor carries
+// FlagSubbyteTypePadded).
+func (d DType) IsSubbyte() bool { return capi.Dlb_dtype_is_subbyte(d.packed()) != 0 }

@@ -1,0 +1,90 @@
+package dlbridge
+
+import (
+	"fmt"
+
+	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
+)
+
+// Status is a dlbridge status code (dlb_status). It is an integer, not a closed set: a newer
+// library may report a code this package has no constant for.
+type Status int32
+
+// The status codes of dlbridge.h, taken from SWIG's output of the header.
+const (
+	StatusOK                 Status = Status(capi.DLB_OK)
+	StatusInvalidArgument    Status = Status(capi.DLB_ERR_INVALID_ARGUMENT)
+	StatusOutOfMemory        Status = Status(capi.DLB_ERR_OUT_OF_MEMORY)
+	StatusUnsupportedVersion Status = Status(capi.DLB_ERR_UNSUPPORTED_VERSION)
+	StatusUnsupported        Status = Status(capi.DLB_ERR_UNSUPPORTED)
+	StatusReadOnly           Status = Status(capi.DLB_ERR_READ_ONLY)
+	StatusLayout             Status = Status(capi.DLB_ERR_LAYOUT)
+	StatusOverflow           Status = Status(capi.DLB_ERR_OVERFLOW)
+	StatusDevice             Status = Status(capi.DLB_ERR_DEVICE)
+	StatusDeviceUnavailable  Status = Status(capi.DLB_ERR_DEVICE_UNAVAILABLE)
+)
+
+// String returns the core's name of the status ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN".
+func (s Status) String() string { return capi.Dlb_status_name(int(s)) }
+
+// Error is a failure reported by the dlbridge core (with the core's own message) or refused by
+// this package before calling it (with this package's message).
+type Error struct {
+	Status  Status
+	Message string
+}
+
+// Error returns "DLB_ERR_NAME: message".
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Status.String()
+	}
+	return e.Status.String() + ": " + e.Message
+}
+
+// Is reports whether target is the sentinel of e's status (ErrReadOnly, ...), so that
+// errors.Is(err, dlbridge.ErrReadOnly) holds for every READ_ONLY failure.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Status == e.Status
+}
+
+// Sentinels for errors.Is, one per status. They carry no message.
+var (
+	ErrInvalidArgument    = &Error{Status: StatusInvalidArgument}
+	ErrOutOfMemory        = &Error{Status: StatusOutOfMemory}
+	ErrUnsupportedVersion = &Error{Status: StatusUnsupportedVersion}
+	ErrUnsupported        = &Error{Status: StatusUnsupported}
+	ErrReadOnly           = &Error{Status: StatusReadOnly}
+	ErrLayout             = &Error{Status: StatusLayout}
+	ErrOverflow           = &Error{Status: StatusOverflow}
+	ErrDevice             = &Error{Status: StatusDevice}
+	ErrDeviceUnavailable  = &Error{Status: StatusDeviceUnavailable}
+)
+
+// ErrClosed is returned by every method of a Tensor after Close (its status is
+// StatusInvalidArgument, so errors.Is(err, ErrInvalidArgument) holds too).
+var ErrClosed = &Error{Status: StatusInvalidArgument, Message: "the tensor is closed"}
+
+// check turns a wrapper's result into Go values: the one place where a status becomes an error.
+// A negative result is the address of an error record written by the SWIG wrapper (see
+// generators/swig/typemaps_go.i), read and freed here; otherwise the result is 0 or the address
+// of the tensor the call made.
+func check(result int64) (int64, error) {
+	if result >= 0 {
+		return result, nil
+	}
+	e := coreError(int32(capi.Dlbx_go_error_status(result)), capi.Dlbx_go_error_message(result))
+	capi.Dlbx_go_error_free(result)
+	return 0, e
+}
+
+// coreError is the error of a failed core call: its status and the core's message, verbatim.
+// check uses it for every SWIG-wrapped call, Wrap for its hand-written one.
+func coreError(status int32, message string) error {
+	return &Error{Status: Status(status), Message: message}
+}
+
+func errorf(status Status, format string, args ...any) error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,3 @@
+module github.com/dlbridge/dlbridge/bindings/go
+
+go 1.19

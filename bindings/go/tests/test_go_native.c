@@ -1,0 +1,209 @@
+/* test_go_native.c - drives the C half of the Go binding without the Go runtime: SWIG's wrapper
+ * (internal/capi/dlbridge_wrap.c, the committed output) and wrap.c (Wrap's release path), both
+ * included here and built by Meson with the project's warnings and -Werror. The wrappers take
+ * Go's slice and string headers by value, which C can build; dlbridgeGoRelease, the Go side of
+ * a wrapped buffer's release, is a stand-in here. It checks results, the error records (status
+ * and message verbatim, each freed), slice conversions and ownership (the live count returns to
+ * its start; a release runs exactly once, also from a foreign thread). In suites `go` and
+ * `gonative`; scripts/test.sh runs `gonative` under ASan+UBSan, valgrind and TSan. Prints
+ * "N passed, N failed" last. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+
+#include "dlbridge_wrap.c"
+#include "wrap.c"
+
+/* The wrapper functions carry SWIG's per-package suffix, which Meson reads from the file. */
+#define DLB_GO_CAT2(a, b) a##b
+#define DLB_GO_CAT(a, b) DLB_GO_CAT2(a, b)
+#define W(name) DLB_GO_CAT(_wrap_##name##_, DLB_GO_SUFFIX)
+
+static int g_passed = 0, g_failed = 0;
+#define CHECK(cond)                                                         \
+  do {                                                                      \
+    if (cond) {                                                             \
+      ++g_passed;                                                           \
+    } else {                                                                \
+      ++g_failed;                                                           \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                       \
+  } while (0)
+
+/* ---- Go values built in C ---------------------------------------------------------------- */
+static _goslice_ slice(void* array, intgo len) {
+  _goslice_ s;
+  s.array = array;
+  s.len = len;
+  s.cap = len;
+  return s;
+}
+static const _goslice_ nil_slice = {NULL, 0, 0};
+/* Go passes strings with the NUL the goin typemap appends. */
+static _gostring_ gostr(const char* text_with_nul, intgo n) {
+  _gostring_ s;
+  s.p = (char*)text_with_nul;
+  s.n = n;
+  return s;
+}
+
+/* Checks a failed wrapper result: status and message, then frees the record. */
+static void check_error(long long result, int32_t status, const char* message, int line) {
+  if (result >= 0) {
+    ++g_failed;
+    fprintf(stderr, "line %d: expected an error, got %lld\n", line, result);
+    return;
+  }
+  if (W(dlbx_go_error_status)(result) != status ||
+      strcmp(dlbx_go_error_message(result), message) != 0) {
+    ++g_failed;
+    fprintf(stderr, "line %d: got (%d, \"%s\"), want (%d, \"%s\")\n", line,
+            (int)dlbx_go_error_status(result), dlbx_go_error_message(result), (int)status, message);
+  } else {
+    ++g_passed;
+  }
+  W(dlbx_go_error_free)(result);
+}
+#define CHECK_ERROR(r, s, m) check_error((r), (s), (m), __LINE__)
+
+static const long long cpu = (long long)((uint64_t)kDLCPU << 32);
+static const intgo f32 = kDLFloat | (32 << 8) | (1 << 16);
+
+/* ---- the stand-in for the Go release ------------------------------------------------------ */
+static int g_releases = 0;
+static uintptr_t g_last_handle = 0;
+void dlbridgeGoRelease(uintptr_t handle) {
+  __atomic_fetch_add(&g_releases, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&g_last_handle, handle, __ATOMIC_SEQ_CST);
+}
+
+static void* free_on_thread(void* tensor) {
+  W(dlb_tensor_free)((long long)(intptr_t)tensor);
+  return NULL;
+}
+
+int main(void) {
+  const long long live0 = W(dlb_tensor_live_count)();
+
+  /* allocate, shape, strides, dtype, device, host data */
+  int64_t shape[2] = {2, 3};
+  long long t = W(dlb_tensor_allocate)(cpu, f32, slice(shape, 2), nil_slice, 0);
+  CHECK(t > 0);
+  CHECK(W(dlbx_tensor_ndim)(t) == 2);
+  CHECK(W(dlbx_tensor_dtype)(t) == f32);
+  CHECK(W(dlbx_tensor_device)(t) == cpu);
+  int64_t got[2] = {0, 0};
+  CHECK(W(dlb_tensor_get_shape)(t, slice(got, 2)) == 0 && got[0] == 2 && got[1] == 3);
+  CHECK(W(dlb_tensor_get_strides)(t, slice(got, 2)) == 0 && got[0] == 3 && got[1] == 1);
+  int64_t data[1] = {0}, size[1] = {0};
+  CHECK(W(dlb_tensor_host_data)(t, 1, slice(data, 1), slice(size, 1)) == 0 && size[0] == 24);
+  {
+    float* f = (float*)(intptr_t)data[0];
+    int i;
+    for (i = 0; i < 6; ++i) f[i] = (float)i;
+  }
+  /* views, share, copy */
+  int64_t triples[3] = {1, DLB_SLICE_NONE, 1};
+  long long sl = W(dlb_tensor_slice)(t, slice(triples, 3));
+  CHECK(sl > 0);
+  long long se = W(dlb_tensor_select)(t, 1, -1);
+  CHECK(se > 0);
+  int64_t new_shape[2] = {3, -1};
+  long long re = W(dlb_tensor_reshape)(t, slice(new_shape, 2));
+  CHECK(re > 0);
+  int32_t axes[2] = {1, 0};
+  long long pe = W(dlb_tensor_permute)(t, slice(axes, 2));
+  CHECK(pe > 0);
+  long long tr = W(dlb_tensor_transpose)(t);
+  CHECK(tr > 0);
+  long long sh = W(dlb_tensor_share)(t, DLPACK_FLAG_BITMASK_READ_ONLY);
+  CHECK(sh > 0 && W(dlb_tensor_is_read_only)(sh) == 1);
+  long long cp = W(dlb_tensor_copy)(tr, cpu);
+  CHECK(cp > 0);
+  CHECK(W(dlb_tensor_host_data)(cp, 0, slice(data, 1), slice(size, 1)) == 0);
+  CHECK(((float*)(intptr_t)data[0])[1] == 3.0f);
+  /* errors: the core's, and the typemaps' own */
+  CHECK_ERROR(W(dlb_tensor_host_data)(sh, 1, slice(data, 1), slice(size, 1)), DLB_ERR_READ_ONLY,
+              "the tensor is read-only");
+  CHECK_ERROR(W(dlb_tensor_copy_into)(t, sh), DLB_ERR_READ_ONLY, "cannot copy into a read-only tensor");
+  CHECK_ERROR(W(dlb_tensor_export_legacy)(sh), DLB_ERR_READ_ONLY,
+              "cannot export a read-only tensor as a legacy DLManagedTensor, which has no READ_ONLY flag");
+  int64_t bad_shape[2] = {2, -3};
+  CHECK_ERROR(W(dlb_tensor_allocate)(cpu, f32, slice(bad_shape, 2), nil_slice, 0),
+              DLB_ERR_INVALID_ARGUMENT, "shape[1] is -3; extents must not be negative");
+  CHECK_ERROR(W(dlb_tensor_allocate)(cpu, f32, nil_slice, nil_slice, 0), DLB_ERR_INVALID_ARGUMENT,
+              "shape is null");
+  CHECK_ERROR(W(dlb_tensor_allocate)(cpu, f32, slice(shape, 2), slice(shape, 1), 0),
+              DLB_ERR_INVALID_ARGUMENT, "strides must have one value per extent");
+  int64_t two[2] = {1, 2};
+  CHECK_ERROR(W(dlb_tensor_slice)(t, slice(two, 2)), DLB_ERR_INVALID_ARGUMENT,
+              "slices must be (start, stop, step) triples");
+  CHECK_ERROR(W(dlb_tensor_get_shape)(t, slice(got, 1)), DLB_ERR_INVALID_ARGUMENT,
+              "output has room for 1 values but the tensor has 2 dimensions");
+  CHECK_ERROR(W(dlb_tensor_reshape)(tr, slice(shape, 2)), DLB_ERR_LAYOUT,
+              "cannot reshape a tensor of shape (3, 2) and strides (1, 3) into shape (2, 3) without copying");
+  /* legacy export + import */
+  long long t2 = W(dlb_tensor_share)(t, 0);
+  long long legacy = W(dlb_tensor_export_legacy)(t2);
+  CHECK(legacy > 0);
+  long long back = W(dlb_tensor_import_legacy)(legacy);
+  CHECK(back > 0);
+  /* versioned import of a major-2 tensor: the deleter runs, the core's message */
+  long long v2 = W(dlb_tensor_share)(t, 0);
+  ((DLManagedTensorVersioned*)(intptr_t)v2)->version.major = 2;
+  CHECK_ERROR(W(dlb_tensor_import)(v2), DLB_ERR_UNSUPPORTED_VERSION,
+              "DLPack major version 2 is not supported (dlbridge accepts major version 1)");
+  /* text in and out */
+  int32_t dt[1] = {0};
+  CHECK(W(dlb_dtype_parse)(gostr("bfloat16x4", 11), slice(dt, 1)) == 0 &&
+        dt[0] == (kDLBfloat | (16 << 8) | (4 << 16)));
+  CHECK_ERROR(W(dlb_dtype_parse)(gostr("float7", 7), slice(dt, 1)), DLB_ERR_INVALID_ARGUMENT,
+              "dtype float with 7 bits is not a valid DLPack type");
+  CHECK_ERROR(W(dlb_dtype_parse)(gostr("int8", 4), slice(dt, 1)), DLB_ERR_INVALID_ARGUMENT,
+              "a string argument must end with a NUL byte");
+  char name[DLB_DTYPE_NAME_SIZE];
+  CHECK(W(dlb_dtype_format)((intgo)dt[0], slice(name, sizeof name)) == 0 &&
+        strcmp(name, "bfloat16x4") == 0);
+  int64_t dev[1] = {0};
+  CHECK(W(dlb_device_parse)(gostr("cuda:1", 7), slice(dev, 1)) == 0 &&
+        dev[0] == (long long)(((uint64_t)kDLCUDA << 32) | 1));
+  char small[3];
+  CHECK_ERROR(W(dlb_device_format)(dev[0], slice(small, sizeof small)), DLB_ERR_INVALID_ARGUMENT,
+              "buffer of 3 bytes is too small for device name 'cuda:1'");
+  int64_t count[1] = {-1};
+  CHECK(W(dlb_shape_element_count)(slice(shape, 2), slice(count, 1)) == 0 && count[0] == 6);
+  {
+    /* A returned C string reaches Go as a malloc'd copy that the Go side frees (Swig_free). */
+    _gostring_ s = W(dlb_status_name)(DLB_ERR_LAYOUT);
+    CHECK(s.n == 14 && memcmp(s.p, "DLB_ERR_LAYOUT", 14) == 0);
+    W(Swig_free)(s.p);
+  }
+
+  long long views[] = {t, sl, se, re, pe, tr, sh, cp, back};
+  size_t i;
+  for (i = 0; i < sizeof views / sizeof views[0]; ++i) W(dlb_tensor_free)(views[i]);
+
+  /* Wrap's release path: a handle kept in C memory, released once from a foreign thread. */
+  static float buffer[4];
+  int64_t four[1] = {4};
+  dlbx_go_wrap_result wrapped = dlbx_go_wrap(buffer, kDLCPU, 0, 1, four, NULL, kDLFloat, 32, 1, 0, 0, 42);
+  CHECK(wrapped.status == DLB_OK && wrapped.tensor != NULL && wrapped.message == NULL);
+  long long view = W(dlb_tensor_transpose)((long long)(intptr_t)wrapped.tensor);
+  W(dlb_tensor_free)((long long)(intptr_t)wrapped.tensor);
+  CHECK(g_releases == 0);
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, free_on_thread, (void*)(intptr_t)view) == 0);
+  pthread_join(thread, NULL);
+  CHECK(g_releases == 1 && g_last_handle == 42);
+  int64_t negative[1] = {-4};
+  wrapped = dlbx_go_wrap(buffer, kDLCPU, 0, 1, negative, NULL, kDLFloat, 32, 1, 0, 0, 43);
+  CHECK(wrapped.status == DLB_ERR_INVALID_ARGUMENT && wrapped.tensor == NULL);
+  CHECK(wrapped.message != NULL &&
+        strcmp(wrapped.message, "shape[0] is -4; extents must not be negative") == 0);
+  free(wrapped.message);
+  CHECK(g_releases == 1);
+
+  CHECK(W(dlb_tensor_live_count)() == live0);
+  printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}

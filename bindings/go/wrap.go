@@ -1,0 +1,66 @@
+package dlbridge
+
+/*
+#cgo pkg-config: dlbridge
+#include <stdint.h>
+#include <stdlib.h>
+#include "dlbridge/dlbridge.h"
+#include "wrap.h"
+*/
+import "C"
+
+import (
+	"runtime/cgo"
+	"unsafe"
+)
+
+// Wrap makes a tensor over memory the caller owns, zero-copy: data (C memory, or a device
+// handle such as a cl_mem; never Go memory, which C may not keep) described by dev, dt, shape,
+// strides (in elements; nil for compact row-major), byteOffset and DLPack flags.
+// Ownership: on success the tensor owns the memory, and release (when not nil) is called exactly
+// once when the last reference (the tensor, its views and shares, a consumer it was exported
+// to) is released, on whichever thread that happens: it must not block for long or panic. On
+// error release is not called and the caller still owns the memory.
+func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byteOffset, flags uint64,
+	release func()) (*Tensor, error) {
+	if len(shape) > MaxNDim {
+		return nil, errorf(StatusInvalidArgument, "ndim %d is larger than %d", len(shape), MaxNDim)
+	}
+	if strides != nil && len(strides) != len(shape) {
+		return nil, errorf(StatusInvalidArgument, "%d strides given for %d dimensions", len(strides), len(shape))
+	}
+	var shapePtr, stridesPtr *C.int64_t
+	if len(shape) > 0 {
+		shapePtr = (*C.int64_t)(unsafe.Pointer(&shape[0]))
+		if strides != nil {
+			stridesPtr = (*C.int64_t)(unsafe.Pointer(&strides[0]))
+		}
+	}
+	var handle cgo.Handle
+	if release != nil {
+		handle = cgo.NewHandle(release)
+	}
+	r := C.dlbx_go_wrap(data, C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)), shapePtr,
+		stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), C.uint64_t(byteOffset),
+		C.uint64_t(flags), C.uintptr_t(handle))
+	if r.status != 0 {
+		if release != nil {
+			handle.Delete()
+		}
+		e := coreError(int32(r.status), C.GoString(r.message))
+		C.free(unsafe.Pointer(r.message))
+		return nil, e
+	}
+	return newTensor(int64(uintptr(unsafe.Pointer(r.tensor)))), nil
+}
+
+// dlbridgeGoRelease runs a wrapped memory's release function (called by dlbx_go_release in
+// wrap.c, on any thread, exactly once per Wrap).
+//
+//export dlbridgeGoRelease
+func dlbridgeGoRelease(h C.uintptr_t) {
+	handle := cgo.Handle(h)
+	release := handle.Value().(func())
+	handle.Delete()
+	release()
+}
