@@ -111,7 +111,7 @@ int interop_run_matrix(const interop_agent* const* agents, int count, const char
       const interop_agent* p = agents[i];
       const interop_agent* c = agents[j];
       char pair[64];
-      char reasons[2][400];
+      char reasons[2][800];
       int ok[2];
       if (must_include != NULL && strcmp(p->name, must_include) != 0 && strcmp(c->name, must_include) != 0)
         continue;
@@ -119,7 +119,7 @@ int interop_run_matrix(const interop_agent* const* agents, int count, const char
         ok[mode] = 1;
         reasons[mode][0] = '\0';
         for (n = 0; n < interop_case_count && ok[mode]; ++n) {
-          char why[300];
+          char why[512];
           if (run_case(p, c, &interop_cases[n], mode, n % 2, sabotage, why, sizeof why) != 0) {
             ok[mode] = 0;
             snprintf(reasons[mode], sizeof reasons[mode], "case '%s': %s", interop_cases[n].name, why);

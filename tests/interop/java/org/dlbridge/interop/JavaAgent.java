@@ -179,6 +179,21 @@ public final class JavaAgent {
     return code == 1 ? t.getByte(index) & 0xff : t.getByte(index);
   }
 
+  /** Writes 0 into one element with the setter of the tensor's dtype. */
+  private static void write(Tensor t, long code, long bits, long[] index) {
+    if (code == 2 && bits == 32) {
+      t.setFloat(0f, index);
+    } else if (code == 2) {
+      t.setDouble(0.0, index);
+    } else if (bits == 64) {
+      t.setLong(0L, index);
+    } else if (bits == 32) {
+      t.setInt(0, index);
+    } else {
+      t.setByte((byte) 0, index);
+    }
+  }
+
   private static String check(Tensor t, long[] c, boolean legacy, long[] out, double[] sum) {
     int nd = (int) c[NDIM];
     long[] wantShape = Arrays.copyOfRange(c, SHAPE, SHAPE + nd);
@@ -216,7 +231,7 @@ public final class JavaAgent {
     sum[0] = s;
     if ((c[FLAGS] & Tensor.FLAG_READ_ONLY) != 0) {
       try {
-        t.setFloat(0f, new long[nd]);
+        write(t, c[CODE], c[BITS], new long[nd]);
         out[2] = 0;
       } catch (DLPackException e) {
         out[2] = e.getStatus() == 5 ? 1 : 0; // DLB_ERR_READ_ONLY
