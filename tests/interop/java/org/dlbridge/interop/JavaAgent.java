@@ -1,5 +1,7 @@
 package org.dlbridge.interop;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.dlbridge.DLBridge;
 import org.dlbridge.DLPackException;
@@ -58,6 +60,10 @@ public final class JavaAgent {
     return DLBridge.liveTensorCount();
   }
 
+  /**
+   * The base tensor: a direct ByteBuffer wrapped without a copy, so the memory is Java's and its
+   * release (by the binding's callback into the JVM) may run on a consumer's thread.
+   */
   private static Tensor makeBase(long[] c) {
     long[] shape = Arrays.copyOfRange(c, BASE_SHAPE, BASE_SHAPE + (int) c[BASE_NDIM]);
     int n = 1;
@@ -65,46 +71,25 @@ public final class JavaAgent {
       n *= (int) e;
     }
     DType dtype = DType.of((int) c[CODE], (int) c[BITS], 1);
-    Tensor base = Tensor.allocate(Device.CPU, dtype, shape);
-    try {
+    ByteBuffer b = ByteBuffer.allocateDirect(n * (int) (c[BITS] / 8)).order(ByteOrder.nativeOrder());
+    for (int i = 0; i < n; i++) {
+      double v = baseValue(c[CODE], i);
       if (dtype.equals(DType.FLOAT32)) {
-        float[] v = new float[n];
-        for (int i = 0; i < n; i++) {
-          v[i] = (float) baseValue(c[CODE], i);
-        }
-        base.copyFrom(v);
+        b.putFloat((float) v);
       } else if (dtype.equals(DType.FLOAT64)) {
-        double[] v = new double[n];
-        for (int i = 0; i < n; i++) {
-          v[i] = baseValue(c[CODE], i);
-        }
-        base.copyFrom(v);
+        b.putDouble(v);
       } else if (dtype.equals(DType.INT32)) {
-        int[] v = new int[n];
-        for (int i = 0; i < n; i++) {
-          v[i] = (int) baseValue(c[CODE], i);
-        }
-        base.copyFrom(v);
+        b.putInt((int) v);
       } else if (dtype.equals(DType.INT64)) {
-        long[] v = new long[n];
-        for (int i = 0; i < n; i++) {
-          v[i] = (long) baseValue(c[CODE], i);
-        }
-        base.copyFrom(v);
+        b.putLong((long) v);
       } else if (dtype.equals(DType.UINT8)) {
-        byte[] v = new byte[n];
-        for (int i = 0; i < n; i++) {
-          v[i] = (byte) (long) baseValue(c[CODE], i);
-        }
-        base.copyFrom(v);
+        b.put((byte) (long) v);
       } else {
         throw new IllegalArgumentException("dtype " + dtype + " not in the agent");
       }
-    } catch (RuntimeException e) {
-      base.close();
-      throw e;
     }
-    return base;
+    b.rewind();
+    return Tensor.wrap(b, dtype, shape);
   }
 
   private static long none(long v) {
