@@ -8,7 +8,7 @@
 #      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each, the JNI
 #      library (SWIG wrapper + dlbridge_jni.c) through its native test, and the JUnit suite in a
 #      JVM with the ASan runtime preloaded (the Rust crates link the library from outside the
-#      sanitizer runtime, so they run in pass 1 only)
+#      sanitizer runtime, so they run in pass 1 only); the interop matrix without its Rust agent
 #   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda,
 #      opencl, jni and interop-native (the C host over the C and Rust agents) suites (a JVM under valgrind is impractical: suite jni drives the JNI
 #      library without one)
