@@ -7,6 +7,7 @@
  *    matrix (interop_runner.c) with Java as one of the agents.
  * It links no dlbridge core: Java's is inside the binding's JNI library. */
 #include <jni.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@
 #endif
 
 #define SPEC_FIELDS 17 /* the int64_t fields of interop_case after its name */
+/* spec_of() copies them as one array: they must follow each other with no gap. */
+typedef char interop_spec_fields_are_contiguous
+    [sizeof(interop_case) == offsetof(interop_case, dtype_code) + SPEC_FIELDS * sizeof(int64_t) ? 1 : -1];
 
 static JavaVM* g_vm = NULL;
 static jclass g_agent = NULL;
