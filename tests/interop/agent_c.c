@@ -120,6 +120,14 @@ static void* agent_produce(const interop_case* c, int32_t legacy, interop_report
   }
   r->base = first_address(&base->dl_tensor);
   switch (c->op) {
+    case INTEROP_OP_COPY: {
+      DLDevice cpu;
+      cpu.device_type = kDLCPU;
+      cpu.device_id = 0;
+      st = dlb_tensor_copy(base, cpu, &t, &err);
+      if (st == DLB_OK) r->base = first_address(&t->dl_tensor);
+      break;
+    }
     case INTEROP_OP_NONE:
       t = base;
       base = NULL;
@@ -222,6 +230,8 @@ static int32_t check(DLManagedTensorVersioned* t, const interop_case* c, int32_t
     }
     r->checksum += v * (double)(k + 1);
   }
+  if ((want_flags & DLPACK_FLAG_BITMASK_IS_COPIED) && !dlb_tensor_is_exclusive(t))
+    return fail(r, -1, "IS_COPIED", "the import is not exclusive to its consumer");
   if (c->flags & (int64_t)DLPACK_FLAG_BITMASK_READ_ONLY) {
     void* p = NULL;
     int64_t zero[DLB_MAX_NDIM] = {0};

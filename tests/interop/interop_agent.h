@@ -33,12 +33,15 @@ extern "C" {
 #define INTEROP_OP_SLICE 2     /* slice dimension 0 with op_args = start, stop, step (Python) */
 #define INTEROP_OP_SELECT 3    /* select index op_args[1] along axis op_args[0] */
 #define INTEROP_OP_READ_ONLY 4 /* a READ_ONLY share of the base */
+#define INTEROP_OP_COPY 5      /* a compact CPU copy of the base (IS_COPIED; new memory) */
 
 /* One exchange. The base tensor holds base_value(dtype_code, i) at flat C-order index i
  * (see interop_base_value); the exported tensor is the base after `op`. What the consumer must
  * see: ndim/shape/strides (in elements, relative to the base memory), the first element at base
  * element `first`, DLPack flags `flags` (versioned; a legacy tensor has none), CPU device 0, and
- * element k (C order, multi-index m) equal to base_value(first + sum(m[d] * strides[d])). */
+ * element k (C order, multi-index m) equal to base_value(first + sum(m[d] * strides[d])).
+ * For INTEROP_OP_COPY the exported memory is the copy's, and `base` in the producer's report is
+ * the copy's first element. A versioned tensor with IS_COPIED must be exclusive to its consumer. */
 typedef struct interop_case {
   const char* name;
   int64_t dtype_code;
@@ -68,7 +71,7 @@ typedef struct interop_report {
   /* Address of the first element (data + byte_offset): the producer's as exported, the
    * consumer's as its binding shows the imported tensor. Equal when no copy was made. */
   uint64_t data;
-  /* Producer: address of element 0 of its base tensor. */
+  /* Producer: address of element 0 of its base tensor (of the copy for INTEROP_OP_COPY). */
   uint64_t base;
   /* Consumer: sum over k of value_k * (k + 1), elements in C order, as read. */
   double checksum;

@@ -16,6 +16,7 @@ const interop_case interop_cases[] = {
     {"float32 read-only", 2, 32, 2, {2, 2}, INTEROP_OP_READ_ONLY, {0, 0, 0}, 2, {2, 2}, {2, 1}, 0, 1, 1},
     {"uint8 2x4", 1, 8, 2, {2, 4}, INTEROP_OP_NONE, {0, 0, 0}, 2, {2, 4}, {4, 1}, 0, 0, 0},
     {"int64 negative stride", 0, 64, 1, {5, 0}, INTEROP_OP_SLICE, {NONE, NONE, -2}, 1, {3, 0}, {-2, 0}, 4, 0, 0},
+    {"float32 copy (IS_COPIED)", 2, 32, 2, {2, 3}, INTEROP_OP_COPY, {0, 0, 0}, 2, {2, 3}, {3, 1}, 0, 2, 0},
 };
 const int interop_case_count = (int)(sizeof interop_cases / sizeof interop_cases[0]);
 

@@ -13,6 +13,7 @@ const OP_TRANSPOSE: i64 = 1;
 const OP_SLICE: i64 = 2;
 const OP_SELECT: i64 = 3;
 const OP_READ_ONLY: i64 = 4;
+const OP_COPY: i64 = 5;
 
 #[repr(C)]
 pub struct Case {
@@ -169,6 +170,11 @@ fn produce_tensor(c: &Case, report: &mut Report) -> dlbridge::Result<Tensor> {
         OP_SLICE => base.slice(&[Slice::new(none(c.op_args[0]), none(c.op_args[1]), c.op_args[2])])?,
         OP_SELECT => base.select(c.op_args[0] as i32, c.op_args[1])?,
         OP_READ_ONLY => base.share_read_only()?,
+        OP_COPY => {
+            let copy = base.copy_to(Device::CPU)?;
+            report.base = first_address(&copy);
+            copy
+        }
         op => return Err(dlbridge::Error::new(status::INVALID_ARGUMENT, format!("unknown op {op}"))),
     })
 }
@@ -225,6 +231,9 @@ fn check<T: Value>(t: &mut Tensor, c: &Case, legacy: bool, report: &mut Report) 
     let want_flags = if legacy { 0 } else { c.flags as u64 };
     if t.flags() != want_flags {
         return Err(format!("flags {}, expected {want_flags}", t.flags()));
+    }
+    if want_flags & flags::IS_COPIED != 0 && !t.is_exclusive() {
+        return Err("IS_COPIED: the import is not exclusive to its consumer".to_string());
     }
     let values = t.to_vec::<T>().map_err(|e| format!("to_vec: {e}"))?;
     let mut sum = 0.0;

@@ -124,6 +124,10 @@ public final class JavaAgent {
         case 4:
           t = base.share(true);
           break;
+        case 5:
+          t = base.copyTo(Device.CPU);
+          out[2] = firstElement(t.address());
+          break;
         default:
           base.close();
           out[1] = -1;
@@ -196,6 +200,9 @@ public final class JavaAgent {
     long wantFlags = legacy ? 0 : c[FLAGS];
     if (t.flags() != wantFlags) {
       return "flags " + t.flags() + ", expected " + wantFlags;
+    }
+    if ((wantFlags & Tensor.FLAG_IS_COPIED) != 0 && !t.isExclusive()) {
+      return "IS_COPIED: the import is not exclusive to its consumer";
     }
     long n = t.elementCount();
     long[] index = new long[nd];
