@@ -135,7 +135,9 @@ fn first_address(t: &Tensor) -> u64 {
 fn make_base<T: Value + Send + 'static>(c: &Case) -> dlbridge::Result<Tensor> {
     let shape = &c.base_shape[..c.base_ndim as usize];
     let n: i64 = shape.iter().product();
-    let mut values: Vec<T> = (0..n).map(|i| T::from_f64(base_value(c.dtype_code, i))).collect();
+    let mut values: Vec<T> = (0..n)
+        .map(|i| T::from_f64(base_value(c.dtype_code, i)))
+        .collect();
     let parts = dlbridge::RawParts::new(
         values.as_mut_ptr().cast::<c_void>(),
         Device::CPU,
@@ -159,15 +161,30 @@ fn produce_tensor(c: &Case, report: &mut Report) -> dlbridge::Result<Tensor> {
         (0, 32) => make_base::<i32>(c)?,
         (0, 64) => make_base::<i64>(c)?,
         (1, 8) => make_base::<u8>(c)?,
-        _ => return Err(dlbridge::Error::new(status::UNSUPPORTED, "dtype not in the agent")),
+        _ => {
+            return Err(dlbridge::Error::new(
+                status::UNSUPPORTED,
+                "dtype not in the agent",
+            ))
+        }
     };
     report.base = first_address(&base);
-    let none = |v: i64| if v == ffi::DLB_SLICE_NONE { None } else { Some(v) };
+    let none = |v: i64| {
+        if v == ffi::DLB_SLICE_NONE {
+            None
+        } else {
+            Some(v)
+        }
+    };
     // The view keeps the memory alive on its own: `base` is dropped at the end of the match.
     Ok(match c.op {
         OP_NONE => base,
         OP_TRANSPOSE => base.transpose()?,
-        OP_SLICE => base.slice(&[Slice::new(none(c.op_args[0]), none(c.op_args[1]), c.op_args[2])])?,
+        OP_SLICE => base.slice(&[Slice::new(
+            none(c.op_args[0]),
+            none(c.op_args[1]),
+            c.op_args[2],
+        )])?,
         OP_SELECT => base.select(c.op_args[0] as i32, c.op_args[1])?,
         OP_READ_ONLY => base.share_read_only()?,
         OP_COPY => {
@@ -175,14 +192,26 @@ fn produce_tensor(c: &Case, report: &mut Report) -> dlbridge::Result<Tensor> {
             report.base = first_address(&copy);
             copy
         }
-        op => return Err(dlbridge::Error::new(status::INVALID_ARGUMENT, format!("unknown op {op}"))),
+        op => {
+            return Err(dlbridge::Error::new(
+                status::INVALID_ARGUMENT,
+                format!("unknown op {op}"),
+            ))
+        }
     })
 }
 
 extern "C" fn produce(c: *const Case, legacy: i32, report: *mut Report) -> *mut c_void {
     // SAFETY: the host passes a valid case and report for the call.
     let (c, report) = unsafe { (&*c, &mut *report) };
-    *report = Report { status: 0, write_refused: -1, data: 0, base: 0, checksum: 0.0, message: [0; 256] };
+    *report = Report {
+        status: 0,
+        write_refused: -1,
+        data: 0,
+        base: 0,
+        checksum: 0.0,
+        message: [0; 256],
+    };
     let t = match produce_tensor(c, report) {
         Ok(t) => t,
         Err(e) => {
@@ -201,7 +230,10 @@ extern "C" fn produce(c: *const Case, legacy: i32, report: *mut Report) -> *mut 
             }
             Err(e) => {
                 // Dropping the ExportError frees the tensor it gives back, once.
-                report.fail(e.error().status(), &format!("into_raw_legacy: {}", e.error()));
+                report.fail(
+                    e.error().status(),
+                    &format!("into_raw_legacy: {}", e.error()),
+                );
                 std::ptr::null_mut()
             }
         }
@@ -211,7 +243,12 @@ extern "C" fn produce(c: *const Case, legacy: i32, report: *mut Report) -> *mut 
     }
 }
 
-fn check<T: Value>(t: &mut Tensor, c: &Case, legacy: bool, report: &mut Report) -> Result<(), String> {
+fn check<T: Value>(
+    t: &mut Tensor,
+    c: &Case,
+    legacy: bool,
+    report: &mut Report,
+) -> Result<(), String> {
     let nd = c.ndim as usize;
     if t.shape() != &c.shape[..nd] || t.strides() != &c.strides[..nd] {
         return Err(format!(
@@ -256,10 +293,23 @@ fn check<T: Value>(t: &mut Tensor, c: &Case, legacy: bool, report: &mut Report) 
     Ok(())
 }
 
-extern "C" fn consume(tensor: *mut c_void, c: *const Case, legacy: i32, on_thread: i32, report: *mut Report) -> i32 {
+extern "C" fn consume(
+    tensor: *mut c_void,
+    c: *const Case,
+    legacy: i32,
+    on_thread: i32,
+    report: *mut Report,
+) -> i32 {
     // SAFETY: the host passes a valid case and report for the call.
     let (c, report) = unsafe { (&*c, &mut *report) };
-    *report = Report { status: 0, write_refused: -1, data: 0, base: 0, checksum: 0.0, message: [0; 256] };
+    *report = Report {
+        status: 0,
+        write_refused: -1,
+        data: 0,
+        base: 0,
+        checksum: 0.0,
+        message: [0; 256],
+    };
     // SAFETY: the host hands over a tensor of the kind `legacy` says, which we now own.
     let imported = unsafe {
         if legacy != 0 {
