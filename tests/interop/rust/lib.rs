@@ -58,7 +58,7 @@ unsafe impl Sync for Table {}
 
 static AGENT: Table = Table(Agent {
     contract_version: CONTRACT_VERSION,
-    name: b"rust\0".as_ptr() as *const c_char,
+    name: c"rust".as_ptr(),
     produce,
     consume,
     live_count,
