@@ -10,7 +10,8 @@
 #      JVM with the ASan runtime preloaded (the Rust crates link the library from outside the
 #      sanitizer runtime, so they run in pass 1 only); the interop matrix without its Rust agent
 #   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda,
-#      opencl, jni and interop-native (the C host over the C and Rust agents) suites (a JVM under valgrind is impractical: suite jni drives the JNI
+#      opencl, jni and interop-native (the C host over the C and Rust agents) suites (a JVM
+#      under valgrind is impractical: suite jni drives the JNI
 #      library without one)
 #   4. clang with ThreadSanitizer: the core, cpp, jni and interop-native suites (built without the
 #      device backends)
