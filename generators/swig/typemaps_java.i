@@ -53,3 +53,23 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
 /* 4. uint64_t (flags, byte sizes) as a Java long holding the same 64 bits, not a BigInteger. */
 %clear uint64_t;
 %apply long long { uint64_t };
+
+/* Text in (dtype and device names): copied into the wrapper's own buffer and the JVM's copy
+ * released at once, so that no early return (a refused argument, a failed status) skips the
+ * release. A text longer than the buffer is cut: no name is that long, and the core quotes at
+ * most the first 64 bytes of a name it refuses, so the outcome and the message stay the core's. */
+%typemap(in) const char* (char text_tmp[256]) %{
+  $1 = NULL;
+  if ($input) {
+    const char* chars_ = (*jenv)->GetStringUTFChars(jenv, $input, 0);
+    size_t length_;
+    if (!chars_) return $null;
+    length_ = strlen(chars_);
+    if (length_ >= sizeof text_tmp) length_ = sizeof text_tmp - 1;
+    memcpy(text_tmp, chars_, length_);
+    text_tmp[length_] = '\0';
+    (*jenv)->ReleaseStringUTFChars(jenv, $input, chars_);
+    $1 = text_tmp;
+  }
+%}
+%typemap(freearg) const char* ""

@@ -120,15 +120,19 @@ static jstring JNICALL f_NewStringUTF(JNIEnv* env, const char* text) {
   f->data = strdup(text);
   return (jstring)f;
 }
+/* Strings taken and not yet released: every wrapper must give back what it took, on every path. */
+static int g_strings_held = 0;
 static const char* JNICALL f_GetStringUTFChars(JNIEnv* env, jstring s, jboolean* copy) {
   (void)env;
   if (copy != NULL) *copy = JNI_FALSE;
+  g_strings_held++;
   return (const char*)((fake*)s)->data;
 }
 static void JNICALL f_ReleaseStringUTFChars(JNIEnv* env, jstring s, const char* chars) {
   (void)env;
   (void)s;
   (void)chars;
+  g_strings_held--;
 }
 static jobject JNICALL f_NewObject(JNIEnv* env, jclass cls, jmethodID ctor, ...) {
   va_list ap;
@@ -415,6 +419,18 @@ static void test_swig_calls(void) {
     CHECK(g_pending != NULL && g_pending->status == DLB_ERR_INVALID_ARGUMENT);
     CHECK(ints_of(packed)[0] == (kDLFloat8_e4m3fn | (8 << 8) | (1 << 16))); /* not written */
     g_pending = NULL;
+    /* Refused before the call (no room for the output): the string is released all the same. */
+    SWIG_FN(dlb_1dtype_1parse)(env, NULL, f_NewStringUTF(env, "float32"), ints(0, NULL));
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    {
+      char long_name[300];
+      memset(long_name, 'x', sizeof long_name - 1);
+      long_name[sizeof long_name - 1] = '\0';
+      SWIG_FN(dlb_1dtype_1parse)(env, NULL, f_NewStringUTF(env, long_name), packed);
+      CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT,
+                   "unknown dtype name 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'");
+    }
+    CHECK(g_strings_held == 0);
   }
 
   /* Legacy round trip: export moves the tensor, import takes it back. */
