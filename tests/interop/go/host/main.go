@@ -39,12 +39,13 @@ func main() {
 		}
 		agents = append(agents, a)
 	}
-	// The agent tables are static C memory, so a C array of their addresses holds no Go pointer.
-	table := (*[16]*C.interop_agent)(C.malloc(C.size_t(len(agents)) * C.size_t(unsafe.Sizeof(agents[0]))))
-	if len(agents) > len(table) {
+	const maxAgents = 16
+	if len(agents) > maxAgents {
 		fmt.Fprintln(os.Stderr, "too many agents")
 		os.Exit(2)
 	}
+	// The agent tables are static C memory, so a C array of their addresses holds no Go pointer.
+	table := (*[maxAgents]*C.interop_agent)(C.malloc(C.size_t(maxAgents) * C.size_t(unsafe.Sizeof(agents[0]))))
 	copy(table[:], agents)
 	name := C.CString("go")
 	failed := C.interop_run_matrix(&table[0], C.int(len(agents)), name, name, sabotage)
