@@ -1,0 +1,143 @@
+// Native.cs - the hand-written side of the native boundary: the exception hook shared with
+// SWIG's wrappers, the array struct SWIG's wrappers pass, the entry points of
+// native/dlbridge_csharp.c, and the queue that unpins wrapped arrays after their release.
+using System;
+using System.Runtime.InteropServices;
+using System.Text;
+using System.Threading;
+
+namespace DLBridge {
+  /// <summary>An array argument as it crosses to C (dlb_cs_array): the pinned elements and
+  /// their count, -1 for a null array.</summary>
+  [StructLayout(LayoutKind.Sequential)]
+  internal unsafe struct NativeArray {
+    public long Length;
+    public void* Data;
+
+    public static NativeArray Of(long length, void* data) {
+      NativeArray a;
+      a.Length = length;
+      a.Data = data;
+      return a;
+    }
+  }
+
+  /// <summary>The one place a native failure becomes a <see cref="DLPackException"/>: the
+  /// native side calls back while the P/Invoke is running, the exception is kept for the calling
+  /// thread, and the C# wrapper throws it when the call returns.</summary>
+  internal static class NativeExceptions {
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    private delegate void Callback(int status, IntPtr message);
+
+    // Kept alive for the life of the process: native code holds its function pointer.
+    private static readonly Callback callback = OnException;
+    private static int registered;
+
+    [ThreadStatic] private static DLPackException pending;
+    private static int pendingCount;
+
+    internal static NativeExceptions.Token Register() {
+      if (Interlocked.Exchange(ref registered, 1) == 0) {
+        NativeMethods.dlb_cs_register_exception(callback);
+      }
+      return new Token();
+    }
+
+    internal sealed class Token {}
+
+    private static unsafe void OnException(int status, IntPtr message) {
+      string text = Utf8(message);
+      if (pending == null) Interlocked.Increment(ref pendingCount);
+      pending = new DLPackException(status, text);
+    }
+
+    internal static unsafe string Utf8(IntPtr text) {
+      if (text == IntPtr.Zero) return null;
+      byte* p = (byte*)text;
+      int n = 0;
+      while (p[n] != 0) n++;
+      return Encoding.UTF8.GetString(p, n);
+    }
+
+    /// <summary>True when some thread has an exception waiting (a plain read: the fast path of
+    /// every call).</summary>
+    internal static bool AnyPending {
+      get { return Volatile.Read(ref pendingCount) != 0; }
+    }
+
+    internal static void ThrowPending() {
+      DLPackException e = pending;
+      if (e == null) return;
+      pending = null;
+      Interlocked.Decrement(ref pendingCount);
+      throw e;
+    }
+  }
+
+  /// <summary>The entry points of native/dlbridge_csharp.c (see dlbridge_csharp.h for their
+  /// ownership rules).</summary>
+  internal static class NativeMethods {
+    internal const string Library = "dlbridge_csharp";
+
+    static NativeMethods() {
+      NativeExceptions.Register();
+    }
+
+    internal static void EnsureRegistered() {}
+
+    [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+    internal static extern void dlb_cs_register_exception(Delegate callback);
+
+    [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+    private static extern long dlb_cs_wrap(long data, ulong byteOffset, long device, int dtype,
+                                           int ndim, long[] shape, long[] strides, ulong flags,
+                                           long capacity, long handle);
+
+    internal static long Wrap(long data, ulong byteOffset, long device, int dtype, long[] shape,
+                              long[] strides, ulong flags, long capacity, long handle) {
+      long t = dlb_cs_wrap(data, byteOffset, device, dtype, shape == null ? 0 : shape.Length,
+                           shape, strides, flags, capacity, handle);
+      if (NativeExceptions.AnyPending) NativeExceptions.ThrowPending();
+      return t;
+    }
+
+    [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+    internal static extern int dlb_cs_free(long tensor);
+
+    [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+    internal static extern int dlb_cs_take_released(long[] output, int capacity);
+
+    [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+    internal static extern long dlb_cs_released_count();
+  }
+
+  /// <summary>Takes the handles of wrapped memory whose tensors were released (on any thread)
+  /// and lets go of them: unpins arrays, runs release actions of wrapped native memory.</summary>
+  internal static class ReleaseQueue {
+    private static long unpinned;
+
+    internal static long Unpinned {
+      get { return Interlocked.Read(ref unpinned); }
+    }
+
+    internal static void Drain() {
+      long[] buffer = new long[64];
+      int n;
+      while ((n = NativeMethods.dlb_cs_take_released(buffer, buffer.Length)) > 0) {
+        for (int i = 0; i < n; i++) {
+          GCHandle h = GCHandle.FromIntPtr(new IntPtr(buffer[i]));
+          Action release = h.Target as Action;
+          h.Free();
+          Interlocked.Increment(ref unpinned);
+          if (release != null) {
+            try {
+              release();
+            } catch (Exception) {
+              // A release action must not throw; this may be the finalizer thread.
+            }
+          }
+        }
+      }
+    }
+  }
+}
