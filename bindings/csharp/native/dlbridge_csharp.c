@@ -87,10 +87,12 @@ int64_t dlb_cs_released_count(void) {
   return __atomic_load_n(&g_released_count, __ATOMIC_SEQ_CST);
 }
 
-int32_t dlb_cs_free(int64_t tensor) {
+int32_t dlb_cs_free(int64_t tensor, int64_t* out, int32_t capacity) {
   dlb_tensor_free((DLManagedTensorVersioned*)(intptr_t)tensor);
-  return __atomic_load_n(&g_released, __ATOMIC_RELAXED) != NULL ? 1 : 0;
+  return dlb_cs_take_released(out, capacity);
 }
+
+void* const* dlb_cs_released_head(void) { return (void* const*)&g_released; }
 
 /* ---- wrapping --------------------------------------------------------------------------------- */
 int64_t dlb_cs_wrap(int64_t data, uint64_t byte_offset, int64_t device, int32_t dtype,

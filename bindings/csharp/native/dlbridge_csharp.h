@@ -41,9 +41,14 @@ DLB_CS_EXPORT int64_t dlb_cs_wrap(int64_t data, uint64_t byte_offset, int64_t de
                                   const int64_t* strides, uint64_t flags, int64_t capacity,
                                   int64_t handle);
 
-/* Frees one reference to a tensor (dlb_tensor_free); returns 1 when released handles are
- * waiting to be taken, 0 otherwise. */
-DLB_CS_EXPORT int32_t dlb_cs_free(int64_t tensor);
+/* Frees one reference to a tensor (dlb_tensor_free), then takes up to `capacity` released
+ * handles into `out` as dlb_cs_take_released does (the release this free caused, and any other
+ * thread's): one call where the managed side would need two. Returns how many it took. */
+DLB_CS_EXPORT int32_t dlb_cs_free(int64_t tensor, int64_t* out, int32_t capacity);
+
+/* The address of the queue's head (NULL when empty): the managed side reads it to know, without
+ * a call, whether there is anything to take. Valid for the life of the process. */
+DLB_CS_EXPORT void* const* dlb_cs_released_head(void);
 
 /* Moves up to `capacity` released handles into `out`; returns how many. Safe from any number
  * of threads at once. */

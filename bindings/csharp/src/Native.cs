@@ -88,24 +88,39 @@ namespace DLBridge {
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
     internal static extern void dlb_cs_register_exception(Delegate callback);
 
+    // Pointers, not arrays: the callers pin with `fixed`, which costs nothing, where the
+    // marshaller's array pinning costs about a P/Invoke call each.
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
-    private static extern long dlb_cs_wrap(long data, ulong byteOffset, long device, int dtype,
-                                           int ndim, long[] shape, long[] strides, ulong flags,
-                                           long capacity, long handle);
+    private static extern unsafe long dlb_cs_wrap(long data, ulong byteOffset, long device, int dtype,
+                                                  int ndim, long* shape, long* strides, ulong flags,
+                                                  long capacity, long handle);
 
-    internal static long Wrap(long data, ulong byteOffset, long device, int dtype, long[] shape,
-                              long[] strides, ulong flags, long capacity, long handle) {
-      long t = dlb_cs_wrap(data, byteOffset, device, dtype, shape == null ? 0 : shape.Length,
-                           shape, strides, flags, capacity, handle);
+    internal static unsafe long Wrap(long data, ulong byteOffset, long device, int dtype, long[] shape,
+                                     long[] strides, ulong flags, long capacity, long handle) {
+      long t;
+      if (strides != null && strides.Length != shape.Length) {
+        // The same refusal as dlbridge.i's, which this hand-written entry point bypasses.
+        throw new DLPackException(Status.InvalidArgument, "strides must have one value per extent");
+      }
+      fixed (long* s = shape)
+      fixed (long* st = strides) {
+        t = dlb_cs_wrap(data, byteOffset, device, dtype, shape.Length, s, st, flags, capacity, handle);
+      }
       if (NativeExceptions.AnyPending) NativeExceptions.ThrowPending();
       return t;
     }
 
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
-    internal static extern int dlb_cs_free(long tensor);
+    internal static extern unsafe int dlb_cs_free(long tensor, long* output, int capacity);
 
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
-    internal static extern int dlb_cs_take_released(long[] output, int capacity);
+    internal static extern unsafe int dlb_cs_take_released(long* output, int capacity);
+
+    [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+    private static extern IntPtr dlb_cs_released_head();
+
+    /// <summary>The native queue's head, read without a call.</summary>
+    internal static readonly IntPtr ReleasedHead = dlb_cs_released_head();
 
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
     internal static extern long dlb_cs_released_count();
@@ -120,21 +135,38 @@ namespace DLBridge {
       get { return Interlocked.Read(ref unpinned); }
     }
 
-    internal static void Drain() {
-      long[] buffer = new long[64];
+    internal const int Batch = 16;
+
+    /// <summary>True when released handles wait in the native queue (one memory read).</summary>
+    internal static unsafe bool Pending {
+      get { return Volatile.Read(ref *(IntPtr*)NativeMethods.ReleasedHead) != IntPtr.Zero; }
+    }
+
+    /// <summary>Frees one native reference and lets go of whatever was released meanwhile.</summary>
+    internal static unsafe void Free(long tensor) {
+      long* buffer = stackalloc long[Batch];
+      int n = NativeMethods.dlb_cs_free(tensor, buffer, Batch);
+      if (n > 0) Let(buffer, n);
+      if (n == Batch) Drain();
+    }
+
+    internal static unsafe void Drain() {
+      long* buffer = stackalloc long[Batch];
       int n;
-      while ((n = NativeMethods.dlb_cs_take_released(buffer, buffer.Length)) > 0) {
-        for (int i = 0; i < n; i++) {
-          GCHandle h = GCHandle.FromIntPtr(new IntPtr(buffer[i]));
-          Action release = h.Target as Action;
-          h.Free();
-          Interlocked.Increment(ref unpinned);
-          if (release != null) {
-            try {
-              release();
-            } catch (Exception) {
-              // A release action must not throw; this may be the finalizer thread.
-            }
+      while (Pending && (n = NativeMethods.dlb_cs_take_released(buffer, Batch)) > 0) Let(buffer, n);
+    }
+
+    private static unsafe void Let(long* handles, int n) {
+      for (int i = 0; i < n; i++) {
+        GCHandle h = GCHandle.FromIntPtr(new IntPtr(handles[i]));
+        Action release = h.Target as Action;
+        h.Free();
+        Interlocked.Increment(ref unpinned);
+        if (release != null) {
+          try {
+            release();
+          } catch (Exception) {
+            // A release action must not throw; this may be the finalizer thread.
           }
         }
       }

@@ -42,7 +42,6 @@ namespace DLBridge {
   /// </summary>
   public sealed class Tensor : IDisposable {
     private readonly TensorHandle h;
-    private readonly object exportLock = new object();
 
     internal Tensor(long address) {
       h = new TensorHandle(address);
@@ -162,7 +161,7 @@ namespace DLBridge {
         throw new DLPackException(Status.InvalidArgument, "a bool[] cannot be wrapped: use FromArray");
       }
       if (shape == null || shape.Length == 0) shape = new long[] { data.LongLength };
-      CollectReleased();
+      if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle pin = GCHandle.Alloc(data, GCHandleType.Pinned);
       try {
         long address = pin.AddrOfPinnedObject().ToInt64();
@@ -186,11 +185,12 @@ namespace DLBridge {
     public static Tensor WrapNative(IntPtr data, Device device, DType dtype, long[] shape,
                                     long[] strides = null, bool readOnly = false,
                                     Action release = null, ulong byteOffset = 0) {
-      CollectReleased();
+      if (shape == null) throw new ArgumentNullException("shape");
+      if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle keep = release != null ? GCHandle.Alloc(release) : default(GCHandle);
       try {
         long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
-                                    shape ?? new long[0], strides, readOnly ? FlagReadOnly : 0, -1,
+                                    shape, strides, readOnly ? FlagReadOnly : 0, -1,
                                     release != null ? GCHandle.ToIntPtr(keep).ToInt64() : 0);
         return new Tensor(t);
       } catch {
@@ -230,7 +230,7 @@ namespace DLBridge {
     /// consumer now owns (it calls its deleter once, on any thread). This Tensor is disposed
     /// afterwards; do not export while another thread is using it.</summary>
     public IntPtr ExportVersioned() {
-      lock (exportLock) {
+      lock (h) {
         long a = Enter();
         try {
           h.Detach();
@@ -245,7 +245,7 @@ namespace DLBridge {
     /// DLManagedTensor* the consumer now owns. Refused (the tensor stays open) when a flag would
     /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
     public IntPtr ExportLegacy() {
-      lock (exportLock) {
+      lock (h) {
         long a = Enter();
         long legacy;
         try {

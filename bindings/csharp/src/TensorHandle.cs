@@ -31,7 +31,7 @@ namespace DLBridge {
     protected override bool ReleaseHandle() {
       if (detached != 0) return true;
       // Runs once: on Dispose, after the last native call using it, or on the finalizer thread.
-      if (NativeMethods.dlb_cs_free(handle.ToInt64()) != 0) ReleaseQueue.Drain();
+      ReleaseQueue.Free(handle.ToInt64());
       return true;
     }
   }

@@ -136,7 +136,7 @@ namespace DLBridge.Tests {
       string dir = Environment.GetEnvironmentVariable("DLBRIDGE_CSHARP_BUILD_DIR");
       string mono = Environment.GetEnvironmentVariable("DLBRIDGE_MONO");
       if (dir == null || mono == null) Assert.Ignore("run through run_nunit.py");
-      for (int delay = 0; delay <= 20000; delay += 5000) {
+      for (int delay = 0; delay <= 30000; delay += 2500) {
         ProcessStartInfo info = new ProcessStartInfo(mono, Path.Combine(dir, "Shutdown.exe") + " " + delay);
         info.UseShellExecute = false;
         info.RedirectStandardOutput = true;

@@ -334,10 +334,18 @@ static void test_wrap_and_release(void) {
                   (int64_t)sizeof g_buffer, 43);
   {
     long long share = CSharp_DLBridge_dlb_tensor_share(t, 0);
-    CHECK(dlb_cs_free(t) == 0);
-    CHECK(dlb_cs_free(share) == 1);
+    CHECK(dlb_cs_free(t, handles, 8) == 0);
+    CHECK(*dlb_cs_released_head() == NULL);
+    CHECK(dlb_cs_free(share, handles, 8) == 1 && handles[0] == 43);
   }
-  CHECK(take_all(handles, 8) == 1 && handles[0] == 43);
+  CHECK(take_all(handles, 8) == 0);
+  /* Released but not taken by the free that released it (capacity 0): the head shows it. */
+  t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
+                  (int64_t)sizeof g_buffer, 46);
+  CHECK(dlb_cs_free(t, handles, 0) == 0);
+  CHECK(*dlb_cs_released_head() != NULL);
+  CHECK(take_all(handles, 8) == 1 && handles[0] == 46);
+  CHECK(*dlb_cs_released_head() == NULL);
 
   /* Refused by the core: nothing changed hands, nothing is queued. */
   CHECK(dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, negative, NULL, 0,
@@ -351,8 +359,8 @@ static void test_wrap_and_release(void) {
   /* Native memory without a handle: nothing to queue. */
   t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0, -1, 0);
   CHECK(t != 0 && no_exception());
-  CHECK(dlb_cs_free(t) == 0);
-  CHECK(dlb_cs_released_count() == released_before + 2);
+  CHECK(dlb_cs_free(t, handles, 8) == 0);
+  CHECK(dlb_cs_released_count() == released_before + 3);
   CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
 }
 
@@ -368,8 +376,11 @@ static void* wrap_many(void* arg) {
                             kDLFloat | (32 << 8) | (1 << 16), 1, shape, NULL, 0,
                             (int64_t)sizeof g_buffer, base + i + 1);
     int64_t share = (int64_t)CSharp_DLBridge_dlb_tensor_share(t, 0);
-    dlb_cs_free(t);
-    dlb_cs_free(share);
+    int64_t taken[4];
+    int32_t n, k;
+    dlb_cs_free(t, NULL, 0);
+    n = dlb_cs_free(share, taken, 4); /* takes as a drainer does */
+    for (k = 0; k < n; ++k) __atomic_add_fetch(&g_seen[taken[k] - 1], 1, __ATOMIC_RELAXED);
   }
   return NULL;
 }
