@@ -66,7 +66,16 @@ JSON
     "DLBridge/$version": { "type": "package", "serviceable": false, "sha512": "", "path": "dlbridge/$version" } } }
 JSON
   echo "coreclr: Microsoft.NETCore.App $fx"
-  (cd "$work/core" && "$DLBRIDGE_DOTNET" exec --additionalprobingpath "$work/probe" Consumer.exe)
+  (cd "$work/core" && COREHOST_TRACE=1 "$DLBRIDGE_DOTNET" exec --additionalprobingpath "$work/probe" \
+     Consumer.exe 2>"$work/corehost.log")
+  # The native library must come from the package, through the host's own probing.
+  native_dir="$work/probe/dlbridge/$version/runtimes/linux-x64/native"
+  if ! grep -F "$native_dir" "$work/corehost.log" | grep -qi "native"; then
+    grep -i "native" "$work/corehost.log" | head -n 20
+    echo "the host did not resolve the package's native library"
+    exit 1
+  fi
+  echo "coreclr: libdlbridge_csharp.so resolved from the package's runtimes/linux-x64/native"
 else
   echo "coreclr: skipped (set DLBRIDGE_DOTNET to a dotnet host to run the consumer on CoreCLR)"
 fi
