@@ -72,12 +72,17 @@ int32_t dlb_cs_take_released(int64_t* out, int32_t capacity) {
     return 0;
   }
   pthread_mutex_lock(&g_drain_lock);
-  if (g_taken == NULL) g_taken = __atomic_exchange_n(&g_released, NULL, __ATOMIC_ACQUIRE);
-  while (n < capacity && g_taken != NULL) {
-    release_node* node = g_taken;
-    g_taken = node->next;
-    out[n++] = node->handle;
-    free(node);
+  {
+    /* Written under the lock, read without it by the fast path above: atomic accesses. */
+    release_node* taken = __atomic_load_n(&g_taken, __ATOMIC_RELAXED);
+    if (taken == NULL) taken = __atomic_exchange_n(&g_released, NULL, __ATOMIC_ACQUIRE);
+    while (n < capacity && taken != NULL) {
+      release_node* node = taken;
+      taken = node->next;
+      out[n++] = node->handle;
+      free(node);
+    }
+    __atomic_store_n(&g_taken, taken, __ATOMIC_RELAXED);
   }
   pthread_mutex_unlock(&g_drain_lock);
   return n;
