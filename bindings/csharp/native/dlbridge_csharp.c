@@ -42,7 +42,7 @@ typedef struct release_node {
 
 /* Released nodes not yet taken: pushed lock-free by releases, taken whole by a drainer. */
 static release_node* g_released = NULL;
-/* Nodes a drainer took but did not hand out yet (capacity), under g_drain_lock. */
+/* Nodes a drainer took but could not hand out (capacity): written under g_drain_lock. */
 static release_node* g_taken = NULL;
 static pthread_mutex_t g_drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t g_released_count = 0;
@@ -64,25 +64,43 @@ static void release_wrapped(void* ctx) {
                                         __ATOMIC_RELAXED));
 }
 
+/* Hands out nodes of `list` into `out` until it is full; returns the rest of the list. */
+static release_node* hand_out(release_node* list, int64_t* out, int32_t capacity, int32_t* n) {
+  while (*n < capacity && list != NULL) {
+    release_node* node = list;
+    list = node->next;
+    out[(*n)++] = node->handle;
+    free(node);
+  }
+  return list;
+}
+
 int32_t dlb_cs_take_released(int64_t* out, int32_t capacity) {
   int32_t n = 0;
+  release_node* rest;
   if (out == NULL || capacity <= 0) return 0;
-  if (__atomic_load_n(&g_released, __ATOMIC_RELAXED) == NULL &&
-      __atomic_load_n(&g_taken, __ATOMIC_RELAXED) == NULL) {
-    return 0;
+  /* Fast path, without the lock: nothing left over by an earlier take; take the whole list. */
+  if (__atomic_load_n(&g_taken, __ATOMIC_ACQUIRE) == NULL) {
+    if (__atomic_load_n(&g_released, __ATOMIC_RELAXED) == NULL) return 0;
+    rest = hand_out(__atomic_exchange_n(&g_released, NULL, __ATOMIC_ACQUIRE), out, capacity, &n);
+    if (rest == NULL) return n;
+    /* More than fits: keep the rest for the next take (in front of what others left). */
+    pthread_mutex_lock(&g_drain_lock);
+    {
+      release_node* tail = rest;
+      while (tail->next != NULL) tail = tail->next;
+      tail->next = __atomic_load_n(&g_taken, __ATOMIC_RELAXED);
+      __atomic_store_n(&g_taken, rest, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_drain_lock);
+    return n;
   }
+  /* Leftovers: handed out under the lock, then the queue as above. */
   pthread_mutex_lock(&g_drain_lock);
   {
-    /* Written under the lock, read without it by the fast path above: atomic accesses. */
     release_node* taken = __atomic_load_n(&g_taken, __ATOMIC_RELAXED);
     if (taken == NULL) taken = __atomic_exchange_n(&g_released, NULL, __ATOMIC_ACQUIRE);
-    while (n < capacity && taken != NULL) {
-      release_node* node = taken;
-      taken = node->next;
-      out[n++] = node->handle;
-      free(node);
-    }
-    __atomic_store_n(&g_taken, taken, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_taken, hand_out(taken, out, capacity, &n), __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&g_drain_lock);
   return n;

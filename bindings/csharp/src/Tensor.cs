@@ -166,7 +166,7 @@ namespace DLBridge {
       try {
         long address = pin.AddrOfPinnedObject().ToInt64();
         long t = NativeMethods.Wrap(address, 0, Device.Cpu.Packed, dtype.Packed, shape, strides,
-                                    readOnly ? FlagReadOnly : 0, Buffer.ByteLength(data),
+                                    readOnly ? FlagReadOnly : 0, data.LongLength * (dtype.Bits / 8),
                                     GCHandle.ToIntPtr(pin).ToInt64());
         return new Tensor(t);
       } catch {

@@ -347,6 +347,24 @@ static void test_wrap_and_release(void) {
   CHECK(take_all(handles, 8) == 1 && handles[0] == 46);
   CHECK(*dlb_cs_released_head() == NULL);
 
+  /* More released than one take holds: the rest waits for the next takes, none lost. */
+  {
+    int64_t many[20], k, sum = 0;
+    for (k = 0; k < 20; ++k) {
+      many[k] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
+                            (int64_t)sizeof g_buffer, 100 + k);
+    }
+    for (k = 0; k < 20; ++k) CHECK(dlb_cs_free(many[k], NULL, 0) == 0);
+    CHECK(dlb_cs_take_released(handles, 8) == 8);
+    for (k = 0; k < 8; ++k) sum += handles[k];
+    CHECK(dlb_cs_take_released(handles, 8) == 8);
+    for (k = 0; k < 8; ++k) sum += handles[k];
+    CHECK(dlb_cs_take_released(handles, 8) == 4);
+    for (k = 0; k < 4; ++k) sum += handles[k];
+    CHECK(sum == 20 * 100 + 190);
+    CHECK(dlb_cs_take_released(handles, 8) == 0);
+  }
+
   /* Refused by the core: nothing changed hands, nothing is queued. */
   CHECK(dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, negative, NULL, 0,
                     (int64_t)sizeof g_buffer, 44) == 0);
@@ -360,7 +378,7 @@ static void test_wrap_and_release(void) {
   t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0, -1, 0);
   CHECK(t != 0 && no_exception());
   CHECK(dlb_cs_free(t, handles, 8) == 0);
-  CHECK(dlb_cs_released_count() == released_before + 3);
+  CHECK(dlb_cs_released_count() == released_before + 23);
   CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
 }
 
