@@ -66,3 +66,7 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
  * would become a 32-bit uint; the headers use uint64_t for every size, and should a size_t
  * appear it is 64 bits here too. */
 %apply unsigned long long { size_t };
+/* C `long` is 64 bits on LP64, 32 in SWIG's C# typemaps: the header's `(1UL << 0UL)` flag
+ * constants would become a 32-bit uint, dropping any flag above bit 31 that DLPack adds. */
+%apply long long { long };
+%apply unsigned long long { unsigned long };

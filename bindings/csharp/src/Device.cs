@@ -40,6 +40,14 @@ namespace DLBridge {
       return new Device(outValue[0]);
     }
 
+    /// <summary>True when imports accept this device type: one DLPack defines, or one a backend
+    /// is registered for.</summary>
+    public bool IsTypeKnown { get { return DLBridgeNative.dlb_device_type_is_known(DeviceType) != 0; } }
+
+    /// <summary>True when a backend serves this device type now (always for the CPU; CUDA and
+    /// OpenCL register theirs on first use).</summary>
+    public bool HasBackend { get { return DLBridgeNative.dlb_backend_is_registered(DeviceType) != 0; } }
+
     /// <summary>True when the host CPU can read this device's memory directly.</summary>
     public bool IsHostReadable { get { return DLBridgeNative.dlb_device_is_host_readable(Packed) != 0; } }
 

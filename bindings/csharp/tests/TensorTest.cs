@@ -187,6 +187,11 @@ namespace DLBridge.Tests {
       Assert.AreEqual("device_type_99:3", new Device(99, 3).ToString());
       Assert.AreEqual(new Device(99, 3), Device.Parse("device_type_99:3"));
       Assert.IsTrue(Device.Cpu.IsHostReadable);
+      Assert.IsTrue(Device.Cpu.IsTypeKnown);
+      Assert.IsTrue(Device.Cpu.HasBackend);
+      Assert.IsFalse(new Device(99, 0).IsTypeKnown);
+      Assert.AreEqual("cuda", Device.Cuda(0).TypeName);
+      Assert.IsNull(new Device(99, 0).TypeName);
       Assert.IsFalse(Device.Cuda(0).IsHostReadable);
       Assert.AreEqual("DLB_ERR_READ_ONLY", Status.Name(Status.ReadOnly));
       Assert.AreEqual("DLB_ERR_UNKNOWN", Status.Name(1000));

@@ -57,7 +57,7 @@ int CSharp_DLBridge_dlbx_tensor_ndim(long long tensor);
 int CSharp_DLBridge_dlbx_tensor_dtype(long long tensor);
 long long CSharp_DLBridge_dlbx_tensor_device(long long tensor);
 int CSharp_DLBridge_kDLFloat_get(void);
-unsigned int CSharp_DLBridge_DLPACK_FLAG_BITMASK_READ_ONLY_get(void);
+unsigned long long CSharp_DLBridge_DLPACK_FLAG_BITMASK_READ_ONLY_get(void);
 
 /* ---- the fake runtime ----------------------------------------------------------------------- */
 static int g_passed = 0, g_failed = 0;
