@@ -156,10 +156,19 @@ namespace DLBridge {
       while (Pending && (n = NativeMethods.dlb_cs_take_released(buffer, Batch)) > 0) Let(buffer, n);
     }
 
+    /// <summary>The release context of a wrapped tensor: the GCHandle's value shifted left
+    /// once, its low bit saying whether the handle holds a release Action (run it) or a pinned
+    /// array (only free it: no Target lookup on the hot path). GCHandle values are below 2^62
+    /// on every runtime (Mono: small indices; CoreCLR: user-space pointers).</summary>
+    internal static long Token(GCHandle handle, bool isAction) {
+      return (GCHandle.ToIntPtr(handle).ToInt64() << 1) | (isAction ? 1L : 0L);
+    }
+
     private static unsafe void Let(long* handles, int n) {
       for (int i = 0; i < n; i++) {
-        GCHandle h = GCHandle.FromIntPtr(new IntPtr(handles[i]));
-        Action release = h.Target as Action;
+        long token = handles[i];
+        GCHandle h = GCHandle.FromIntPtr(new IntPtr(token >> 1));
+        Action release = (token & 1) != 0 ? (Action)h.Target : null;
         h.Free();
         Interlocked.Increment(ref unpinned);
         if (release != null) {

@@ -167,7 +167,7 @@ namespace DLBridge {
         long address = pin.AddrOfPinnedObject().ToInt64();
         long t = NativeMethods.Wrap(address, 0, Device.Cpu.Packed, dtype.Packed, shape, strides,
                                     readOnly ? FlagReadOnly : 0, data.LongLength * (dtype.Bits / 8),
-                                    GCHandle.ToIntPtr(pin).ToInt64());
+                                    ReleaseQueue.Token(pin, false));
         return new Tensor(t);
       } catch {
         pin.Free(); // the wrap failed: nothing changed hands
@@ -191,7 +191,7 @@ namespace DLBridge {
       try {
         long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
                                     shape, strides, readOnly ? FlagReadOnly : 0, -1,
-                                    release != null ? GCHandle.ToIntPtr(keep).ToInt64() : 0);
+                                    release != null ? ReleaseQueue.Token(keep, true) : 0);
         return new Tensor(t);
       } catch {
         if (release != null) keep.Free();
