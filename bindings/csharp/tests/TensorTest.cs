@@ -168,6 +168,30 @@ namespace DLBridge.Tests {
     }
 
     [Test]
+    public void WrapWithStridesAndReadOnly() {
+      int[] data = { 0, 1, 2, 3, 4, 5 };
+      // A 3 x 2 column-major view of the array, read-only.
+      using (Tensor t = Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1, 3 }, true)) {
+        Assert.AreEqual(new long[] { 1, 3 }, t.Strides);
+        Assert.IsTrue(t.IsReadOnly);
+        Assert.AreEqual(new[] { 0, 3, 1, 4, 2, 5 }, t.ToArray<int>());
+        TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => t.CopyFrom(data));
+        TestUtil.Throws(Status.ReadOnly,
+            "cannot export a read-only tensor as a legacy DLManagedTensor, which has no READ_ONLY flag",
+            () => t.ExportLegacy());
+      }
+      // Strides that reach past the array are refused before anything is handed out.
+      TestUtil.Throws(Status.InvalidArgument, "the tensor reaches beyond the memory it wraps",
+                      () => Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1, 4 }, false));
+      TestUtil.Throws(Status.InvalidArgument, "strides must have one value per extent",
+                      () => Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1 }, false));
+      // A shape smaller than the array: its first elements, no copy.
+      using (Tensor w = Tensor.Wrap(data, 2, 2)) {
+        Assert.AreEqual(new[] { 0, 1, 2, 3 }, w.ToArray<int>());
+      }
+    }
+
+    [Test]
     public void DTypesAndDevicesThroughTheCore() {
       Assert.AreEqual(DType.Float32, DType.Parse("float32"));
       Assert.AreEqual(new DType(DType.CodeFloat, 32, 4), DType.Parse("float32x4"));
