@@ -14,12 +14,15 @@ build_packages=(g++ meson ninja-build pkg-config python3)
 # frameworks suite exchanges tensors with NumPy and PyTorch through their DLPack entry points. The CUDA
 # Toolkit (nvcc) is not in Debian's archive: the CUDA backend is built when nvcc is on PATH.
 # golang-go (Go 1.19): the Go binding's suite (swig above regenerates its committed output).
+# mono-devel (mcs), nunit-console + libnunit-cil-dev (NUnit 2.6) and nuget: the C# binding, its
+# suite and its package test.
 test_packages=(doctest-dev libdlpack-dev clang libclang-rt-14-dev valgrind binutils bindgen libclang-dev
   ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
   swig default-jdk-headless maven junit5 libsurefire-java libmaven-clean-plugin-java
   libmaven-resources-plugin-java libmaven-compiler-plugin-java libmaven-jar-plugin-java
   libmaven-install-plugin-java libmaven-antrun-plugin-java libbuild-helper-maven-plugin-java
-  cmake python3-numpy python3-torch golang-go)
+  cmake python3-numpy python3-torch golang-go
+  mono-devel nunit-console libnunit-cil-dev nuget)
 
 packages=("${build_packages[@]}")
 if [[ "$profile" == "test" ]]; then

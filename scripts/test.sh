@@ -17,6 +17,7 @@
 #      (a JVM under valgrind is impractical: suite jni drives the JNI library without one)
 #   4. clang with ThreadSanitizer: the core, cpp, jni, gonative and interop-native suites (built
 #      without the device backends)
+#   C#: suite csharp-native (the P/Invoke library without Mono) in passes 2-4; NUnit also in 2 (ASan preloaded).
 # Ends with one line "N passed, N failed, N skipped" counting Meson tests over all passes, and
 # exits non-zero if any test failed or a pass ran no test.
 set -uo pipefail
@@ -95,7 +96,7 @@ if [[ -f build-test/build.ninja ]]; then
   # PoCL (the OpenCL on the CPU) and its LLVM leak and trip valgrind in their own code: their
   # reports are suppressed by object name, nothing in dlbridge is.
   run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
-    --suite gonative --suite interop-native --timeout-multiplier 10 \
+    --suite gonative --suite interop-native --suite csharp-native --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp"
 fi
 
@@ -105,7 +106,7 @@ if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false -D
    build build-tsan; then
   # No JVM runs under TSan (the Maven test is not registered there): suite jni covers the JNI
   # library, including a release on a thread the JVM never saw.
-  run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative --suite interop-native
+  run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative --suite interop-native --suite csharp-native
 else
   status=1
 fi

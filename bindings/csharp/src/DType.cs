@@ -1,0 +1,106 @@
+using System;
+using System.Text;
+
+namespace DLBridge {
+  /// <summary>A DLPack data type: code, bits and lanes over the integer codes (never a closed
+  /// enum: a newer producer may send a code this version has no name for). Names, sizes and
+  /// validity come from the core.</summary>
+  public readonly struct DType : IEquatable<DType> {
+    /// <summary>code | bits &lt;&lt; 8 | lanes &lt;&lt; 16, as the native layer passes it.</summary>
+    internal readonly int Packed;
+
+    internal DType(int packed) {
+      Packed = packed;
+    }
+
+    public DType(int code, int bits, int lanes = 1) {
+      Packed = (code & 0xff) | ((bits & 0xff) << 8) | ((lanes & 0xffff) << 16);
+    }
+
+    public int Code { get { return Packed & 0xff; } }
+    public int Bits { get { return (Packed >> 8) & 0xff; } }
+    public int Lanes { get { return (Packed >> 16) & 0xffff; } }
+
+    // The codes, from the C header.
+    public static readonly int CodeInt = DLBridgeNative.kDLInt;
+    public static readonly int CodeUInt = DLBridgeNative.kDLUInt;
+    public static readonly int CodeFloat = DLBridgeNative.kDLFloat;
+    public static readonly int CodeOpaqueHandle = DLBridgeNative.kDLOpaqueHandle;
+    public static readonly int CodeBfloat = DLBridgeNative.kDLBfloat;
+    public static readonly int CodeComplex = DLBridgeNative.kDLComplex;
+    public static readonly int CodeBool = DLBridgeNative.kDLBool;
+
+    public static readonly DType Int8 = new DType(CodeInt, 8);
+    public static readonly DType Int16 = new DType(CodeInt, 16);
+    public static readonly DType Int32 = new DType(CodeInt, 32);
+    public static readonly DType Int64 = new DType(CodeInt, 64);
+    public static readonly DType UInt8 = new DType(CodeUInt, 8);
+    public static readonly DType UInt16 = new DType(CodeUInt, 16);
+    public static readonly DType UInt32 = new DType(CodeUInt, 32);
+    public static readonly DType UInt64 = new DType(CodeUInt, 64);
+    public static readonly DType Float16 = new DType(CodeFloat, 16);
+    public static readonly DType Float32 = new DType(CodeFloat, 32);
+    public static readonly DType Float64 = new DType(CodeFloat, 64);
+    public static readonly DType BFloat16 = new DType(CodeBfloat, 16);
+    public static readonly DType Bool = new DType(CodeBool, 8);
+    public static readonly DType Complex64 = new DType(CodeComplex, 64);
+    public static readonly DType Complex128 = new DType(CodeComplex, 128);
+
+    /// <summary>Parses a name the core knows ("float32", "int4", "float32x4"); throws
+    /// <see cref="DLPackException"/> with the core's message otherwise.</summary>
+    public static DType Parse(string name) {
+      int[] outValue = new int[1];
+      DLBridgeNative.dlb_dtype_parse(name, outValue);
+      return new DType(outValue[0]);
+    }
+
+    /// <summary>Throws <see cref="DLPackException"/> unless the core accepts this dtype.</summary>
+    public void Validate() {
+      DLBridgeNative.dlb_dtype_validate(Packed);
+    }
+
+    public bool IsValid {
+      get {
+        try {
+          Validate();
+          return true;
+        } catch (DLPackException) {
+          return false;
+        }
+      }
+    }
+
+    /// <summary>Bytes one element takes on its own (ceil(bits * lanes / 8)).</summary>
+    public long ElementSize { get { return (long)DLBridgeNative.dlb_dtype_element_size(Packed); } }
+
+    /// <summary>Bits of one element (bits * lanes).</summary>
+    public int ElementBits { get { return (int)DLBridgeNative.dlb_dtype_element_bits(Packed); } }
+
+    public bool IsSubByte { get { return DLBridgeNative.dlb_dtype_is_subbyte(Packed) != 0; } }
+
+    /// <summary>The core's name ("float32"); throws for an invalid dtype.</summary>
+    public string Name {
+      get {
+        byte[] buffer = new byte[DLBridgeNative.DLB_DTYPE_NAME_SIZE];
+        DLBridgeNative.dlb_dtype_format(Packed, buffer);
+        return Text(buffer);
+      }
+    }
+
+    /// <summary>The core's name, or "dtype(code=C, bits=B, lanes=L)" for one it refuses.</summary>
+    public override string ToString() {
+      return IsValid ? Name : "dtype(code=" + Code + ", bits=" + Bits + ", lanes=" + Lanes + ")";
+    }
+
+    internal static string Text(byte[] buffer) {
+      int n = Array.IndexOf(buffer, (byte)0);
+      return Encoding.UTF8.GetString(buffer, 0, n < 0 ? buffer.Length : n);
+    }
+
+    public bool Equals(DType other) { return Packed == other.Packed; }
+    public override bool Equals(object obj) { return obj is DType && Equals((DType)obj); }
+    public override int GetHashCode() { return Packed; }
+    public static bool operator ==(DType a, DType b) { return a.Packed == b.Packed; }
+    public static bool operator !=(DType a, DType b) { return a.Packed != b.Packed; }
+  }
+}

@@ -1,0 +1,80 @@
+using System;
+using System.Collections.Concurrent;
+using System.Threading;
+using NUnit.Framework;
+
+namespace DLBridge.Tests {
+  [TestFixture]
+  public class ConcurrencyTest : LeakChecked {
+    /// <summary>8 threads create, share and dispose 100k tensors; the shares are disposed by
+    /// other threads than the ones that made them.</summary>
+    [Test]
+    public void EightThreadsHundredThousandTensors() {
+      const int threads = 8, perThread = 12500;
+      Tensor.CollectReleased();
+      long collected = Tensor.CollectedCount;
+      var handoff = new ConcurrentQueue<Tensor>();
+      Exception failure = null;
+      int wrapped = 0;
+      Thread[] workers = new Thread[threads];
+      for (int w = 0; w < threads; w++) {
+        workers[w] = new Thread(() => {
+          try {
+            float[] values = { 1, 2, 3, 4 };
+            for (int i = 0; i < perThread; i++) {
+              Tensor t;
+              switch (i % 3) {
+                case 0: t = Tensor.Allocate(Device.Cpu, DType.Float32, 2, 2); break;
+                case 1: t = Tensor.FromArray(values, 2, 2); break;
+                default: t = Tensor.Wrap(new float[4], 2, 2); Interlocked.Increment(ref wrapped); break;
+              }
+              handoff.Enqueue(t.Share());
+              if (i % 2 == 0) t.Dispose(); else handoff.Enqueue(t);
+              Tensor other;
+              if (handoff.TryDequeue(out other)) {
+                Assert.AreEqual(4, other.ElementCount);
+                other.Dispose();
+              }
+            }
+          } catch (Exception e) {
+            failure = e;
+          }
+        });
+        workers[w].Start();
+      }
+      foreach (Thread t in workers) t.Join();
+      Tensor rest;
+      while (handoff.TryDequeue(out rest)) rest.Dispose();
+      Assert.IsNull(failure, failure == null ? "" : failure.ToString());
+      Tensor.CollectReleased();
+      Assert.AreEqual(collected + wrapped, Tensor.CollectedCount, "every wrapped array unpinned once");
+    }
+
+    /// <summary>One tensor disposed by one thread while others use it: each use either
+    /// succeeds or throws ObjectDisposedException, never touches freed memory.</summary>
+    [Test]
+    public void DisposeRacesWithUse() {
+      for (int round = 0; round < 200; round++) {
+        Tensor t = Tensor.FromArray(new double[] { 1, 2, 3 });
+        int ok = 0, disposed = 0;
+        Thread[] users = new Thread[3];
+        for (int u = 0; u < users.Length; u++) {
+          users[u] = new Thread(() => {
+            for (int i = 0; i < 50; i++) {
+              try {
+                Assert.AreEqual(6.0, t.ToArray<double>()[0] + t.ToArray<double>()[1] + t.ToArray<double>()[2]);
+                Interlocked.Increment(ref ok);
+              } catch (ObjectDisposedException) {
+                Interlocked.Increment(ref disposed);
+              }
+            }
+          });
+          users[u].Start();
+        }
+        t.Dispose();
+        foreach (Thread u in users) u.Join();
+        Assert.AreEqual(150, ok + disposed);
+      }
+    }
+  }
+}

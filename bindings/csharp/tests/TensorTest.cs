@@ -1,0 +1,225 @@
+using System;
+using System.Linq;
+using NUnit.Framework;
+
+namespace DLBridge.Tests {
+  [TestFixture]
+  public class TensorTest : LeakChecked {
+    private static void RoundTrip<T>(T[] values, DType dtype) where T : struct {
+      using (Tensor t = Tensor.FromArray(values, 2, values.Length / 2)) {
+        Assert.AreEqual(dtype, t.DType);
+        Assert.AreEqual(dtype, Tensor.DTypeOf<T>());
+        Assert.AreEqual(new long[] { 2, values.Length / 2 }, t.Shape);
+        Assert.AreEqual(Device.Cpu, t.Device);
+        Assert.AreEqual(values.Length, t.ElementCount);
+        Assert.AreEqual(values, t.ToArray<T>());
+        Assert.IsTrue(t.IsExclusive);
+        Assert.AreEqual(values, t.AsReadOnlySpan<T>().ToArray());
+      }
+      if (typeof(T) == typeof(bool)) return;
+      T[] copy = (T[])values.Clone();
+      using (Tensor w = Tensor.Wrap(copy)) {
+        Assert.AreEqual(dtype, w.DType);
+        Assert.AreEqual(values, w.ToArray<T>());
+        // Zero copy: the tensor's memory is the array.
+        Span<T> span = w.AsSpan<T>();
+        span[0] = values[values.Length - 1];
+        Assert.AreEqual(values[values.Length - 1], copy[0]);
+      }
+    }
+
+    [Test]
+    public void RoundTripEveryDType() {
+      RoundTrip(new float[] { 1.5f, -2, float.MaxValue, float.Epsilon }, DType.Float32);
+      RoundTrip(new double[] { 1.5, -2, double.MaxValue, double.Epsilon }, DType.Float64);
+      RoundTrip(new sbyte[] { 1, -2, sbyte.MinValue, sbyte.MaxValue }, DType.Int8);
+      RoundTrip(new byte[] { 1, 2, 0, byte.MaxValue }, DType.UInt8);
+      RoundTrip(new short[] { 1, -2, short.MinValue, short.MaxValue }, DType.Int16);
+      RoundTrip(new ushort[] { 1, 2, 0, ushort.MaxValue }, DType.UInt16);
+      RoundTrip(new int[] { 1, -2, int.MinValue, int.MaxValue }, DType.Int32);
+      RoundTrip(new uint[] { 1, 2, 0, uint.MaxValue }, DType.UInt32);
+      RoundTrip(new long[] { 1, -2, long.MinValue, long.MaxValue }, DType.Int64);
+      RoundTrip(new ulong[] { 1, 2, 0, ulong.MaxValue }, DType.UInt64);
+      RoundTrip(new bool[] { true, false, false, true }, DType.Bool);
+    }
+
+    [Test]
+    public void AllocateWithStridesAndFlags() {
+      using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Int32, new long[] { 2, 3 }, new long[] { 1, 2 }, true)) {
+        Assert.AreEqual(new long[] { 1, 2 }, t.Strides);
+        Assert.IsTrue(t.IsReadOnly);
+        Assert.AreEqual(Tensor.FlagReadOnly, t.Flags & Tensor.FlagReadOnly);
+        Assert.IsFalse(t.IsContiguous);
+        Assert.AreEqual(24, t.ByteSize);
+      }
+      using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, 4, 5)) {
+        Assert.AreEqual(new long[] { 5, 1 }, t.Strides);
+        Assert.AreEqual(2, t.NDim);
+        Assert.AreEqual(0UL, t.Flags & Tensor.FlagReadOnly);
+        Assert.AreEqual("Tensor(float32, [4, 5], cpu)", t.ToString());
+      }
+      using (Tensor scalar = Tensor.Allocate(Device.Cpu, DType.Float64)) {
+        Assert.AreEqual(0, scalar.NDim);
+        Assert.AreEqual(1, scalar.ElementCount);
+      }
+    }
+
+    [Test]
+    public void ViewsOutliveTheirBase() {
+      Tensor b = Tensor.FromArray(Enumerable.Range(0, 24).Select(i => (float)i).ToArray(), 4, 6);
+      Tensor slice = b.Slice(new SliceRange(1, 3), new SliceRange(SliceRange.None, SliceRange.None, 2));
+      Tensor select = b.Select(0, -1);
+      Tensor reshaped = b.Reshape(3, -1);
+      Tensor permuted = b.Permute(1, 0);
+      Tensor transposed = b.Transpose();
+      Tensor shared = b.Share(true);
+      b.Dispose();
+      Assert.Throws<ObjectDisposedException>(() => { var unused = b.Shape; });
+      Assert.AreEqual(new long[] { 2, 3 }, slice.Shape);
+      Assert.AreEqual(new float[] { 6, 8, 10, 12, 14, 16 }, slice.ToArray<float>());
+      Assert.AreEqual(new float[] { 18, 19, 20, 21, 22, 23 }, select.ToArray<float>());
+      Assert.AreEqual(new long[] { 3, 8 }, reshaped.Shape);
+      Assert.AreEqual(new long[] { 6, 4 }, permuted.Shape);
+      Assert.AreEqual(new float[] { 0, 6, 12, 18, 1, 7 }, permuted.ToArray<float>().Take(6).ToArray());
+      Assert.AreEqual(new long[] { 1, 6 }, transposed.Strides);
+      Assert.IsTrue(shared.IsReadOnly);
+      Assert.IsFalse(shared.IsExclusive);
+      TestUtil.Throws(Status.Layout, "the tensor is not C-contiguous: copy it to a contiguous tensor first",
+                      () => slice.AsSpan<float>());
+      foreach (Tensor v in new[] { slice, select, reshaped, permuted, transposed, shared }) v.Dispose();
+    }
+
+    [Test]
+    public void CopiesAndCopyInto() {
+      using (Tensor src = Tensor.FromArray(new[] { 1, 2, 3, 4, 5, 6 }, 2, 3))
+      using (Tensor t = src.Transpose())
+      using (Tensor copy = t.CopyTo(Device.Cpu))
+      using (Tensor async = t.CopyToAsync(Device.Cpu, IntPtr.Zero))
+      using (Tensor dst = Tensor.Allocate(Device.Cpu, DType.Int32, 3, 2)) {
+        Assert.AreEqual(new[] { 1, 4, 2, 5, 3, 6 }, copy.ToArray<int>());
+        Assert.AreEqual(Tensor.FlagIsCopied, copy.Flags & Tensor.FlagIsCopied);
+        Assert.AreEqual(new[] { 1, 4, 2, 5, 3, 6 }, async.ToArray<int>());
+        t.CopyInto(dst);
+        Assert.AreEqual(new[] { 1, 4, 2, 5, 3, 6 }, dst.ToArray<int>());
+        using (Tensor ro = dst.Share(true)) {
+          TestUtil.Throws(Status.ReadOnly, "cannot copy into a read-only tensor", () => t.CopyInto(ro));
+        }
+        Device.Cpu.Synchronize();
+      }
+    }
+
+    [Test]
+    public void SpansSeeTheTensorsMemory() {
+      using (Tensor t = Tensor.FromArray(new double[] { 1, 2, 3 })) {
+        Span<double> s = t.AsSpan<double>();
+        s[1] = 20;
+        Assert.AreEqual(new double[] { 1, 20, 3 }, t.ToArray<double>());
+        HostBuffer b = t.HostData(false);
+        Assert.AreEqual(24, b.ByteCount);
+        Assert.AreNotEqual(IntPtr.Zero, b.Data);
+        using (Tensor ro = t.Share(true)) {
+          Assert.AreEqual(3, ro.AsReadOnlySpan<double>().Length);
+          TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.AsSpan<double>());
+          TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.CopyFrom(new double[] { 1, 2, 3 }));
+          TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.HostData(true));
+        }
+      }
+    }
+
+    [Test]
+    public void Misuse() {
+      Tensor t = Tensor.FromArray(new float[] { 1, 2 });
+      t.Dispose();
+      t.Dispose(); // idempotent
+      Assert.IsTrue(t.IsDisposed);
+      ObjectDisposedException e = Assert.Throws<ObjectDisposedException>(() => t.ToArray<float>());
+      Assert.AreEqual("Tensor", e.ObjectName);
+      Assert.IsTrue(e.Message.StartsWith("the tensor was disposed or exported"), e.Message);
+      Assert.Throws<ObjectDisposedException>(() => t.Share());
+      Assert.Throws<ObjectDisposedException>(() => t.ExportVersioned());
+      Assert.AreEqual("Tensor(disposed)", t.ToString());
+
+      using (Tensor i = Tensor.FromArray(new[] { 1, 2, 3 })) {
+        TestUtil.Throws(Status.InvalidArgument, "a float[] cannot hold the elements of a int32 tensor",
+                        () => i.ToArray<float>());
+        TestUtil.Throws(Status.InvalidArgument, "a long[] cannot fill the elements of a int32 tensor",
+                        () => i.CopyFrom(new long[] { 1, 2, 3 }));
+        TestUtil.Throws(Status.InvalidArgument, "the array holds 2 elements, the tensor 3",
+                        () => i.CopyFrom(new int[] { 1, 2 }));
+        TestUtil.Throws(Status.InvalidArgument, "a double[] cannot view the elements of a int32 tensor",
+                        () => i.AsSpan<double>());
+      }
+      TestUtil.Throws(Status.InvalidArgument, "shape[0] is -1; extents must not be negative",
+                      () => Tensor.Allocate(Device.Cpu, DType.Float32, -1, 2));
+      TestUtil.Throws(Status.Overflow, "element count of shape (9223372036854775807, 2) overflows 63 bits",
+                      () => Tensor.Allocate(Device.Cpu, DType.Float32, long.MaxValue, 2));
+      TestUtil.Throws(Status.InvalidArgument, "shape is null",
+                      () => Tensor.Allocate(Device.Cpu, DType.Float32, null));
+      TestUtil.Throws(Status.InvalidArgument, "shape has too many values",
+                      () => Tensor.Allocate(Device.Cpu, DType.Float32, new long[65]));
+      TestUtil.Throws(Status.InvalidArgument, "strides must have one value per extent",
+                      () => Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2 }, new long[] { 1, 1 }));
+      TestUtil.Throws(Status.InvalidArgument, "the array holds 4 elements, the shape 6",
+                      () => Tensor.FromArray(new float[4], 2, 3));
+      TestUtil.Throws(Status.InvalidArgument, "the tensor reaches beyond the memory it wraps",
+                      () => Tensor.Wrap(new float[4], 2, 3));
+      TestUtil.Throws(Status.InvalidArgument, "a bool[] cannot be wrapped: use FromArray",
+                      () => Tensor.Wrap(new bool[4]));
+    }
+
+    [Test]
+    public void WrapWithStridesAndReadOnly() {
+      int[] data = { 0, 1, 2, 3, 4, 5 };
+      // A 3 x 2 column-major view of the array, read-only.
+      using (Tensor t = Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1, 3 }, true)) {
+        Assert.AreEqual(new long[] { 1, 3 }, t.Strides);
+        Assert.IsTrue(t.IsReadOnly);
+        Assert.AreEqual(new[] { 0, 3, 1, 4, 2, 5 }, t.ToArray<int>());
+        TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => t.CopyFrom(data));
+        TestUtil.Throws(Status.ReadOnly,
+            "cannot export a read-only tensor as a legacy DLManagedTensor, which has no READ_ONLY flag",
+            () => t.ExportLegacy());
+      }
+      // Strides that reach past the array are refused before anything is handed out.
+      TestUtil.Throws(Status.InvalidArgument, "the tensor reaches beyond the memory it wraps",
+                      () => Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1, 4 }, false));
+      TestUtil.Throws(Status.InvalidArgument, "strides must have one value per extent",
+                      () => Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1 }, false));
+      // A shape smaller than the array: its first elements, no copy.
+      using (Tensor w = Tensor.Wrap(data, 2, 2)) {
+        Assert.AreEqual(new[] { 0, 1, 2, 3 }, w.ToArray<int>());
+      }
+    }
+
+    [Test]
+    public void DTypesAndDevicesThroughTheCore() {
+      Assert.AreEqual(DType.Float32, DType.Parse("float32"));
+      Assert.AreEqual(new DType(DType.CodeFloat, 32, 4), DType.Parse("float32x4"));
+      Assert.AreEqual("bfloat16", DType.BFloat16.ToString());
+      Assert.AreEqual(16, DType.Parse("float32x4").ElementSize);
+      Assert.IsTrue(DType.Parse("int4").IsSubByte);
+      TestUtil.Throws(Status.InvalidArgument, "dtype float with 31 bits is not a valid DLPack type",
+                      () => DType.Parse("float31"));
+      // A code nobody named is still a dtype value.
+      DType unknown = new DType(200, 8);
+      Assert.IsFalse(unknown.IsValid);
+      Assert.AreEqual("dtype(code=200, bits=8, lanes=1)", unknown.ToString());
+
+      Assert.AreEqual(Device.Cuda(1), Device.Parse("cuda:1"));
+      Assert.AreEqual("opencl:0", Device.OpenCL().ToString());
+      Assert.AreEqual("cpu", Device.Cpu.ToString());
+      Assert.AreEqual("device_type_99:3", new Device(99, 3).ToString());
+      Assert.AreEqual(new Device(99, 3), Device.Parse("device_type_99:3"));
+      Assert.IsTrue(Device.Cpu.IsHostReadable);
+      Assert.IsTrue(Device.Cpu.IsTypeKnown);
+      Assert.IsTrue(Device.Cpu.HasBackend);
+      Assert.IsFalse(new Device(99, 0).IsTypeKnown);
+      Assert.AreEqual("cuda", Device.Cuda(0).TypeName);
+      Assert.IsNull(new Device(99, 0).TypeName);
+      Assert.IsFalse(Device.Cuda(0).IsHostReadable);
+      Assert.AreEqual("DLB_ERR_READ_ONLY", Status.Name(Status.ReadOnly));
+      Assert.AreEqual("DLB_ERR_UNKNOWN", Status.Name(1000));
+      Assert.IsNotEmpty(Tensor.LibraryVersion);
+    }
+  }
+}
