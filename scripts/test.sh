@@ -13,10 +13,11 @@
 #      JVM with the ASan runtime preloaded (the Rust crates link the library from outside the
 #      sanitizer runtime, so they run in pass 1 only); the interop matrix without its Rust agent
 #   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda,
-#      opencl, jni, gonative and interop-native (the C host over the C and Rust agents) suites
-#      (a JVM under valgrind is impractical: suite jni drives the JNI library without one)
-#   4. clang with ThreadSanitizer: the core, cpp, jni, gonative and interop-native suites (built
-#      without the device backends)
+#      opencl, jni, gonative, interop-native (the C host over the C and Rust agents) and
+#      conformance suites (a JVM under valgrind is impractical: suite jni drives the JNI library
+#      without one; nor Python: the conformance kit's NumPy/PyTorch subjects run in pass 1 only)
+#   4. clang with ThreadSanitizer: the core, cpp, jni, gonative, interop-native and conformance
+#      suites (built without the device backends)
 #   C#: suite csharp-native (the P/Invoke library without Mono) in passes 2-4; NUnit also in 2 (ASan preloaded).
 # Ends with one line "N passed, N failed, N skipped" counting Meson tests over all passes, and
 # exits non-zero if any test failed or a pass ran no test.
@@ -96,7 +97,8 @@ if [[ -f build-test/build.ninja ]]; then
   # PoCL (the OpenCL on the CPU) and its LLVM leak and trip valgrind in their own code: their
   # reports are suppressed by object name, nothing in dlbridge is.
   run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
-    --suite gonative --suite interop-native --suite csharp-native --timeout-multiplier 10 \
+    --suite gonative --suite interop-native --suite csharp-native \
+    --suite conformance --no-suite conformance-python --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp"
 fi
 
@@ -106,7 +108,8 @@ if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false -D
    build build-tsan; then
   # No JVM runs under TSan (the Maven test is not registered there): suite jni covers the JNI
   # library, including a release on a thread the JVM never saw.
-  run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative --suite interop-native --suite csharp-native
+  run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative --suite interop-native --suite csharp-native \
+    --suite conformance
 else
   status=1
 fi

@@ -20,71 +20,20 @@ import gc
 import sys
 import traceback
 
-# ---- the DLPack structs ---------------------------------------------------------------------
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class DLManagedTensor(ctypes.Structure):
-    pass
-
-
-LEGACY_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
-DLManagedTensor._fields_ = [
-    ("dl_tensor", DLTensor),
-    ("manager_ctx", ctypes.c_void_p),
-    ("deleter", LEGACY_DELETER),
-]
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class DLManagedTensorVersioned(ctypes.Structure):
-    pass
-
-
-VERSIONED_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
-DLManagedTensorVersioned._fields_ = [
-    ("version", DLPackVersion),
-    ("manager_ctx", ctypes.c_void_p),
-    ("deleter", VERSIONED_DELETER),
-    ("flags", ctypes.c_uint64),
-    ("dl_tensor", DLTensor),
-]
+# The DLPack structs, the capsule API and the capsule helpers (Exported, DeleterSpy) live in
+# dlpack_capsules.py beside this file, shared with the conformance kit's Python subject.
+from dlpack_capsules import (
+    DLDataType, DLDevice, DLManagedTensor, DeleterSpy, Exported, K_DL_CPU, LEGACY_DELETER, LegacyP,
+    NAME_LEGACY, NAME_USED, NAME_USED_VERSIONED, NAME_VERSIONED, VERSIONED_DELETER, VersionedP, api)
 
 
 class DlbError(ctypes.Structure):
     _fields_ = [("message", ctypes.c_char * 512)]
 
 
-K_DL_CPU = 1
-FLAG_READ_ONLY = 1
-
 # ---- dlbridge through ctypes ----------------------------------------------------------------
 
 lib = ctypes.CDLL(sys.argv[1])
-VersionedP = ctypes.POINTER(DLManagedTensorVersioned)
-LegacyP = ctypes.POINTER(DLManagedTensor)
 lib.dlb_tensor_allocate.argtypes = [DLDevice, DLDataType, ctypes.c_int32,
                                     ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
                                     ctypes.c_uint64, ctypes.POINTER(VersionedP),
@@ -123,75 +72,6 @@ class Slice(ctypes.Structure):
 SLICE_NONE = -(2 ** 63)
 
 # The Python C API for capsules.
-api = ctypes.pythonapi
-# The destructor gets the dying capsule as a raw pointer: as a py_object, ctypes would take and
-# drop a reference to an object whose count already reached zero, and free it a second time.
-CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-api.PyCapsule_New.restype = ctypes.py_object
-api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, CAPSULE_DESTRUCTOR]
-api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-api.PyCapsule_IsValid.restype = ctypes.c_int
-api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-api.PyCapsule_SetName.restype = ctypes.c_int
-api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-# Capsule names must outlive the capsules: module-level constants.
-NAME_LEGACY = b"dltensor"
-NAME_USED = b"used_dltensor"
-NAME_VERSIONED = b"dltensor_versioned"
-NAME_USED_VERSIONED = b"used_dltensor_versioned"
-
-
-# The same two functions, for the raw pointer a destructor holds.
-capsule_is_valid_raw = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", api))
-capsule_get_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", api))
-
-
-@CAPSULE_DESTRUCTOR
-def legacy_capsule_destructor(capsule):
-    # The protocol: a capsule still named "dltensor" was never consumed; its deleter runs here.
-    if capsule_is_valid_raw(capsule, NAME_LEGACY):
-        managed = ctypes.cast(capsule_get_pointer_raw(capsule, NAME_LEGACY), LegacyP)
-        if managed.contents.deleter:
-            managed.contents.deleter(managed)
-
-
-class Exported:
-    """A dlbridge tensor offered to a framework through __dlpack__ (legacy capsule)."""
-
-    def __init__(self, legacy_ptr):
-        self.capsule = api.PyCapsule_New(ctypes.cast(legacy_ptr, ctypes.c_void_p), NAME_LEGACY,
-                                         legacy_capsule_destructor)
-
-    def __dlpack__(self, stream=None, **kwargs):
-        capsule, self.capsule = self.capsule, None
-        return capsule
-
-    def __dlpack_device__(self):
-        return (K_DL_CPU, 0)
-
-
-class DeleterSpy:
-    """Replaces a producer's deleter with one that counts its calls and chains to the original."""
-
-    def __init__(self, managed_ptr, deleter_type):
-        self.calls = 0
-        # A new function object from the address: reading the field would alias the struct,
-        # and see our replacement.
-        address = ctypes.cast(managed_ptr.contents.deleter, ctypes.c_void_p).value
-        self.original = deleter_type(address)
-
-        def counting(self_ptr):
-            self.calls += 1
-            self.original(self_ptr)
-
-        self.callback = deleter_type(counting)
-        managed_ptr.contents.deleter = self.callback
-
-
 # ---- the test runner ------------------------------------------------------------------------
 
 results = {"passed": 0, "failed": 0, "skipped": 0}
