@@ -1,0 +1,85 @@
+// The C# host of the interop matrix: the C# agent (Agent.cs) runs in this Mono process, the other
+// agents are loaded from the libraries named on the command line, and the shared C runner
+// (interop_runner.c, built into libinterop_runner_cs.so and reached through P/Invoke) runs every
+// ordered pair with C# on one side, versioned and legacy, and prints the table.
+// Usage: mono InteropHost.exe [--self-test] AGENT.so...
+using System;
+using System.Collections.Generic;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Threading;
+
+namespace DLBridge.Interop {
+  internal static class Host {
+    [DllImport("interop_runner_cs", CallingConvention = CallingConvention.Cdecl)]
+    static extern IntPtr interop_load_agent([MarshalAs(UnmanagedType.LPStr)] string path);
+
+    [DllImport("interop_runner_cs", CallingConvention = CallingConvention.Cdecl)]
+    static extern int interop_run_matrix(IntPtr[] agents, int count,
+                                         [MarshalAs(UnmanagedType.LPStr)] string host,
+                                         [MarshalAs(UnmanagedType.LPStr)] string mustInclude,
+                                         int sabotage);
+
+    sealed class Holder {
+      public int Field = 1;
+    }
+
+    static int zero = 0;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static int Load(Holder h) { return h.Field; } // a null h faults (SIGSEGV) in JIT code
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static int Divide(int a, int b) { return a / b; } // b == 0 traps (SIGFPE) on x86-64
+
+    // Mono turns SIGSEGV and SIGFPE in managed code into exceptions, and stops its threads for
+    // the GC with signals. Returns what failed, or null.
+    static string ProbeRuntime() {
+      try {
+        Load(null);
+        return "a null dereference did not throw";
+      } catch (NullReferenceException) {
+      }
+      try {
+        Divide(1, zero);
+        return "a division by zero did not throw";
+      } catch (DivideByZeroException) {
+      }
+      long made = 0;
+      Thread[] threads = new Thread[4];
+      for (int i = 0; i < threads.Length; ++i) {
+        threads[i] = new Thread(() => {
+          for (int k = 0; k < 20000; ++k) Interlocked.Add(ref made, new byte[64 + k % 512].Length > 0 ? 1 : 0);
+        });
+        threads[i].Start();
+      }
+      for (int i = 0; i < 5; ++i) GC.Collect();
+      foreach (Thread t in threads) t.Join();
+      return Interlocked.Read(ref made) == 80000 ? null : "allocating threads lost work across collections";
+    }
+
+    static int Main(string[] args) {
+      List<IntPtr> agents = new List<IntPtr> { Agent.Table() };
+      int sabotage = 0;
+      foreach (string arg in args) {
+        if (arg == "--self-test") {
+          sabotage = 1;
+          continue;
+        }
+        IntPtr agent = interop_load_agent(arg);
+        if (agent == IntPtr.Zero) return 1; // the runner said why on stderr
+        agents.Add(agent);
+      }
+      // Another runtime may now share the process (the Java agent starts a JVM when loaded, whose
+      // signal handlers replace Mono's and chain to them): Mono's own uses of signals must work.
+      string broken = ProbeRuntime();
+      if (broken != null) {
+        Console.WriteLine("the Mono runtime no longer works with the agents loaded: " + broken);
+        Console.WriteLine("0 passed, 1 failed");
+        return 1;
+      }
+      int failed = interop_run_matrix(agents.ToArray(), agents.Count, "csharp", "csharp", sabotage);
+      return failed == 0 ? 0 : 1;
+    }
+  }
+}
