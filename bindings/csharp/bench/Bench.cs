@@ -19,11 +19,13 @@ sealed class Floor : SafeHandle {
 
 static class Bench {
   const string Lib = "dlbridge_cs_bench_helpers";
-  [DllImport(Lib)] static extern int cs_bench_wrap_free(int n);
-  [DllImport(Lib)] static extern int cs_bench_allocate_free(int n);
-  [DllImport(Lib)] static extern int cs_bench_wrap_export_import_free(int n);
-  [DllImport(Lib)] static extern int cs_bench_wrap_legacy_free(int n);
-  [DllImport(Lib)] static extern void cs_bench_noop();
+  // bench/binding_cycles.c, the C column every binding's bench shares (no error buffer: a
+  // failure shows as its status).
+  [DllImport(Lib, EntryPoint = "bench_cycle_wrap_free")] static extern int cs_bench_wrap_free(int n, IntPtr error);
+  [DllImport(Lib, EntryPoint = "bench_cycle_allocate_free")] static extern int cs_bench_allocate_free(int n, IntPtr error);
+  [DllImport(Lib, EntryPoint = "bench_cycle_wrap_export_import_free")] static extern int cs_bench_wrap_export_import_free(int n, IntPtr error);
+  [DllImport(Lib, EntryPoint = "bench_cycle_wrap_legacy_free")] static extern int cs_bench_wrap_legacy_free(int n, IntPtr error);
+  [DllImport(Lib, EntryPoint = "bench_cycle_noop")] static extern void cs_bench_noop();
 
   const int N = 200000;
   static readonly float[] data = new float[256];
@@ -56,16 +58,16 @@ static class Bench {
     // (name, C# cycle, C cycle, native calls the C# cycle makes)
     Row("wrap pinned array + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.Wrap(data, shape).Dispose(); },
-        n => Check(cs_bench_wrap_free(n)), 2, bare);
+        n => Check(cs_bench_wrap_free(n, IntPtr.Zero)), 2, bare);
     Row("allocate + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.Allocate(Device.Cpu, DType.Float32, shape).Dispose(); },
-        n => Check(cs_bench_allocate_free(n)), 2, bare);
+        n => Check(cs_bench_allocate_free(n, IntPtr.Zero)), 2, bare);
     Row("wrap + export + import + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.ImportVersioned(Tensor.Wrap(data, shape).ExportVersioned()).Dispose(); },
-        n => Check(cs_bench_wrap_export_import_free(n)), 3, bare);
+        n => Check(cs_bench_wrap_export_import_free(n, IntPtr.Zero)), 3, bare);
     Row("wrap + export/import legacy + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.ImportLegacy(Tensor.Wrap(data, shape).ExportLegacy()).Dispose(); },
-        n => Check(cs_bench_wrap_legacy_free(n)), 4, bare);
+        n => Check(cs_bench_wrap_legacy_free(n, IntPtr.Zero)), 4, bare);
     Console.WriteLine("budget = 2 x C + calls x bare P/Invoke; live tensors at exit: {0}", Tensor.LiveCount);
     // What every C# cycle pays on top of its native calls, measured here: the SafeHandle that
     // holds each tensor (a finalizable object: allocation registers it with the GC, Dispose

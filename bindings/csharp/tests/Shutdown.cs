@@ -6,7 +6,7 @@ using System.Runtime.InteropServices;
 using DLBridge;
 
 static class Shutdown {
-  [DllImport("dlbridge_cs_test_helpers", EntryPoint = "cs_helper_freeLater")]
+  [DllImport("dlbridge_cs_test_helpers", EntryPoint = "foreign_dlpack_free_later")]
   static extern void FreeLater(IntPtr tensor, long delayMicroseconds);
 
   static int Main(string[] args) {

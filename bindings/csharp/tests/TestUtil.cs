@@ -8,23 +8,23 @@ namespace DLBridge.Tests {
   internal static class Helper {
     private const string Lib = "dlbridge_cs_test_helpers";
 
-    [DllImport(Lib, EntryPoint = "cs_helper_produceVersioned")]
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_produce_versioned")]
     internal static extern IntPtr ProduceVersioned(long n, int major, int minor, long flags);
 
-    [DllImport(Lib, EntryPoint = "cs_helper_produceLegacy")]
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_produce_legacy")]
     internal static extern IntPtr ProduceLegacy(long n);
 
-    [DllImport(Lib, EntryPoint = "cs_helper_deletedCount")]
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_deleted_count")]
     internal static extern long DeletedCount();
 
     /// <summary>Takes ownership, sums the float32 elements, frees it from a new pthread.</summary>
-    [DllImport(Lib, EntryPoint = "cs_helper_consumeOnNewThread")]
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_consume_on_new_thread")]
     internal static extern double ConsumeOnNewThread(IntPtr tensor, int legacy);
 
-    [DllImport(Lib, EntryPoint = "cs_helper_versionOf")]
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_version_of")]
     internal static extern int VersionOf(IntPtr tensor);
 
-    [DllImport(Lib, EntryPoint = "cs_helper_freeLater")]
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_free_later")]
     internal static extern void FreeLater(IntPtr tensor, long delayMicroseconds);
   }
 

@@ -1,175 +1,50 @@
-/* test_helpers.c - a foreign C producer and consumer for the Java tests (no dlbridge inside:
- * it speaks DLPack only, like any other native library would). */
-#define _POSIX_C_SOURCE 200809L /* nanosleep in C99 */
+/* test_helpers.c - the JNI face of the foreign DLPack producer and consumer the Java tests use
+ * (tests/foreign/foreign_dlpack.c: no dlbridge inside, DLPack only). */
 #include <jni.h>
-#include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#include "dlpack/dlpack.h"
+#include "foreign_dlpack.h"
 
-static int64_t g_deleted = 0;
-
-typedef struct producer_ctx {
-  int64_t shape[1];
-  int64_t strides[1];
-  float data[1];
-} producer_ctx;
-
-static producer_ctx* make_ctx(int64_t n) {
-  producer_ctx* ctx = (producer_ctx*)malloc(sizeof(producer_ctx) + (size_t)(n > 0 ? n : 1) * sizeof(float));
-  int64_t i;
-  ctx->shape[0] = n;
-  ctx->strides[0] = 1;
-  for (i = 0; i < n; ++i) ctx->data[i] = (float)i;
-  return ctx;
-}
-
-static void fill(DLTensor* t, producer_ctx* ctx) {
-  t->data = ctx->data;
-  t->device.device_type = kDLCPU;
-  t->device.device_id = 0;
-  t->ndim = 1;
-  t->dtype.code = kDLFloat;
-  t->dtype.bits = 32;
-  t->dtype.lanes = 1;
-  t->shape = ctx->shape;
-  t->strides = ctx->strides;
-  t->byte_offset = 0;
-}
-
-static void versioned_deleter(DLManagedTensorVersioned* self) {
-  free(self->manager_ctx);
-  free(self);
-  __atomic_add_fetch(&g_deleted, 1, __ATOMIC_SEQ_CST);
-}
-
-static void legacy_deleter(DLManagedTensor* self) {
-  free(self->manager_ctx);
-  free(self);
-  __atomic_add_fetch(&g_deleted, 1, __ATOMIC_SEQ_CST);
-}
-
-/* A float32 tensor [0, 1, ..., n-1] stamped with DLPack major.minor. */
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeTestHelper_produceVersioned(
     JNIEnv* env, jclass cls, jlong n, jint major, jint minor, jlong flags) {
-  DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)calloc(1, sizeof *t);
-  producer_ctx* ctx = make_ctx(n);
   (void)env;
   (void)cls;
-  t->version.major = (uint32_t)major;
-  t->version.minor = (uint32_t)minor;
-  t->manager_ctx = ctx;
-  t->deleter = versioned_deleter;
-  t->flags = (uint64_t)flags;
-  fill(&t->dl_tensor, ctx);
-  return (jlong)(intptr_t)t;
+  return foreign_dlpack_produce_versioned(n, major, minor, flags);
 }
 
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeTestHelper_produceLegacy(JNIEnv* env, jclass cls,
                                                                          jlong n) {
-  DLManagedTensor* t = (DLManagedTensor*)calloc(1, sizeof *t);
-  producer_ctx* ctx = make_ctx(n);
   (void)env;
   (void)cls;
-  t->manager_ctx = ctx;
-  t->deleter = legacy_deleter;
-  fill(&t->dl_tensor, ctx);
-  return (jlong)(intptr_t)t;
+  return foreign_dlpack_produce_legacy(n);
 }
 
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeTestHelper_deletedCount(JNIEnv* env, jclass cls) {
   (void)env;
   (void)cls;
-  return (jlong)__atomic_load_n(&g_deleted, __ATOMIC_SEQ_CST);
+  return foreign_dlpack_deleted_count();
 }
 
-/* Sums a compact float32 tensor (strides honoured) the way a consumer would. */
-static double sum_floats(const DLTensor* t) {
-  const char* base = (const char*)t->data + t->byte_offset;
-  int64_t n = 1, i;
-  int32_t d;
-  double s = 0;
-  for (d = 0; d < t->ndim; ++d) n *= t->shape[d];
-  for (i = 0; i < n; ++i) s += ((const float*)base)[i];
-  return s;
-}
-
-typedef struct job {
-  void* tensor;
-  int legacy;
-} job;
-
-static void* free_on_thread(void* arg) {
-  job* j = (job*)arg;
-  if (j->legacy) {
-    DLManagedTensor* t = (DLManagedTensor*)j->tensor;
-    if (t->deleter) t->deleter(t);
-  } else {
-    DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)j->tensor;
-    if (t->deleter) t->deleter(t);
-  }
-  return NULL;
-}
-
-/* Takes ownership of the tensor at `address`, sums its float32 elements, then frees it from a
- * new pthread (one the JVM has never seen). Returns the sum, or NaN for a wrong dtype. */
+/* Frees on a new pthread, one the JVM has never seen. */
 JNIEXPORT jdouble JNICALL Java_org_dlbridge_NativeTestHelper_consumeOnNewThread(
     JNIEnv* env, jclass cls, jlong address, jboolean legacy) {
-  job j;
-  pthread_t th;
-  const DLTensor* t;
-  double s;
   (void)env;
   (void)cls;
-  j.tensor = (void*)(intptr_t)address;
-  j.legacy = legacy ? 1 : 0;
-  t = legacy ? &((DLManagedTensor*)j.tensor)->dl_tensor
-             : &((DLManagedTensorVersioned*)j.tensor)->dl_tensor;
-  s = (t->dtype.code == kDLFloat && t->dtype.bits == 32) ? sum_floats(t) : 0.0 / 0.0;
-  if (pthread_create(&th, NULL, free_on_thread, &j) != 0) return -1.0;
-  pthread_join(th, NULL);
-  return s;
+  return foreign_dlpack_consume_on_new_thread(address, legacy ? 1 : 0);
 }
 
-/* The version a versioned tensor is stamped with, as major * 1000 + minor (borrowed). */
 JNIEXPORT jint JNICALL Java_org_dlbridge_NativeTestHelper_versionOf(JNIEnv* env, jclass cls,
                                                                      jlong address) {
-  DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)(intptr_t)address;
   (void)env;
   (void)cls;
-  return (jint)(t->version.major * 1000 + t->version.minor);
+  return foreign_dlpack_version_of(address);
 }
 
-typedef struct late_job {
-  void* tensor;
-  long delay_us;
-} late_job;
-
-static void* free_later(void* arg) {
-  late_job* j = (late_job*)arg;
-  DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)j->tensor;
-  struct timespec delay;
-  delay.tv_sec = j->delay_us / 1000000;
-  delay.tv_nsec = (j->delay_us % 1000000) * 1000;
-  nanosleep(&delay, NULL);
-  if (t->deleter) t->deleter(t);
-  free(j);
-  return NULL;
-}
-
-/* Frees the tensor from a detached pthread after `delay_us`: used to run a deleter while the
- * JVM is exiting. */
+/* Used to run a deleter while the JVM is exiting. */
 JNIEXPORT void JNICALL Java_org_dlbridge_NativeTestHelper_freeLater(JNIEnv* env, jclass cls,
                                                                      jlong address,
                                                                      jlong delay_us) {
-  pthread_t th;
-  late_job* j = (late_job*)malloc(sizeof *j);
   (void)env;
   (void)cls;
-  j->tensor = (void*)(intptr_t)address;
-  j->delay_us = (long)delay_us;
-  if (pthread_create(&th, NULL, free_later, j) == 0) pthread_detach(th);
+  foreign_dlpack_free_later(address, delay_us);
 }

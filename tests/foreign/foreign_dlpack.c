@@ -1,6 +1,7 @@
-/* test_helpers.c - a foreign C producer and consumer for the C# tests (DllImport'ed by TestUtil.cs) (no dlbridge inside:
- * it speaks DLPack only, like any other native library would). */
+/* foreign_dlpack.c - see foreign_dlpack.h. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep in C99 */
+#include "foreign_dlpack.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,8 +52,8 @@ static void legacy_deleter(DLManagedTensor* self) {
   __atomic_add_fetch(&g_deleted, 1, __ATOMIC_SEQ_CST);
 }
 
-/* A float32 tensor [0, 1, ..., n-1] stamped with DLPack major.minor. */
-__attribute__((visibility("default"))) int64_t cs_helper_produceVersioned(int64_t n, int32_t major, int32_t minor, int64_t flags) {
+
+int64_t foreign_dlpack_produce_versioned(int64_t n, int32_t major, int32_t minor, int64_t flags) {
   DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)calloc(1, sizeof *t);
   producer_ctx* ctx = make_ctx(n);
   t->version.major = (uint32_t)major;
@@ -64,7 +65,7 @@ __attribute__((visibility("default"))) int64_t cs_helper_produceVersioned(int64_
   return (int64_t)(intptr_t)t;
 }
 
-__attribute__((visibility("default"))) int64_t cs_helper_produceLegacy(int64_t n) {
+int64_t foreign_dlpack_produce_legacy(int64_t n) {
   DLManagedTensor* t = (DLManagedTensor*)calloc(1, sizeof *t);
   producer_ctx* ctx = make_ctx(n);
   t->manager_ctx = ctx;
@@ -73,11 +74,9 @@ __attribute__((visibility("default"))) int64_t cs_helper_produceLegacy(int64_t n
   return (int64_t)(intptr_t)t;
 }
 
-__attribute__((visibility("default"))) int64_t cs_helper_deletedCount(void) {
-  return (int64_t)__atomic_load_n(&g_deleted, __ATOMIC_SEQ_CST);
-}
+int64_t foreign_dlpack_deleted_count(void) { return __atomic_load_n(&g_deleted, __ATOMIC_SEQ_CST); }
 
-/* Sums a compact float32 tensor (strides honoured) the way a consumer would. */
+/* Sums a float32 tensor the way a consumer would. */
 static double sum_floats(const DLTensor* t) {
   const char* base = (const char*)t->data + t->byte_offset;
   int64_t n = 1, i;
@@ -105,9 +104,7 @@ static void* free_on_thread(void* arg) {
   return NULL;
 }
 
-/* Takes ownership of the tensor at `address`, sums its float32 elements, then frees it from a
- * new pthread (one the JVM has never seen). Returns the sum, or NaN for a wrong dtype. */
-__attribute__((visibility("default"))) double cs_helper_consumeOnNewThread(int64_t address, int32_t legacy) {
+double foreign_dlpack_consume_on_new_thread(int64_t address, int32_t legacy) {
   job j;
   pthread_t th;
   const DLTensor* t;
@@ -122,9 +119,8 @@ __attribute__((visibility("default"))) double cs_helper_consumeOnNewThread(int64
   return s;
 }
 
-/* The version a versioned tensor is stamped with, as major * 1000 + minor (borrowed). */
-__attribute__((visibility("default"))) int32_t cs_helper_versionOf(int64_t address) {
-  DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)(intptr_t)address;
+int32_t foreign_dlpack_version_of(int64_t address) {
+  const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)address;
   return (int32_t)(t->version.major * 1000 + t->version.minor);
 }
 
@@ -145,9 +141,7 @@ static void* free_later(void* arg) {
   return NULL;
 }
 
-/* Frees the tensor from a detached pthread after `delay_us`: used to run a deleter while the runtime is exiting. */
-__attribute__((visibility("default"))) void cs_helper_freeLater(int64_t address,
-                                                                     int64_t delay_us) {
+void foreign_dlpack_free_later(int64_t address, int64_t delay_us) {
   pthread_t th;
   late_job* j = (late_job*)malloc(sizeof *j);
   j->tensor = (void*)(intptr_t)address;
