@@ -22,16 +22,6 @@ env = dict(os.environ)
 env["MONO_PATH"] = build_dir
 env["DLBRIDGE_CSHARP_BUILD_DIR"] = build_dir
 env["DLBRIDGE_MONO"] = mono
-# Sanitizer builds preload an ASan runtime into Mono (meson.build sets LD_PRELOAD to clang's).
-# When the native library was linked by nvcc (a CUDA build), gcc's ASan runtime is what it
-# needs; two runtimes in one process abort ("Shadow memory range interleaves"): preload that one.
-if "asan" in env.get("LD_PRELOAD", ""):
-    ldd = subprocess.run(["ldd", os.path.join(build_dir, "libdlbridge_csharp.so")],
-                         capture_output=True, text=True).stdout
-    for line in ldd.splitlines():
-        parts = line.split()
-        if parts and parts[0].startswith("libasan.so") and len(parts) >= 3 and parts[2].startswith("/"):
-            env["LD_PRELOAD"] = parts[2]
 # -nothread: the tests run on the main thread; -domain=None: in the runner's own AppDomain
 # (native libraries are found next to the assemblies, MONO_PATH above).
 cmd = [nunit, "-nologo", "-noshadow", "-nothread", "-domain=None", "-labels",
