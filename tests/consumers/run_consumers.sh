@@ -8,6 +8,9 @@
 #   Java  `ninja -C BUILD java-install` into a fresh local repository, then a separate Maven
 #         project depending on org.dlbridge:dlbridge: `java -cp` and `mvn exec:java`, each of
 #         which must exit within 2 s of main returning; skipped when the build has no Java
+#   Go    the module copied to a folder of its own; a separate module requires it through a
+#         `replace` directive and builds with plain `go build`, cgo finding the installed library
+#         through pkg-config; skipped without go
 # Usage: run_consumers.sh BUILD_DIR SOURCE_DIR
 # The build is installed with DESTDIR into a temporary folder instead of /usr/local; the only
 # differences from a user's steps are the variables that point the tools into that folder
@@ -143,6 +146,33 @@ if [[ -f "$build/bindings/java/libdlbridge_jni.so" ]] && command -v mvn >/dev/nu
            && [ -z \"\$(ls -A '$work/jtmp')\" ]"
 else
   echo "skip   java (this build has no Java binding: install swig, a JDK and maven)"
+fi
+
+# Go: a user's shell has none of the in-tree tests' settings (GOPROXY=off stays: no network).
+go_cmd=${GO:-go}
+if [[ -d "$source/bindings/go" ]] && command -v "$go_cmd" >/dev/null 2>&1 &&
+   [[ -f "$installed_lib/libdlbridge.so.0" ]]; then
+  go_module="$work/dlbridge-go"
+  mkdir -p "$go_module"
+  (cd "$source/bindings/go" && tar cf - go.mod ./*.go ./*.c ./*.h internal) | (cd "$go_module" && tar xf -)
+  rm -f "$go_module"/*_test.go
+  go_app="$work/go-app"
+  mkdir -p "$go_app"
+  cp "$source/bindings/go/testdata/consumer/main.go" "$go_app/main.go"
+  printf '%s\n' 'module example.com/app' '' 'go 1.19' '' \
+    'require github.com/dlbridge/dlbridge/bindings/go v0.0.0' '' \
+    "replace github.com/dlbridge/dlbridge/bindings/go => $go_module" >"$go_app/go.mod"
+  go_env="env -u GOFLAGS -u LD_LIBRARY_PATH GOCACHE='${GOCACHE:-$work/go-cache}' GOPATH='$work/gopath' GOPROXY=off"
+  step "go build (plain, against the installed library)" \
+    sh -c "cd '$go_app' && $go_env '$go_cmd' build -o app ."
+  step "go vet of the consumer" sh -c "cd '$go_app' && $go_env '$go_cmd' vet ."
+  step "go program runs" \
+    sh -c "cd '$go_app' && LD_LIBRARY_PATH='$installed_lib' ./app > out.txt && cat out.txt &&
+           grep -qx 'float32 \\[3 2\\] \\[1 4 2 5 3 6\\]' out.txt"
+  step "go program loads the installed libdlbridge.so.0" \
+    sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$go_app/app' | grep -q '$installed_lib/libdlbridge.so.0'"
+else
+  echo "skip   go (no go on PATH, or no shared library in this build)"
 fi
 
 echo "$passed passed, $failed failed"
