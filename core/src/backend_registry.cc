@@ -77,7 +77,7 @@ int backend_failed(const Backend* backend, const char* operation, int status,
 
 extern "C" {
 
-DLB_API int dlb_backend_register(const dlb_backend* backend, dlb_error* error) {
+DLB_API dlb_status dlb_backend_register(const dlb_backend* backend, dlb_error* error) {
   dlb::ensure_builtin_backends();
   return dlb::register_backend(backend, error);
 }
@@ -140,7 +140,7 @@ int dlb::register_backend(const dlb_backend* backend, dlb_error* error) {
 
 extern "C" {
 
-DLB_API int dlb_backend_unregister(int32_t device_type, dlb_error* error) {
+DLB_API dlb_status dlb_backend_unregister(int32_t device_type, dlb_error* error) {
   dlb::ensure_builtin_backends();
   dlb::DeviceTypeText type_name(device_type);
   if (device_type == kDLCPU) {
@@ -169,7 +169,7 @@ DLB_API int dlb_backend_is_registered(int32_t device_type) {
   return g_backends[device_type] != nullptr ? 1 : 0;
 }
 
-DLB_API int dlb_device_synchronize(DLDevice device, void* stream, dlb_error* error) {
+DLB_API dlb_status dlb_device_synchronize(DLDevice device, void* stream, dlb_error* error) {
   int status = dlb::check_device(device, error);
   if (status != DLB_OK) return status;
   if (device.device_type == kDLCPU) return DLB_OK;

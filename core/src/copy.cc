@@ -181,7 +181,7 @@ int copy_elements(const DLManagedTensorVersioned* dst_tensor, const Geometry& gd
 
 extern "C" {
 
-DLB_API int dlb_tensor_copy_async(const DLManagedTensorVersioned* src, DLDevice device,
+DLB_API dlb_status dlb_tensor_copy_async(const DLManagedTensorVersioned* src, DLDevice device,
                                   void* stream, DLManagedTensorVersioned** out,
                                   dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -206,17 +206,17 @@ DLB_API int dlb_tensor_copy_async(const DLManagedTensorVersioned* src, DLDevice 
   return DLB_OK;
 }
 
-DLB_API int dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device,
+DLB_API dlb_status dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice device,
                             DLManagedTensorVersioned** out, dlb_error* error) {
   return dlb_tensor_copy_async(src, device, nullptr, out, error);
 }
 
-DLB_API int dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
+DLB_API dlb_status dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
                                  DLManagedTensorVersioned* dst, dlb_error* error) {
   return dlb_tensor_copy_into_async(src, dst, nullptr, error);
 }
 
-DLB_API int dlb_tensor_copy_into_async(const DLManagedTensorVersioned* src,
+DLB_API dlb_status dlb_tensor_copy_into_async(const DLManagedTensorVersioned* src,
                                        DLManagedTensorVersioned* dst, void* stream,
                                        dlb_error* error) {
   if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "source tensor is NULL");

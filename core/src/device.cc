@@ -68,7 +68,7 @@ DLB_API int dlb_device_is_host_readable(DLDevice device) {
   }
 }
 
-DLB_API int dlb_device_format(DLDevice device, char* buffer, uint64_t buffer_size,
+DLB_API dlb_status dlb_device_format(DLDevice device, char* buffer, uint64_t buffer_size,
                               dlb_error* error) {
   if (buffer == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
   if (buffer_size > 0) buffer[0] = '\0';
@@ -92,7 +92,7 @@ DLB_API int dlb_device_format(DLDevice device, char* buffer, uint64_t buffer_siz
   return DLB_OK;
 }
 
-DLB_API int dlb_device_parse(const char* text, DLDevice* out, dlb_error* error) {
+DLB_API dlb_status dlb_device_parse(const char* text, DLDevice* out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = DLDevice{static_cast<DLDeviceType>(0), 0};
   if (text == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "device text is NULL");

@@ -63,7 +63,7 @@ DLB_API int dlb_dtype_bits_allowed(int32_t code, int32_t bits) {
   return info != nullptr && width_allowed(*info, static_cast<unsigned>(bits)) ? 1 : 0;
 }
 
-DLB_API int dlb_dtype_validate(DLDataType dtype, dlb_error* error) {
+DLB_API dlb_status dlb_dtype_validate(DLDataType dtype, dlb_error* error) {
   const CodeInfo* info = code_info(dtype.code);
   if (info == nullptr) {
     return dlb::fail(error, DLB_ERR_UNSUPPORTED, "dtype code %u is not a known DLPack type code",
@@ -90,7 +90,7 @@ DLB_API uint64_t dlb_dtype_element_size(DLDataType dtype) {
   return (static_cast<uint64_t>(dlb_dtype_element_bits(dtype)) + 7) / 8;
 }
 
-DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint64_t flags,
+DLB_API dlb_status dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint64_t flags,
                                    uint64_t* out_bytes, dlb_error* error) {
   if (out_bytes == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out_bytes is NULL");
   *out_bytes = 0;
@@ -115,7 +115,7 @@ DLB_API int dlb_dtype_storage_size(DLDataType dtype, int64_t element_count, uint
   return DLB_OK;
 }
 
-DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, uint64_t buffer_size,
+DLB_API dlb_status dlb_dtype_format(DLDataType dtype, char* buffer, uint64_t buffer_size,
                              dlb_error* error) {
   if (buffer == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
   if (buffer_size > 0) buffer[0] = '\0';
@@ -140,7 +140,7 @@ DLB_API int dlb_dtype_format(DLDataType dtype, char* buffer, uint64_t buffer_siz
   return DLB_OK;
 }
 
-DLB_API int dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error) {
+DLB_API dlb_status dlb_dtype_parse(const char* name, DLDataType* out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = DLDataType{0, 0, 0};
   if (name == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "dtype name is NULL");

@@ -291,7 +291,7 @@ Backend* acquire_tensor_backend(const DLManagedTensorVersioned* tensor) {
 
 extern "C" {
 
-DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
+DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
                                 const int64_t* shape, const int64_t* strides, uint64_t flags,
                                 DLManagedTensorVersioned** out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -362,7 +362,7 @@ DLB_API int dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
   return DLB_OK;
 }
 
-DLB_API int dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_fn release,
+DLB_API dlb_status dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_fn release,
                             void* release_ctx, DLManagedTensorVersioned** out,
                             dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -381,7 +381,7 @@ DLB_API int dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_
   return DLB_OK;
 }
 
-DLB_API int dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+DLB_API dlb_status dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
                               dlb_error* error) {
   if (out != nullptr) *out = nullptr;
   if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
@@ -413,7 +413,7 @@ DLB_API int dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVers
   return DLB_OK;
 }
 
-DLB_API int dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersioned** out,
+DLB_API dlb_status dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersioned** out,
                                      dlb_error* error) {
   if (out != nullptr) *out = nullptr;
   if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
@@ -433,7 +433,7 @@ DLB_API int dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTensorVersio
   return DLB_OK;
 }
 
-DLB_API int dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTensor** out,
+DLB_API dlb_status dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTensor** out,
                                      dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
@@ -484,7 +484,7 @@ DLB_API void dlb_tensor_free_legacy(DLManagedTensor* tensor) {
   if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
 }
 
-DLB_API int dlb_tensor_share(const DLManagedTensorVersioned* tensor, uint64_t add_flags,
+DLB_API dlb_status dlb_tensor_share(const DLManagedTensorVersioned* tensor, uint64_t add_flags,
                              DLManagedTensorVersioned** out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;

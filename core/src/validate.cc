@@ -254,25 +254,25 @@ int check_host_access(const DLManagedTensorVersioned& tensor, int writable, dlb_
 
 extern "C" {
 
-DLB_API int dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
+DLB_API dlb_status dlb_tensor_validate(const DLTensor* tensor, uint64_t flags, dlb_error* error) {
   return dlb::validate_tensor(tensor, flags, nullptr, error);
 }
 
-DLB_API int dlb_shape_element_count(int32_t ndim, const int64_t* shape, int64_t* out,
+DLB_API dlb_status dlb_shape_element_count(int32_t ndim, const int64_t* shape, int64_t* out,
                                     dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = 0;
   return count_elements(ndim, shape, out, error);
 }
 
-DLB_API int dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error) {
+DLB_API dlb_status dlb_tensor_element_count(const DLTensor* tensor, int64_t* out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = 0;
   if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
   return count_elements(tensor->ndim, tensor->shape, out, error);
 }
 
-DLB_API int dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_t* out,
+DLB_API dlb_status dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_t* out,
                                  dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = 0;
@@ -282,7 +282,7 @@ DLB_API int dlb_tensor_byte_size(const DLTensor* tensor, uint64_t flags, uint64_
   return dlb_dtype_storage_size(tensor->dtype, count, flags, out, error);
 }
 
-DLB_API int dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t* out_begin,
+DLB_API dlb_status dlb_tensor_byte_span(const DLTensor* tensor, uint64_t flags, int64_t* out_begin,
                                  int64_t* out_size, dlb_error* error) {
   if (out_begin != nullptr) *out_begin = 0;
   if (out_size != nullptr) *out_size = 0;
@@ -310,7 +310,7 @@ DLB_API void dlb_compact_strides(int32_t ndim, const int64_t* shape, int64_t* ou
   }
 }
 
-DLB_API int dlb_tensor_get_shape(const DLTensor* tensor, int32_t capacity, int64_t* out,
+DLB_API dlb_status dlb_tensor_get_shape(const DLTensor* tensor, int32_t capacity, int64_t* out,
                                  dlb_error* error) {
   int status = check_dims_output(tensor, capacity, out, error);
   if (status != DLB_OK) return status;
@@ -320,7 +320,7 @@ DLB_API int dlb_tensor_get_shape(const DLTensor* tensor, int32_t capacity, int64
   return DLB_OK;
 }
 
-DLB_API int dlb_tensor_get_strides(const DLTensor* tensor, int32_t capacity, int64_t* out,
+DLB_API dlb_status dlb_tensor_get_strides(const DLTensor* tensor, int32_t capacity, int64_t* out,
                                    dlb_error* error) {
   int status = check_dims_output(tensor, capacity, out, error);
   if (status != DLB_OK) return status;
@@ -399,7 +399,7 @@ DLB_API int dlb_tensor_is_read_only(const DLManagedTensorVersioned* tensor) {
   return tensor != nullptr && (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 ? 1 : 0;
 }
 
-DLB_API int dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, int writable,
+DLB_API dlb_status dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, int writable,
                                  void** out_data, uint64_t* out_size, dlb_error* error) {
   if (out_data != nullptr) *out_data = nullptr;
   if (out_size != nullptr) *out_size = 0;

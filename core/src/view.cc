@@ -92,7 +92,7 @@ int apply_offset(const DLTensor* tensor, const Geometry& geometry, int64_t delta
 
 extern "C" {
 
-DLB_API int dlb_tensor_slice(const DLManagedTensorVersioned* src, int32_t nslices,
+DLB_API dlb_status dlb_tensor_slice(const DLManagedTensorVersioned* src, int32_t nslices,
                              const dlb_slice* slices, DLManagedTensorVersioned** out,
                              dlb_error* error) {
   dlb::Geometry g{};
@@ -141,7 +141,7 @@ DLB_API int dlb_tensor_slice(const DLManagedTensorVersioned* src, int32_t nslice
   return dlb::make_view(src, data, byte_offset, t.ndim, shape, strides, src->flags, out, error);
 }
 
-DLB_API int dlb_tensor_select(const DLManagedTensorVersioned* src, int32_t axis, int64_t index,
+DLB_API dlb_status dlb_tensor_select(const DLManagedTensorVersioned* src, int32_t axis, int64_t index,
                               DLManagedTensorVersioned** out, dlb_error* error) {
   dlb::Geometry g{};
   int status = check_source(src, out, &g, error);
@@ -173,7 +173,7 @@ DLB_API int dlb_tensor_select(const DLManagedTensorVersioned* src, int32_t axis,
   return dlb::make_view(src, data, byte_offset, n, shape, new_strides, src->flags, out, error);
 }
 
-DLB_API int dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int32_t nindex,
+DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int32_t nindex,
                                     const int64_t* index, int writable, void** out_data,
                                     dlb_error* error) {
   if (out_data == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out_data is NULL");
@@ -215,7 +215,7 @@ DLB_API int dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int3
   return DLB_OK;
 }
 
-DLB_API int dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
+DLB_API dlb_status dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
                                DLManagedTensorVersioned** out, dlb_error* error) {
   dlb::Geometry g{};
   int status = check_source(src, out, &g, error);
@@ -332,7 +332,7 @@ DLB_API int dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim
                         error);
 }
 
-DLB_API int dlb_tensor_permute(const DLManagedTensorVersioned* src, int32_t naxes,
+DLB_API dlb_status dlb_tensor_permute(const DLManagedTensorVersioned* src, int32_t naxes,
                                const int32_t* axes, DLManagedTensorVersioned** out,
                                dlb_error* error) {
   dlb::Geometry g{};
@@ -366,7 +366,7 @@ DLB_API int dlb_tensor_permute(const DLManagedTensorVersioned* src, int32_t naxe
                         error);
 }
 
-DLB_API int dlb_tensor_transpose(const DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
+DLB_API dlb_status dlb_tensor_transpose(const DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,
                                  dlb_error* error) {
   int32_t axes[DLB_MAX_NDIM];
   const int32_t ndim = src != nullptr && src->dl_tensor.ndim >= 0 && src->dl_tensor.ndim <= DLB_MAX_NDIM

@@ -190,9 +190,9 @@ void dlb::register_cuda_backends() {
 
 extern "C" {
 
-DLB_API int dlb_cuda_is_available(dlb_error* error) { return ready(error); }
+DLB_API dlb_status dlb_cuda_is_available(dlb_error* error) { return ready(error); }
 
-DLB_API int dlb_cuda_device_count(int32_t* count, dlb_error* error) {
+DLB_API dlb_status dlb_cuda_device_count(int32_t* count, dlb_error* error) {
   if (count == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "count is NULL");
   *count = 0;
   const int status = ready(error);
@@ -200,7 +200,7 @@ DLB_API int dlb_cuda_device_count(int32_t* count, dlb_error* error) {
   return status;
 }
 
-DLB_API int dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_error* error) {
+DLB_API dlb_status dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_error* error) {
   if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = DLDevice{};
   const int status = ready(error);
@@ -224,7 +224,7 @@ DLB_API int dlb_cuda_pointer_device(const void* pointer, DLDevice* out, dlb_erro
   return DLB_OK;
 }
 
-DLB_API int dlb_cuda_stream_handshake(int32_t device_id, void* producer_stream,
+DLB_API dlb_status dlb_cuda_stream_handshake(int32_t device_id, void* producer_stream,
                                       int64_t consumer_stream, dlb_error* error) {
   if (consumer_stream == 0) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT,

@@ -12,19 +12,19 @@ void dlb::register_cuda_backends() {}
 
 extern "C" {
 
-DLB_API int dlb_cuda_is_available(dlb_error* error) { return built_without_cuda(error); }
+DLB_API dlb_status dlb_cuda_is_available(dlb_error* error) { return built_without_cuda(error); }
 
-DLB_API int dlb_cuda_device_count(int32_t* count, dlb_error* error) {
+DLB_API dlb_status dlb_cuda_device_count(int32_t* count, dlb_error* error) {
   if (count != nullptr) *count = 0;
   return built_without_cuda(error);
 }
 
-DLB_API int dlb_cuda_pointer_device(const void*, DLDevice* out, dlb_error* error) {
+DLB_API dlb_status dlb_cuda_pointer_device(const void*, DLDevice* out, dlb_error* error) {
   if (out != nullptr) *out = DLDevice{};
   return built_without_cuda(error);
 }
 
-DLB_API int dlb_cuda_stream_handshake(int32_t, void*, int64_t, dlb_error* error) {
+DLB_API dlb_status dlb_cuda_stream_handshake(int32_t, void*, int64_t, dlb_error* error) {
   return built_without_cuda(error);
 }
 

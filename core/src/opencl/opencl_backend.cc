@@ -204,12 +204,12 @@ void dlb::register_opencl_backend() {
 
 extern "C" {
 
-DLB_API int dlb_opencl_is_available(dlb_error* error) {
+DLB_API dlb_status dlb_opencl_is_available(dlb_error* error) {
   dlb::opencl::Runtime* rt = nullptr;
   return dlb::opencl::require_runtime(&rt, error);
 }
 
-DLB_API int dlb_opencl_device_count(int32_t* count, dlb_error* error) {
+DLB_API dlb_status dlb_opencl_device_count(int32_t* count, dlb_error* error) {
   if (count == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "count is NULL");
   *count = 0;
   dlb::opencl::Runtime* rt = nullptr;
@@ -219,7 +219,7 @@ DLB_API int dlb_opencl_device_count(int32_t* count, dlb_error* error) {
   return DLB_OK;
 }
 
-DLB_API int dlb_opencl_device_objects(int32_t device_id, void** platform, void** device,
+DLB_API dlb_status dlb_opencl_device_objects(int32_t device_id, void** platform, void** device,
                                       void** context, void** queue, dlb_error* error) {
   for (void** out : {platform, device, context, queue}) {
     if (out != nullptr) *out = nullptr;
@@ -240,7 +240,7 @@ DLB_API int dlb_opencl_device_objects(int32_t device_id, void** platform, void**
   return DLB_OK;
 }
 
-DLB_API int dlb_opencl_device_name(int32_t device_id, char* buffer, uint64_t buffer_size,
+DLB_API dlb_status dlb_opencl_device_name(int32_t device_id, char* buffer, uint64_t buffer_size,
                                    dlb_error* error) {
   if (buffer == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
   if (buffer_size > 0) buffer[0] = '\0';
@@ -258,7 +258,7 @@ DLB_API int dlb_opencl_device_name(int32_t device_id, char* buffer, uint64_t buf
   return DLB_OK;
 }
 
-DLB_API int dlb_opencl_queue_handshake(void* producer_queue, void* consumer_queue,
+DLB_API dlb_status dlb_opencl_queue_handshake(void* producer_queue, void* consumer_queue,
                                        dlb_error* error) {
   if (producer_queue == nullptr) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "producer queue is NULL");

@@ -14,14 +14,14 @@ void dlb::register_opencl_backend() {}
 
 extern "C" {
 
-DLB_API int dlb_opencl_is_available(dlb_error* error) { return built_without_opencl(error); }
+DLB_API dlb_status dlb_opencl_is_available(dlb_error* error) { return built_without_opencl(error); }
 
-DLB_API int dlb_opencl_device_count(int32_t* count, dlb_error* error) {
+DLB_API dlb_status dlb_opencl_device_count(int32_t* count, dlb_error* error) {
   if (count != nullptr) *count = 0;
   return built_without_opencl(error);
 }
 
-DLB_API int dlb_opencl_device_objects(int32_t, void** platform, void** device, void** context,
+DLB_API dlb_status dlb_opencl_device_objects(int32_t, void** platform, void** device, void** context,
                                       void** queue, dlb_error* error) {
   for (void** out : {platform, device, context, queue}) {
     if (out != nullptr) *out = nullptr;
@@ -29,12 +29,12 @@ DLB_API int dlb_opencl_device_objects(int32_t, void** platform, void** device, v
   return built_without_opencl(error);
 }
 
-DLB_API int dlb_opencl_device_name(int32_t, char* buffer, uint64_t buffer_size, dlb_error* error) {
+DLB_API dlb_status dlb_opencl_device_name(int32_t, char* buffer, uint64_t buffer_size, dlb_error* error) {
   if (buffer != nullptr && buffer_size > 0) buffer[0] = '\0';
   return built_without_opencl(error);
 }
 
-DLB_API int dlb_opencl_queue_handshake(void*, void*, dlb_error* error) {
+DLB_API dlb_status dlb_opencl_queue_handshake(void*, void*, dlb_error* error) {
   return built_without_opencl(error);
 }
 
