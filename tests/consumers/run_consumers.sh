@@ -50,19 +50,37 @@ libdir=$(meson introspect "$build" --buildoptions |
 export PKG_CONFIG_SYSROOT_DIR="$destdir"
 export PKG_CONFIG_PATH="$destdir$prefix/$libdir/pkgconfig"
 installed_lib="$destdir$prefix/$libdir"
+# -Ddefault_library=shared or =static installs one kind of library: the other kind's steps are
+# skipped, with the reason.
+have_shared=0 have_static=0
+[[ -f "$installed_lib/libdlbridge.so.0" ]] && have_shared=1
+[[ -f "$PKG_CONFIG_PATH/dlbridge-static.pc" ]] && have_static=1
+skip() {  # skip NAME REASON
+  echo "skip   $1 ($2)"
+}
+no_shared="this build installs no shared library (-Ddefault_library=static)"
+no_static="this build installs no static library (-Ddefault_library=shared)"
 
 # C, shared: the README's command, then the program runs from the installed library.
 cp "$source/examples/quickstart.c" "$work/quickstart.c"
-step "c shared (pkg-config dlbridge)" \
-  sh -c "cd '$work' && cc quickstart.c -o quickstart_shared \$(pkg-config --cflags --libs dlbridge) \
-         && LD_LIBRARY_PATH='$installed_lib' ./quickstart_shared"
-step "c shared program needs only libdlbridge.so.0 and system libraries" \
-  sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$work/quickstart_shared' | grep -q '$installed_lib/libdlbridge.so.0'"
+if (( have_shared )); then
+  step "c shared (pkg-config dlbridge)" \
+    sh -c "cd '$work' && cc quickstart.c -o quickstart_shared \$(pkg-config --cflags --libs dlbridge) \
+           && LD_LIBRARY_PATH='$installed_lib' ./quickstart_shared"
+  step "c shared program needs only libdlbridge.so.0 and system libraries" \
+    sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$work/quickstart_shared' | grep -q '$installed_lib/libdlbridge.so.0'"
+else
+  skip "c shared" "$no_shared"
+fi
 
 # C, static: nothing but what dlbridge-static.pc says, and no libdlbridge.so at run time.
-step "c static (pkg-config dlbridge-static)" \
-  sh -c "cd '$work' && cc quickstart.c -o quickstart_static \$(pkg-config --cflags --libs dlbridge-static) \
-         && ./quickstart_static && ! ldd ./quickstart_static | grep -q libdlbridge"
+if (( have_static )); then
+  step "c static (pkg-config dlbridge-static)" \
+    sh -c "cd '$work' && cc quickstart.c -o quickstart_static \$(pkg-config --cflags --libs dlbridge-static) \
+           && ./quickstart_static && ! ldd ./quickstart_static | grep -q libdlbridge"
+else
+  skip "c static" "$no_static"
+fi
 
 # C++ through CMake: find_package(dlbridge) and the two imported targets.
 cp -r "$source/tests/consumers/cmake" "$work/cmake"
@@ -71,10 +89,18 @@ step "c++ cmake configure (find_package(dlbridge))" \
   cmake -S "$work/cmake" -B "$work/cmake/build" -DCMAKE_PREFIX_PATH="$destdir$prefix" \
     -DCMAKE_BUILD_TYPE=Release
 step "c++ cmake build" cmake --build "$work/cmake/build"
-step "c++ shared (dlbridge::dlbridge)" \
-  env LD_LIBRARY_PATH="$installed_lib" "$work/cmake/build/quickstart_shared"
-step "c++ static (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_static"
-step "c static through cmake (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_c_static"
+if (( have_shared )); then
+  step "c++ shared (dlbridge::dlbridge)" \
+    env LD_LIBRARY_PATH="$installed_lib" "$work/cmake/build/quickstart_shared"
+else
+  skip "c++ shared (dlbridge::dlbridge)" "$no_shared"
+fi
+if (( have_static )); then
+  step "c++ static (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_static"
+  step "c static through cmake (dlbridge::dlbridge_static)" "$work/cmake/build/quickstart_c_static"
+else
+  skip "c++ and c static through cmake (dlbridge::dlbridge_static)" "$no_static"
+fi
 
 # Rust: a fresh cargo project whose only addition is the dependency line. dlbridge-sys finds the
 # installed library through `pkg-config dlbridge-static` and links it statically, so `cargo run`
@@ -92,15 +118,23 @@ if command -v "$cargo_cmd" >/dev/null 2>&1; then
   # A user's shell has none of the crate's override variables.
   rust_env="env -u DLBRIDGE_LIB_DIR -u DLBRIDGE_BUILD_DIR -u DLBRIDGE_STATIC -u DLBRIDGE_INCLUDE_DIR \
             -u DLBRIDGE_VERSION CARGO_TARGET_DIR='$work/rust-target' CARGO_TERM_COLOR=never"
-  step "rust static (cargo run, no variables)" \
-    sh -c "cd '$rust_app' && $rust_env '$cargo_cmd' run --offline"
-  step "rust static program needs no libdlbridge.so" \
-    sh -c "! ldd '$rust_bin' | grep -q libdlbridge"
-  step "rust dynamic (DLBRIDGE_STATIC=0 cargo run)" \
-    sh -c "cd '$rust_app' && $rust_env DLBRIDGE_STATIC=0 LD_LIBRARY_PATH='$installed_lib' \
-           '$cargo_cmd' run --offline"
-  step "rust dynamic program loads the installed libdlbridge.so.0" \
-    sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$rust_bin' | grep -q '$installed_lib/libdlbridge.so.0'"
+  if (( have_static )); then
+    step "rust static (cargo run, no variables)" \
+      sh -c "cd '$rust_app' && $rust_env '$cargo_cmd' run --offline"
+    step "rust static program needs no libdlbridge.so" \
+      sh -c "! ldd '$rust_bin' | grep -q libdlbridge"
+  else
+    skip "rust static" "$no_static"
+  fi
+  if (( have_shared )); then
+    step "rust dynamic (DLBRIDGE_STATIC=0 cargo run)" \
+      sh -c "cd '$rust_app' && $rust_env DLBRIDGE_STATIC=0 LD_LIBRARY_PATH='$installed_lib' \
+             '$cargo_cmd' run --offline"
+    step "rust dynamic program loads the installed libdlbridge.so.0" \
+      sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$rust_bin' | grep -q '$installed_lib/libdlbridge.so.0'"
+  else
+    skip "rust dynamic" "$no_shared"
+  fi
 else
   echo "skip   rust (no cargo on PATH: install Rust to run the Rust consumer steps)"
 fi
