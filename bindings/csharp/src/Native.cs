@@ -142,18 +142,21 @@ namespace DLBridge {
       get { return Volatile.Read(ref *(IntPtr*)NativeMethods.ReleasedHead) != IntPtr.Zero; }
     }
 
-    /// <summary>Frees one native reference and lets go of whatever was released meanwhile.</summary>
-    internal static unsafe void Free(long tensor) {
+    /// <summary>Frees one native reference and lets go of whatever was released meanwhile;
+    /// <paramref name="own"/> is the pin the reference's handle holds (or an unallocated one).</summary>
+    internal static unsafe void Free(long tensor, GCHandle own) {
       long* buffer = stackalloc long[Batch];
       int n = NativeMethods.dlb_cs_free(tensor, buffer, Batch);
-      if (n > 0) Let(buffer, n);
+      if (n > 0) Let(buffer, n, own);
       if (n == Batch) Drain();
     }
 
     internal static unsafe void Drain() {
       long* buffer = stackalloc long[Batch];
       int n;
-      while (Pending && (n = NativeMethods.dlb_cs_take_released(buffer, Batch)) > 0) Let(buffer, n);
+      while (Pending && (n = NativeMethods.dlb_cs_take_released(buffer, Batch)) > 0) {
+        Let(buffer, n, default(GCHandle));
+      }
     }
 
     /// <summary>The release context of a wrapped tensor: the GCHandle's value shifted left
@@ -164,10 +167,12 @@ namespace DLBridge {
       return (GCHandle.ToIntPtr(handle).ToInt64() << 1) | (isAction ? 1L : 0L);
     }
 
-    private static unsafe void Let(long* handles, int n) {
+    private static unsafe void Let(long* handles, int n, GCHandle own) {
+      long ownToken = own.IsAllocated ? Token(own, false) : 0;
       for (int i = 0; i < n; i++) {
         long token = handles[i];
-        GCHandle h = GCHandle.FromIntPtr(new IntPtr(token >> 1));
+        // FromIntPtr is a call into the runtime on Mono: the caller's own pin needs none.
+        GCHandle h = token == ownToken ? own : GCHandle.FromIntPtr(new IntPtr(token >> 1));
         Action release = (token & 1) != 0 ? (Action)h.Target : null;
         h.Free();
         Interlocked.Increment(ref unpinned);

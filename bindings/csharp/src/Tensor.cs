@@ -164,15 +164,37 @@ namespace DLBridge {
       if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle pin = GCHandle.Alloc(data, GCHandleType.Pinned);
       try {
-        long address = pin.AddrOfPinnedObject().ToInt64();
-        long t = NativeMethods.Wrap(address, 0, Device.Cpu.Packed, dtype.Packed, shape, strides,
-                                    readOnly ? FlagReadOnly : 0, data.LongLength * (dtype.Bits / 8),
-                                    ReleaseQueue.Token(pin, false));
-        return new Tensor(t);
+        long t = NativeMethods.Wrap(ElementAddress(data, pin), 0, Device.Cpu.Packed, dtype.Packed,
+                                    shape, strides, readOnly ? FlagReadOnly : 0,
+                                    data.LongLength * (dtype.Bits / 8), ReleaseQueue.Token(pin, false));
+        Tensor wrapped = new Tensor(t);
+        wrapped.h.OwnPin = pin;
+        return wrapped;
       } catch {
         pin.Free(); // the wrap failed: nothing changed hands
         throw;
       }
+    }
+
+    // Where the elements of an array that `pin` holds pinned are. `fixed` reads the address in
+    // place (the GCHandle keeps it valid after the block), where AddrOfPinnedObject is a call
+    // into the runtime on Mono; the typeof tests fold away for each T. An empty array has no
+    // element to take the address of.
+    private static unsafe long ElementAddress<T>(T[] data, GCHandle pin) where T : struct {
+      if (data.Length > 0) {
+        object o = data;
+        if (typeof(T) == typeof(float)) fixed (float* p = (float[])o) return (long)p;
+        if (typeof(T) == typeof(double)) fixed (double* p = (double[])o) return (long)p;
+        if (typeof(T) == typeof(sbyte)) fixed (sbyte* p = (sbyte[])o) return (long)p;
+        if (typeof(T) == typeof(byte)) fixed (byte* p = (byte[])o) return (long)p;
+        if (typeof(T) == typeof(short)) fixed (short* p = (short[])o) return (long)p;
+        if (typeof(T) == typeof(ushort)) fixed (ushort* p = (ushort[])o) return (long)p;
+        if (typeof(T) == typeof(int)) fixed (int* p = (int[])o) return (long)p;
+        if (typeof(T) == typeof(uint)) fixed (uint* p = (uint[])o) return (long)p;
+        if (typeof(T) == typeof(long)) fixed (long* p = (long[])o) return (long)p;
+        if (typeof(T) == typeof(ulong)) fixed (ulong* p = (ulong[])o) return (long)p;
+      }
+      return pin.AddrOfPinnedObject().ToInt64();
     }
 
     /// <summary>
@@ -230,31 +252,32 @@ namespace DLBridge {
     /// consumer now owns (it calls its deleter once, on any thread). This Tensor is disposed
     /// afterwards; do not export while another thread is using it.</summary>
     public IntPtr ExportVersioned() {
-      lock (h) {
-        long a = Enter();
-        try {
-          h.Detach();
-        } finally {
-          Exit();
-        }
-        return new IntPtr(a);
-      }
+      // No native call: the versioned struct is the handle itself. The claim decides between
+      // this export and a concurrent Dispose's release (or another export): one gets it.
+      if (h.IsClosed || !h.TryClaim()) throw Disposed();
+      long a = h.Address;
+      h.Detach();
+      return new IntPtr(a);
     }
 
     /// <summary>Hands this tensor to a consumer that speaks only DLPack &lt; 1.0: returns a
     /// DLManagedTensor* the consumer now owns. Refused (the tensor stays open) when a flag would
     /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
     public IntPtr ExportLegacy() {
-      lock (h) {
-        long a = Enter();
+      long a = Enter(); // the call reads the tensor: keep it alive against a concurrent Dispose
+      try {
+        if (!h.TryClaim()) throw Disposed();
         long legacy;
         try {
           legacy = DLBridgeNative.dlb_tensor_export_legacy(a);
-          h.Detach();
-        } finally {
-          Exit();
+        } catch {
+          h.Reopen(); // refused: the tensor stays open and ours
+          throw;
         }
+        h.Detach();
         return new IntPtr(legacy);
+      } finally {
+        Exit();
       }
     }
 
