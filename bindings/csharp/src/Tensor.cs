@@ -264,21 +264,18 @@ namespace DLBridge {
     /// DLManagedTensor* the consumer now owns. Refused (the tensor stays open) when a flag would
     /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
     public IntPtr ExportLegacy() {
-      long a = Enter(); // the call reads the tensor: keep it alive against a concurrent Dispose
+      // The claim keeps the reference alive during the call: a concurrent Dispose leaves the
+      // free to this export if it is refused.
+      if (h.IsClosed || !h.TryClaim()) throw Disposed();
+      long legacy;
       try {
-        if (!h.TryClaim()) throw Disposed();
-        long legacy;
-        try {
-          legacy = DLBridgeNative.dlb_tensor_export_legacy(a);
-        } catch {
-          h.Reopen(); // refused: the tensor stays open and ours
-          throw;
-        }
-        h.Detach();
-        return new IntPtr(legacy);
-      } finally {
-        Exit();
+        legacy = DLBridgeNative.dlb_tensor_export_legacy(h.Address);
+      } catch {
+        h.Reopen(); // refused: the tensor stays open and ours
+        throw;
       }
+      h.Detach();
+      return new IntPtr(legacy);
     }
 
     // ---- properties -----------------------------------------------------------------------------

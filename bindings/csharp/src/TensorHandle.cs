@@ -20,43 +20,56 @@ namespace DLBridge {
       get { return handle.ToInt64(); }
     }
 
-    // Who the native reference goes to: still ours (Open), being handed to a consumer by a call
-    // in flight (Exporting), the consumer's (Exported), or freed (Freed). Every change is a
-    // compare-and-swap, so that an export and the release can never both have it.
     /// <summary>The pin of the array this handle's tensor wraps (Tensor.Wrap), if any: when
     /// this handle's free releases it, it is let go directly instead of being looked up from
     /// its token.</summary>
     internal GCHandle OwnPin;
 
-    private const int Open = 0, Exporting = 1, Exported = 2, Freed = 3;
+    // Who the native reference goes to: still ours (Open), being handed to a consumer by an
+    // export in flight (Exporting), the consumer's (Exported), freed (Freed), or to be freed by
+    // the export in flight if it is refused (FreeIfRefused: the handle was released meanwhile).
+    // Every change is a compare-and-swap: an export and the release never both have it, and a
+    // claimed reference needs no AddRef to stay alive during the export's call.
+    private const int Open = 0, Exporting = 1, Exported = 2, Freed = 3, FreeIfRefused = 4;
     private int owner;
 
     /// <summary>Claims the reference for an export: true for the one caller that gets it, false
-    /// when it was freed or claimed already. The handle is only disposed by
-    /// <see cref="Detach"/> (or given back by <see cref="Reopen"/>).</summary>
+    /// when it was freed or claimed already. Follow with <see cref="Detach"/> or
+    /// <see cref="Reopen"/>.</summary>
     internal bool TryClaim() {
       return Interlocked.CompareExchange(ref owner, Exporting, Open) == Open;
     }
 
-    /// <summary>Gives the claimed reference away: the handle closes without freeing it (once
-    /// the calls in flight are done).</summary>
+    /// <summary>Gives the claimed reference away: the handle closes without freeing it.</summary>
     internal void Detach() {
       Volatile.Write(ref owner, Exported);
       Dispose();
     }
 
-    /// <summary>An export that was refused: the reference is ours again.</summary>
+    /// <summary>The claimed reference was not exported: it is ours again, or freed now when
+    /// the handle was released during the export.</summary>
     internal void Reopen() {
-      Volatile.Write(ref owner, Open);
+      if (Interlocked.CompareExchange(ref owner, Open, Exporting) != Exporting) {
+        Volatile.Write(ref owner, Freed);
+        ReleaseQueue.Free(handle.ToInt64(), OwnPin);
+      }
     }
 
     protected override bool ReleaseHandle() {
       // Runs once: on Dispose, after the last native call using it, or on the finalizer thread.
-      // A claimed reference belongs to the export (which holds the handle open while it runs).
-      if (Interlocked.CompareExchange(ref owner, Freed, Open) == Open) {
-        ReleaseQueue.Free(handle.ToInt64(), OwnPin);
+      while (true) {
+        int state = Volatile.Read(ref owner);
+        if (state == Open) {
+          if (Interlocked.CompareExchange(ref owner, Freed, Open) != Open) continue;
+          ReleaseQueue.Free(handle.ToInt64(), OwnPin);
+          return true;
+        }
+        if (state == Exporting) {
+          if (Interlocked.CompareExchange(ref owner, FreeIfRefused, Exporting) != Exporting) continue;
+          return true;
+        }
+        return true; // exported: the consumer's
       }
-      return true;
     }
   }
 }
