@@ -47,6 +47,10 @@ namespace DLBridge {
       h = new TensorHandle(address);
     }
 
+    private Tensor(long address, GCHandle pin, long pinToken) {
+      h = new TensorHandle(address, pin, pinToken);
+    }
+
     // ---- access to the handle ----------------------------------------------------------------
     // Every native call runs between Enter and Exit: the SafeHandle's count keeps the tensor
     // alive for the call, whatever other threads or the finalizer do.
@@ -161,19 +165,18 @@ namespace DLBridge {
         throw new DLPackException(Status.InvalidArgument, "a bool[] cannot be wrapped: use FromArray");
       }
       if (shape == null || shape.Length == 0) shape = new long[] { data.LongLength };
+      NativeMethods.CheckStrides(shape, strides);
       if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle pin = GCHandle.Alloc(data, GCHandleType.Pinned);
-      try {
-        long t = NativeMethods.Wrap(ElementAddress(data, pin), 0, Device.Cpu.Packed, dtype.Packed,
-                                    shape, strides, readOnly ? FlagReadOnly : 0,
-                                    data.LongLength * (dtype.Bits / 8), ReleaseQueue.Token(pin, false));
-        Tensor wrapped = new Tensor(t);
-        wrapped.h.OwnPin = pin;
-        return wrapped;
-      } catch {
-        pin.Free(); // the wrap failed: nothing changed hands
-        throw;
+      long token = ReleaseQueue.Token(pin, false);
+      long t = NativeMethods.Wrap(ElementAddress(data, pin), 0, Device.Cpu.Packed, dtype.Packed,
+                                  shape, strides, readOnly ? FlagReadOnly : 0,
+                                  data.LongLength * (dtype.Bits / 8), token);
+      if (t == 0) {
+        pin.Free(); // refused: nothing changed hands
+        NativeExceptions.ThrowPending();
       }
+      return new Tensor(t, pin, token);
     }
 
     // Where the elements of an array that `pin` holds pinned are. `fixed` reads the address in
@@ -208,17 +211,17 @@ namespace DLBridge {
                                     long[] strides = null, bool readOnly = false,
                                     Action release = null, ulong byteOffset = 0) {
       if (shape == null) throw new ArgumentNullException("shape");
+      NativeMethods.CheckStrides(shape, strides);
       if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle keep = release != null ? GCHandle.Alloc(release) : default(GCHandle);
-      try {
-        long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
-                                    shape, strides, readOnly ? FlagReadOnly : 0, -1,
-                                    release != null ? ReleaseQueue.Token(keep, true) : 0);
-        return new Tensor(t);
-      } catch {
-        if (release != null) keep.Free();
-        throw;
+      long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
+                                  shape, strides, readOnly ? FlagReadOnly : 0, -1,
+                                  release != null ? ReleaseQueue.Token(keep, true) : 0);
+      if (t == 0) {
+        if (release != null) keep.Free(); // refused: nothing changed hands
+        NativeExceptions.ThrowPending();
       }
+      return new Tensor(t);
     }
 
     /// <summary>Unpins the arrays (and runs the release actions) of wrapped tensors whose last

@@ -9,7 +9,20 @@ namespace DLBridge {
   internal sealed class TensorHandle : SafeHandle {
     internal TensorHandle(long address) : base(IntPtr.Zero, true) {
       SetHandle(new IntPtr(address));
+      this.address = address;
     }
+
+    /// <summary>A wrapped array's handle: <paramref name="pin"/> (and its release token) let
+    /// go directly when this handle's free releases it, instead of being looked up from the
+    /// token (GCHandle.FromIntPtr is a call into the runtime on Mono).</summary>
+    internal TensorHandle(long address, GCHandle pin, long pinToken) : this(address) {
+      ownPin = pin;
+      ownPinToken = pinToken;
+    }
+
+    private readonly long address;
+    private readonly GCHandle ownPin;
+    private readonly long ownPinToken;
 
     public override bool IsInvalid {
       get { return handle == IntPtr.Zero; }
@@ -17,13 +30,8 @@ namespace DLBridge {
 
     /// <summary>The address, for a call the caller brackets with DangerousAddRef/Release.</summary>
     internal long Address {
-      get { return handle.ToInt64(); }
+      get { return address; }
     }
-
-    /// <summary>The pin of the array this handle's tensor wraps (Tensor.Wrap), if any: when
-    /// this handle's free releases it, it is let go directly instead of being looked up from
-    /// its token.</summary>
-    internal GCHandle OwnPin;
 
     // Who the native reference goes to: still ours (Open), being handed to a consumer by an
     // export in flight (Exporting), the consumer's (Exported), freed (Freed), or to be freed by
@@ -51,7 +59,7 @@ namespace DLBridge {
     internal void Reopen() {
       if (Interlocked.CompareExchange(ref owner, Open, Exporting) != Exporting) {
         Volatile.Write(ref owner, Freed);
-        ReleaseQueue.Free(handle.ToInt64(), OwnPin);
+        ReleaseQueue.Free(address, ownPin, ownPinToken);
       }
     }
 
@@ -61,7 +69,7 @@ namespace DLBridge {
         int state = Volatile.Read(ref owner);
         if (state == Open) {
           if (Interlocked.CompareExchange(ref owner, Freed, Open) != Open) continue;
-          ReleaseQueue.Free(handle.ToInt64(), OwnPin);
+          ReleaseQueue.Free(address, ownPin, ownPinToken);
           return true;
         }
         if (state == Exporting) {
