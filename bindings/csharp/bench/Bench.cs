@@ -1,7 +1,10 @@
 // Bench.cs - ns per cycle of the C# binding next to the same cycle in C, measured in the same
-// process and run (bench/bench_helpers.c, linked against the same static core), plus one bare
+// process and run (bench/binding_cycles.c, linked against the same static core), plus one bare
 // P/Invoke call. The budget of a C# cycle is 2x its C cycle plus one bare P/Invoke per native
-// call the C# cycle makes. No pass/fail: a plain table.
+// call the C# cycle makes. Next to it, the floor: what the cycle costs at least with the pieces
+// the binding must have, each measured here too: its C cycle, its native calls, one SafeHandle
+// (new + Dispose) per Tensor it makes, one GCHandle pin (Alloc + Free) per array it wraps. No
+// pass/fail: a plain table.
 //
 //   meson test -C build --benchmark --suite csharp
 //   MONO_THREADS_SUSPEND=preemptive mono build/bindings/csharp/DLBridge.Bench.exe
@@ -27,17 +30,19 @@ static class Bench {
   [DllImport(Lib, EntryPoint = "bench_cycle_wrap_legacy_free")] static extern int cs_bench_wrap_legacy_free(int n, IntPtr error);
   [DllImport(Lib, EntryPoint = "bench_cycle_noop")] static extern void cs_bench_noop();
 
-  const int N = 200000;
+  const int N = 40000;
+  const int Runs = 25;
   static readonly float[] data = new float[256];
   static readonly long[] shape = { 16, 16 };
 
   delegate void Cycle(int n);
 
-  // Best of 5 runs of n cycles, in ns per cycle.
+  // Best of many short runs of n cycles, in ns per cycle: the machine is shared, and the best
+  // run is the one least disturbed.
   static double Time(Cycle cycle, int n) {
-    cycle(n / 10); // warm-up (JIT, caches)
+    cycle(n); // warm-up (JIT, caches)
     double best = double.MaxValue;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < Runs; r++) {
       Stopwatch sw = Stopwatch.StartNew();
       cycle(n);
       sw.Stop();
@@ -50,42 +55,52 @@ static class Bench {
     if (status != 0) throw new InvalidOperationException("C cycle failed with status " + status);
   }
 
+  static double bare = double.MaxValue, safeHandle = double.MaxValue, pin = double.MaxValue;
+
+  // The pieces the floor is made of, measured again before each row (the best so far counts):
+  // one disturbed stretch of the shared machine must not make a floor too high.
+  static void MeasurePieces() {
+    bare = Math.Min(bare, Time(n => { for (int i = 0; i < n; i++) cs_bench_noop(); }, N * 10));
+    // The SafeHandle that holds each tensor (a finalizable object: allocation registers it with
+    // the GC, Dispose suppresses it) and, for wrapped arrays, the pinning GCHandle.
+    safeHandle = Math.Min(safeHandle, Time(n => { for (int i = 0; i < n; i++) new Floor().Dispose(); }, N));
+    pin = Math.Min(pin, Time(n => {
+      for (int i = 0; i < n; i++) GCHandle.Alloc(data, GCHandleType.Pinned).Free();
+    }, N));
+  }
+
   static int Main() {
-    double bare = Time(n => { for (int i = 0; i < n; i++) cs_bench_noop(); }, N * 10);
     Console.WriteLine("MONO_THREADS_SUSPEND={0}", Environment.GetEnvironmentVariable("MONO_THREADS_SUSPEND") ?? "(default)");
-    Console.WriteLine("bare P/Invoke call: {0:F1} ns", bare);
-    Console.WriteLine("{0,-36} {1,10} {2,10} {3,7} {4,7} {5,10}", "cycle", "C# ns", "C ns", "ratio", "calls", "budget ns");
-    // (name, C# cycle, C cycle, native calls the C# cycle makes)
+    Console.WriteLine("{0,-38} {1,7} {2,7} {3,6} {4,5} {5,7} {6,7} {7,7} {8,7} {9,11}", "cycle", "C# ns", "C ns",
+                      "ratio", "calls", "tensors", "pins", "budget", "floor", "C# - floor");
+    // (name, C# cycle, C cycle, native calls, Tensors made, arrays pinned by the C# cycle)
     Row("wrap pinned array + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.Wrap(data, shape).Dispose(); },
-        n => Check(cs_bench_wrap_free(n, IntPtr.Zero)), 2, bare);
+        n => Check(cs_bench_wrap_free(n, IntPtr.Zero)), 2, 1, 1);
     Row("allocate + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.Allocate(Device.Cpu, DType.Float32, shape).Dispose(); },
-        n => Check(cs_bench_allocate_free(n, IntPtr.Zero)), 2, bare);
+        n => Check(cs_bench_allocate_free(n, IntPtr.Zero)), 2, 1, 0);
     Row("wrap + export + import + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.ImportVersioned(Tensor.Wrap(data, shape).ExportVersioned()).Dispose(); },
-        n => Check(cs_bench_wrap_export_import_free(n, IntPtr.Zero)), 3, bare);
+        n => Check(cs_bench_wrap_export_import_free(n, IntPtr.Zero)), 3, 2, 1);
     Row("wrap + export/import legacy + dispose",
         n => { for (int i = 0; i < n; i++) Tensor.ImportLegacy(Tensor.Wrap(data, shape).ExportLegacy()).Dispose(); },
-        n => Check(cs_bench_wrap_legacy_free(n, IntPtr.Zero)), 4, bare);
-    Console.WriteLine("budget = 2 x C + calls x bare P/Invoke; live tensors at exit: {0}", Tensor.LiveCount);
-    // What every C# cycle pays on top of its native calls, measured here: the SafeHandle that
-    // holds each tensor (a finalizable object: allocation registers it with the GC, Dispose
-    // suppresses it) and, for wrapped arrays, the pinning GCHandle.
-    double safeHandle = Time(n => { for (int i = 0; i < n; i++) new Floor().Dispose(); }, N);
-    double pin = Time(n => {
-      for (int i = 0; i < n; i++) GCHandle.Alloc(data, GCHandleType.Pinned).Free();
-    }, N);
-    Console.WriteLine("floor: SafeHandle new + Dispose {0:F1} ns per tensor; GCHandle pin + free {1:F1} ns per wrapped array",
-                      safeHandle, pin);
+        n => Check(cs_bench_wrap_legacy_free(n, IntPtr.Zero)), 4, 2, 1);
+    Console.WriteLine("bare P/Invoke call {0:F1} ns; SafeHandle new + Dispose {1:F1} ns per tensor; " +
+                      "GCHandle pin + free {2:F1} ns per wrapped array", bare, safeHandle, pin);
+    Console.WriteLine("budget = 2 x C + calls x bare P/Invoke; floor = C + calls x bare P/Invoke + " +
+                      "tensors x SafeHandle + pins x GCHandle pin; live tensors at exit: {0}", Tensor.LiveCount);
     return 0;
   }
 
-  static void Row(string name, Cycle cs, Cycle c, int calls, double bare) {
+  static void Row(string name, Cycle cs, Cycle c, int calls, int tensors, int pins) {
+    MeasurePieces();
     double tc = Time(c, N);
     double tcs = Time(cs, N);
     double budget = 2 * tc + calls * bare;
-    Console.WriteLine("{0,-36} {1,10:F1} {2,10:F1} {3,7:F2} {4,7} {5,10:F1}{6}", name, tcs, tc, tcs / tc, calls, budget,
+    double floor = tc + calls * bare + tensors * safeHandle + pins * pin;
+    Console.WriteLine("{0,-38} {1,7:F1} {2,7:F1} {3,6:F2} {4,5} {5,7} {6,7} {7,7:F1} {8,7:F1} {9,11:F1}{10}", name,
+                      tcs, tc, tcs / tc, calls, tensors, pins, budget, floor, tcs - floor,
                       tcs <= budget ? "" : "  over budget");
   }
 }

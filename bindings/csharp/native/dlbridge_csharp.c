@@ -137,12 +137,14 @@ int64_t dlb_cs_wrap(int64_t data, uint64_t byte_offset, int64_t device, int32_t 
   t.strides = (int64_t*)(intptr_t)strides;
   t.byte_offset = byte_offset;
   if (handle != 0) {
-    node = (release_node*)calloc(1, sizeof *node);
+    node = (release_node*)malloc(sizeof *node);
     if (node == NULL) {
       dlb_cs_throw_status(DLB_ERR_OUT_OF_MEMORY, "out of memory");
       return 0;
     }
     node->handle = handle;
+    node->refused = 0;
+    node->next = NULL;
   }
   /* The core validates the tensor (its messages) and copies shape and strides; on error nothing
    * changed hands. */

@@ -95,19 +95,23 @@ namespace DLBridge {
                                                   int ndim, long* shape, long* strides, ulong flags,
                                                   long capacity, long handle);
 
-    internal static unsafe long Wrap(long data, ulong byteOffset, long device, int dtype, long[] shape,
-                                     long[] strides, ulong flags, long capacity, long handle) {
-      long t;
+    /// <summary>Refuses strides that do not match the shape, as dlbridge.i does for the SWIG
+    /// entry points (this hand-written one bypasses it); before anything is allocated.</summary>
+    internal static void CheckStrides(long[] shape, long[] strides) {
       if (strides != null && strides.Length != shape.Length) {
-        // The same refusal as dlbridge.i's, which this hand-written entry point bypasses.
         throw new DLPackException(Status.InvalidArgument, "strides must have one value per extent");
       }
+    }
+
+    /// <summary>dlb_cs_wrap over arrays checked by <see cref="CheckStrides"/>: the new tensor,
+    /// or 0 with the core's exception pending (the caller lets go of what it allocated, then
+    /// throws it with NativeExceptions.ThrowPending).</summary>
+    internal static unsafe long Wrap(long data, ulong byteOffset, long device, int dtype, long[] shape,
+                                     long[] strides, ulong flags, long capacity, long handle) {
       fixed (long* s = shape)
       fixed (long* st = strides) {
-        t = dlb_cs_wrap(data, byteOffset, device, dtype, shape.Length, s, st, flags, capacity, handle);
+        return dlb_cs_wrap(data, byteOffset, device, dtype, shape.Length, s, st, flags, capacity, handle);
       }
-      if (NativeExceptions.AnyPending) NativeExceptions.ThrowPending();
-      return t;
     }
 
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
@@ -142,18 +146,22 @@ namespace DLBridge {
       get { return Volatile.Read(ref *(IntPtr*)NativeMethods.ReleasedHead) != IntPtr.Zero; }
     }
 
-    /// <summary>Frees one native reference and lets go of whatever was released meanwhile.</summary>
-    internal static unsafe void Free(long tensor) {
+    /// <summary>Frees one native reference and lets go of whatever was released meanwhile;
+    /// <paramref name="own"/> is the pin the reference's handle holds and
+    /// <paramref name="ownToken"/> its token (0 when it holds none).</summary>
+    internal static unsafe void Free(long tensor, GCHandle own, long ownToken) {
       long* buffer = stackalloc long[Batch];
       int n = NativeMethods.dlb_cs_free(tensor, buffer, Batch);
-      if (n > 0) Let(buffer, n);
+      if (n > 0) Let(buffer, n, own, ownToken);
       if (n == Batch) Drain();
     }
 
     internal static unsafe void Drain() {
       long* buffer = stackalloc long[Batch];
       int n;
-      while (Pending && (n = NativeMethods.dlb_cs_take_released(buffer, Batch)) > 0) Let(buffer, n);
+      while (Pending && (n = NativeMethods.dlb_cs_take_released(buffer, Batch)) > 0) {
+        Let(buffer, n, default(GCHandle), 0);
+      }
     }
 
     /// <summary>The release context of a wrapped tensor: the GCHandle's value shifted left
@@ -164,10 +172,11 @@ namespace DLBridge {
       return (GCHandle.ToIntPtr(handle).ToInt64() << 1) | (isAction ? 1L : 0L);
     }
 
-    private static unsafe void Let(long* handles, int n) {
+    private static unsafe void Let(long* handles, int n, GCHandle own, long ownToken) {
       for (int i = 0; i < n; i++) {
         long token = handles[i];
-        GCHandle h = GCHandle.FromIntPtr(new IntPtr(token >> 1));
+        // FromIntPtr is a call into the runtime on Mono: the caller's own pin needs none.
+        GCHandle h = token == ownToken && ownToken != 0 ? own : GCHandle.FromIntPtr(new IntPtr(token >> 1));
         Action release = (token & 1) != 0 ? (Action)h.Target : null;
         h.Free();
         Interlocked.Increment(ref unpinned);

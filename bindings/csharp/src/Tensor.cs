@@ -47,6 +47,10 @@ namespace DLBridge {
       h = new TensorHandle(address);
     }
 
+    private Tensor(long address, GCHandle pin, long pinToken) {
+      h = new TensorHandle(address, pin, pinToken);
+    }
+
     // ---- access to the handle ----------------------------------------------------------------
     // Every native call runs between Enter and Exit: the SafeHandle's count keeps the tensor
     // alive for the call, whatever other threads or the finalizer do.
@@ -161,18 +165,39 @@ namespace DLBridge {
         throw new DLPackException(Status.InvalidArgument, "a bool[] cannot be wrapped: use FromArray");
       }
       if (shape == null || shape.Length == 0) shape = new long[] { data.LongLength };
+      NativeMethods.CheckStrides(shape, strides);
       if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle pin = GCHandle.Alloc(data, GCHandleType.Pinned);
-      try {
-        long address = pin.AddrOfPinnedObject().ToInt64();
-        long t = NativeMethods.Wrap(address, 0, Device.Cpu.Packed, dtype.Packed, shape, strides,
-                                    readOnly ? FlagReadOnly : 0, data.LongLength * (dtype.Bits / 8),
-                                    ReleaseQueue.Token(pin, false));
-        return new Tensor(t);
-      } catch {
-        pin.Free(); // the wrap failed: nothing changed hands
-        throw;
+      long token = ReleaseQueue.Token(pin, false);
+      long t = NativeMethods.Wrap(ElementAddress(data, pin), 0, Device.Cpu.Packed, dtype.Packed,
+                                  shape, strides, readOnly ? FlagReadOnly : 0,
+                                  data.LongLength * (dtype.Bits / 8), token);
+      if (t == 0) {
+        pin.Free(); // refused: nothing changed hands
+        NativeExceptions.ThrowPending();
       }
+      return new Tensor(t, pin, token);
+    }
+
+    // Where the elements of an array that `pin` holds pinned are. `fixed` reads the address in
+    // place (the GCHandle keeps it valid after the block), where AddrOfPinnedObject is a call
+    // into the runtime on Mono; the typeof tests fold away for each T. An empty array has no
+    // element to take the address of.
+    private static unsafe long ElementAddress<T>(T[] data, GCHandle pin) where T : struct {
+      if (data.Length > 0) {
+        object o = data;
+        if (typeof(T) == typeof(float)) fixed (float* p = (float[])o) return (long)p;
+        if (typeof(T) == typeof(double)) fixed (double* p = (double[])o) return (long)p;
+        if (typeof(T) == typeof(sbyte)) fixed (sbyte* p = (sbyte[])o) return (long)p;
+        if (typeof(T) == typeof(byte)) fixed (byte* p = (byte[])o) return (long)p;
+        if (typeof(T) == typeof(short)) fixed (short* p = (short[])o) return (long)p;
+        if (typeof(T) == typeof(ushort)) fixed (ushort* p = (ushort[])o) return (long)p;
+        if (typeof(T) == typeof(int)) fixed (int* p = (int[])o) return (long)p;
+        if (typeof(T) == typeof(uint)) fixed (uint* p = (uint[])o) return (long)p;
+        if (typeof(T) == typeof(long)) fixed (long* p = (long[])o) return (long)p;
+        if (typeof(T) == typeof(ulong)) fixed (ulong* p = (ulong[])o) return (long)p;
+      }
+      return pin.AddrOfPinnedObject().ToInt64();
     }
 
     /// <summary>
@@ -186,17 +211,17 @@ namespace DLBridge {
                                     long[] strides = null, bool readOnly = false,
                                     Action release = null, ulong byteOffset = 0) {
       if (shape == null) throw new ArgumentNullException("shape");
+      NativeMethods.CheckStrides(shape, strides);
       if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle keep = release != null ? GCHandle.Alloc(release) : default(GCHandle);
-      try {
-        long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
-                                    shape, strides, readOnly ? FlagReadOnly : 0, -1,
-                                    release != null ? ReleaseQueue.Token(keep, true) : 0);
-        return new Tensor(t);
-      } catch {
-        if (release != null) keep.Free();
-        throw;
+      long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
+                                  shape, strides, readOnly ? FlagReadOnly : 0, -1,
+                                  release != null ? ReleaseQueue.Token(keep, true) : 0);
+      if (t == 0) {
+        if (release != null) keep.Free(); // refused: nothing changed hands
+        NativeExceptions.ThrowPending();
       }
+      return new Tensor(t);
     }
 
     /// <summary>Unpins the arrays (and runs the release actions) of wrapped tensors whose last
@@ -230,32 +255,30 @@ namespace DLBridge {
     /// consumer now owns (it calls its deleter once, on any thread). This Tensor is disposed
     /// afterwards; do not export while another thread is using it.</summary>
     public IntPtr ExportVersioned() {
-      lock (h) {
-        long a = Enter();
-        try {
-          h.Detach();
-        } finally {
-          Exit();
-        }
-        return new IntPtr(a);
-      }
+      // No native call: the versioned struct is the handle itself. The claim decides between
+      // this export and a concurrent Dispose's release (or another export): one gets it.
+      if (h.IsClosed || !h.TryClaim()) throw Disposed();
+      long a = h.Address;
+      h.Detach();
+      return new IntPtr(a);
     }
 
     /// <summary>Hands this tensor to a consumer that speaks only DLPack &lt; 1.0: returns a
     /// DLManagedTensor* the consumer now owns. Refused (the tensor stays open) when a flag would
     /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
     public IntPtr ExportLegacy() {
-      lock (h) {
-        long a = Enter();
-        long legacy;
-        try {
-          legacy = DLBridgeNative.dlb_tensor_export_legacy(a);
-          h.Detach();
-        } finally {
-          Exit();
-        }
-        return new IntPtr(legacy);
+      // The claim keeps the reference alive during the call: a concurrent Dispose leaves the
+      // free to this export if it is refused.
+      if (h.IsClosed || !h.TryClaim()) throw Disposed();
+      long legacy;
+      try {
+        legacy = DLBridgeNative.dlb_tensor_export_legacy(h.Address);
+      } catch {
+        h.Reopen(); // refused: the tensor stays open and ours
+        throw;
       }
+      h.Detach();
+      return new IntPtr(legacy);
     }
 
     // ---- properties -----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 using System;
 using System.Runtime.InteropServices;
+using System.Threading;
 
 namespace DLBridge {
   /// <summary>Holds one reference to a native DLManagedTensorVersioned. As a SafeHandle it is
@@ -8,7 +9,20 @@ namespace DLBridge {
   internal sealed class TensorHandle : SafeHandle {
     internal TensorHandle(long address) : base(IntPtr.Zero, true) {
       SetHandle(new IntPtr(address));
+      this.address = address;
     }
+
+    /// <summary>A wrapped array's handle: <paramref name="pin"/> (and its release token) let
+    /// go directly when this handle's free releases it, instead of being looked up from the
+    /// token (GCHandle.FromIntPtr is a call into the runtime on Mono).</summary>
+    internal TensorHandle(long address, GCHandle pin, long pinToken) : this(address) {
+      ownPin = pin;
+      ownPinToken = pinToken;
+    }
+
+    private readonly long address;
+    private readonly GCHandle ownPin;
+    private readonly long ownPinToken;
 
     public override bool IsInvalid {
       get { return handle == IntPtr.Zero; }
@@ -16,23 +30,54 @@ namespace DLBridge {
 
     /// <summary>The address, for a call the caller brackets with DangerousAddRef/Release.</summary>
     internal long Address {
-      get { return handle.ToInt64(); }
+      get { return address; }
     }
 
-    private int detached;
+    // Who the native reference goes to: still ours (Open), being handed to a consumer by an
+    // export in flight (Exporting), the consumer's (Exported), freed (Freed), or to be freed by
+    // the export in flight if it is refused (FreeIfRefused: the handle was released meanwhile).
+    // Every change is a compare-and-swap: an export and the release never both have it, and a
+    // claimed reference needs no AddRef to stay alive during the export's call.
+    private const int Open = 0, Exporting = 1, Exported = 2, Freed = 3, FreeIfRefused = 4;
+    private int owner;
 
-    /// <summary>Gives the native reference away (an export): the handle closes without freeing
-    /// it, once the calls in flight are done.</summary>
+    /// <summary>Claims the reference for an export: true for the one caller that gets it, false
+    /// when it was freed or claimed already. Follow with <see cref="Detach"/> or
+    /// <see cref="Reopen"/>.</summary>
+    internal bool TryClaim() {
+      return Interlocked.CompareExchange(ref owner, Exporting, Open) == Open;
+    }
+
+    /// <summary>Gives the claimed reference away: the handle closes without freeing it.</summary>
     internal void Detach() {
-      detached = 1;
+      Volatile.Write(ref owner, Exported);
       Dispose();
     }
 
+    /// <summary>The claimed reference was not exported: it is ours again, or freed now when
+    /// the handle was released during the export.</summary>
+    internal void Reopen() {
+      if (Interlocked.CompareExchange(ref owner, Open, Exporting) != Exporting) {
+        Volatile.Write(ref owner, Freed);
+        ReleaseQueue.Free(address, ownPin, ownPinToken);
+      }
+    }
+
     protected override bool ReleaseHandle() {
-      if (detached != 0) return true;
       // Runs once: on Dispose, after the last native call using it, or on the finalizer thread.
-      ReleaseQueue.Free(handle.ToInt64());
-      return true;
+      while (true) {
+        int state = Volatile.Read(ref owner);
+        if (state == Open) {
+          if (Interlocked.CompareExchange(ref owner, Freed, Open) != Open) continue;
+          ReleaseQueue.Free(address, ownPin, ownPinToken);
+          return true;
+        }
+        if (state == Exporting) {
+          if (Interlocked.CompareExchange(ref owner, FreeIfRefused, Exporting) != Exporting) continue;
+          return true;
+        }
+        return true; // exported: the consumer's
+      }
     }
   }
 }

@@ -76,5 +76,46 @@ namespace DLBridge.Tests {
         Assert.AreEqual(150, ok + disposed);
       }
     }
+
+    /// <summary>Exports racing a Dispose of the same tensor (refused legacy exports of a
+    /// READ_ONLY tensor, accepted legacy and versioned ones): each reference ends with exactly
+    /// one owner. The export either gets it (the tensor is then the consumer's) or throws, and
+    /// the tensor is freed once either way.</summary>
+    [Test]
+    public void ExportRacesWithDispose() {
+      Tensor.CollectReleased();
+      long collected = Tensor.CollectedCount;
+      int wrapped = 0;
+      for (int round = 0; round < 600; round++) {
+        Tensor t = round % 3 == 0 ? Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2 }, null, true)
+                                  : Tensor.Wrap(new float[2]);
+        if (round % 3 != 0) wrapped++;
+        IntPtr exported = IntPtr.Zero;
+        Exception failure = null;
+        int started = 0;
+        var exporter = new Thread(() => {
+          Volatile.Write(ref started, 1);
+          while (Volatile.Read(ref started) != 2) {} // starts with the Dispose below
+          try {
+            exported = round % 3 == 2 ? t.ExportVersioned() : t.ExportLegacy();
+          } catch (ObjectDisposedException) {
+          } catch (DLPackException e) {
+            if (e.Status != Status.ReadOnly) failure = e;
+          } catch (Exception e) {
+            failure = e;
+          }
+        });
+        exporter.Start();
+        while (Volatile.Read(ref started) != 1) {}
+        Volatile.Write(ref started, 2);
+        t.Dispose();
+        exporter.Join();
+        Assert.IsNull(failure, failure == null ? "" : failure.ToString());
+        Assert.IsTrue(t.IsDisposed);
+        if (exported != IntPtr.Zero) Helper.ConsumeOnNewThread(exported, round % 3 == 2 ? 0 : 1);
+      }
+      Tensor.CollectReleased();
+      Assert.AreEqual(collected + wrapped, Tensor.CollectedCount, "every wrapped array unpinned once");
+    }
   }
 }
