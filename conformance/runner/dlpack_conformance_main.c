@@ -6,7 +6,8 @@
  * checks by role and protocol, then the line "N passed, N failed, N skipped". Exits 1 if a case
  * failed, 2 on a usage or loading error. --no-fault-guard leaves a fault in the subject to its
  * own signal handling (the process ends; no case is told): for a subject with a runtime of its
- * own, such as a Go c-shared library, which a jump out of a signal handler would corrupt. */
+ * own, such as a Go c-shared library or a library that starts a JVM or Mono, which a jump out
+ * of a signal handler would corrupt. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>

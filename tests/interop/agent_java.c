@@ -5,7 +5,8 @@
  *    and the binding's JNI library in INTEROP_JAVA_JNI_LIB.
  *  - the Java host's native half: JavaHost.runMatrix() loads agent libraries and runs the
  *    matrix (interop_runner.c) with Java as one of the agents.
- * It links no dlbridge core: Java's is inside the binding's JNI library. */
+ * It links no dlbridge core: Java's is inside the binding's JNI library. Starting or finding the
+ * JVM is tests/vmhost/jvm_host.c's, shared with the conformance kit's Java subject. */
 #include <jni.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "dlpack/dlpack.h"
 #include "interop_runner.h"
+#include "jvm_host.h"
 
 #if defined(__GNUC__)
 #define SHIM_EXPORT __attribute__((visibility("default")))
@@ -36,12 +38,8 @@ SHIM_EXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   return JNI_VERSION_1_8;
 }
 
-static JNIEnv* env_here(void) {
-  JNIEnv* env = NULL;
-  if ((*g_vm)->GetEnv(g_vm, (void**)&env, JNI_VERSION_1_8) == JNI_OK) return env;
-  if ((*g_vm)->AttachCurrentThread(g_vm, (void**)&env, NULL) != JNI_OK) return NULL;
-  return env;
-}
+/* The runner calls the agent from its own thread, which stays attached. */
+static JNIEnv* env_here(void) { return jvm_host_env(g_vm, NULL); }
 
 static jlong JNICALL first_element(JNIEnv* env, jclass cls, jlong address) {
   const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)address;
@@ -50,33 +48,10 @@ static jlong JNICALL first_element(JNIEnv* env, jclass cls, jlong address) {
   return (jlong)((uintptr_t)t->dl_tensor.data + t->dl_tensor.byte_offset);
 }
 
-/* Copies a Java exception's text into msg (or the JNI failure `what`) and clears it. */
-static void exception_text(JNIEnv* env, const char* what, char* msg, size_t size) {
-  jthrowable ex = (*env)->ExceptionOccurred(env);
-  snprintf(msg, size, "%s", what);
-  if (ex != NULL) {
-    jclass obj;
-    jmethodID to_string;
-    jstring text;
-    (*env)->ExceptionClear(env);
-    obj = (*env)->FindClass(env, "java/lang/Object");
-    to_string = (*env)->GetMethodID(env, obj, "toString", "()Ljava/lang/String;");
-    text = (jstring)(*env)->CallObjectMethod(env, ex, to_string);
-    if (text != NULL && !(*env)->ExceptionCheck(env)) {
-      const char* s = (*env)->GetStringUTFChars(env, text, NULL);
-      if (s != NULL) {
-        snprintf(msg, size, "%.*s", (int)(size - 1), s);
-        (*env)->ReleaseStringUTFChars(env, text, s);
-      }
-    }
-    (*env)->ExceptionClear(env);
-  }
-}
-
 /* Copies a returned reason (a Java String, or null for success) into the report. */
 static int32_t take_reason(JNIEnv* env, jstring reason, interop_report* r) {
   if ((*env)->ExceptionCheck(env)) {
-    exception_text(env, "Java threw", r->message, sizeof r->message);
+    jvm_host_exception_text(env, "Java threw", r->message, sizeof r->message);
     if (r->status == 0) r->status = -1;
     return r->status;
   }
@@ -181,51 +156,19 @@ static const interop_agent g_java_agent = {
     INTEROP_CONTRACT_VERSION, "java", java_produce, java_consume, java_live_count, NULL,
 };
 
-/* A JVM for a native host: the class path and the binding's JNI library from the environment. */
-static int start_vm(void) {
-  JavaVMInitArgs args;
-  JavaVMOption options[3];
-  JNIEnv* env = NULL;
-  static char class_path[8192], jni_lib[4096];
-  const char* cp = getenv("INTEROP_JAVA_CLASSPATH");
-  const char* lib = getenv("INTEROP_JAVA_JNI_LIB");
-  jsize n = 0;
-  if (JNI_GetCreatedJavaVMs(&g_vm, 1, &n) == JNI_OK && n == 1) return 0;
-  if (cp == NULL || lib == NULL) {
-    fprintf(stderr, "java agent: set INTEROP_JAVA_CLASSPATH and INTEROP_JAVA_JNI_LIB to start a JVM\n");
-    return -1;
-  }
-  snprintf(class_path, sizeof class_path, "-Djava.class.path=%s", cp);
-  snprintf(jni_lib, sizeof jni_lib, "-Ddlbridge.native.path=%s", lib);
-  options[0].optionString = class_path;
-  options[1].optionString = jni_lib;
-  options[2].optionString = (char*)"-Xrs"; /* leave SIGINT/SIGTERM to the host */
-  args.version = JNI_VERSION_1_8;
-  args.nOptions = 3;
-  args.options = options;
-  args.ignoreUnrecognized = JNI_FALSE;
-  if (JNI_CreateJavaVM(&g_vm, (void**)&env, &args) != JNI_OK) {
-    fprintf(stderr, "java agent: JNI_CreateJavaVM failed\n");
-    g_vm = NULL;
-    return -1;
-  }
-  return 0;
-}
-
 SHIM_EXPORT const interop_agent* interop_agent_get(void) {
   JNIEnv* env;
   jclass cls;
   JNINativeMethod natives[1];
   if (g_agent != NULL) return &g_java_agent;
-  if (g_vm == NULL && start_vm() != 0) return NULL;
+  /* Loaded by a native host: a JVM with the class path and the binding's JNI library from the
+     environment. */
+  if (g_vm == NULL) g_vm = jvm_host_vm("java agent", "INTEROP_JAVA_CLASSPATH", "INTEROP_JAVA_JNI_LIB");
+  if (g_vm == NULL) return NULL;
   env = env_here();
   if (env == NULL) return NULL;
-  cls = (*env)->FindClass(env, "org/dlbridge/interop/JavaAgent");
-  if (cls == NULL) {
-    (*env)->ExceptionDescribe(env);
-    (*env)->ExceptionClear(env);
-    return NULL;
-  }
+  cls = jvm_host_class(env, "org/dlbridge/interop/JavaAgent");
+  if (cls == NULL) return NULL;
   natives[0].name = (char*)"firstElement";
   natives[0].signature = (char*)"(J)J";
   {
@@ -242,7 +185,7 @@ SHIM_EXPORT const interop_agent* interop_agent_get(void) {
     (*env)->ExceptionClear(env);
     return NULL;
   }
-  g_agent = (jclass)(*env)->NewGlobalRef(env, cls);
+  g_agent = cls;
   return &g_java_agent;
 }
 

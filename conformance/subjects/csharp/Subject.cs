@@ -1,0 +1,312 @@
+// dlbridge's C# binding as a subject of the DLPack conformance kit, through the binding's public
+// API only (namespace DLBridge). The kit's contract (dlpack_conformance.h) is a dlpc_subject table
+// in unmanaged memory whose entry points are reverse P/Invoke function pointers to the static
+// methods below (their delegates are kept alive for the life of the process); csharp_subject.c
+// exports dlpack_conformance_subject() by starting Mono and calling Subject.Table().
+//
+// Producer: the kit's values are wrapped read-only (Tensor.WrapNative over the kit's memory) and
+// copied into a tensor laid out as asked (Tensor.Allocate with strides, or a slice of a larger
+// allocation reshaped for an offset), then shared read-only or copied, and exported. Consumer:
+// Tensor.ImportVersioned / ImportLegacy, read back with CopyInto into the kit's buffer (wrapped),
+// released with Dispose. The live count is Tensor.LiveCount: the binding's native library embeds
+// its own copy of the core, so the count is the C# binding's.
+using System;
+using System.Runtime.InteropServices;
+using System.Text;
+using DLBridge;
+
+namespace DLBridge.Conformance {
+  // Mono recognises this attribute by name: a static method handed to native code as a function
+  // pointer (required under full AOT; documents the entry points under the JIT).
+  [AttributeUsage(AttributeTargets.Method)]
+  internal sealed class MonoPInvokeCallbackAttribute : Attribute {
+    public MonoPInvokeCallbackAttribute(Type delegateType) { DelegateType = delegateType; }
+    public Type DelegateType { get; private set; }
+  }
+
+  [StructLayout(LayoutKind.Sequential)]
+  internal struct DLDataType {
+    public byte Code;
+    public byte Bits;
+    public ushort Lanes;
+  }
+
+  // dlpc_case_spec
+  [StructLayout(LayoutKind.Sequential)]
+  internal unsafe struct CaseSpec {
+    public ulong StructSize;
+    public int CaseId;
+    public IntPtr Check;
+    public DLDataType DType;
+    public int NDim;
+    public long* Shape;
+    public long* Strides;
+    public long OffsetElements;
+    public ulong Flags;
+    public IntPtr Values;
+    public ulong ValuesSize;
+  }
+
+  // dlpc_consume_report
+  [StructLayout(LayoutKind.Sequential)]
+  internal unsafe struct ConsumeReport {
+    public const int MaxNDim = 8; // DLPC_MAX_NDIM
+    public ulong StructSize;
+    public IntPtr Handle;
+    public IntPtr FirstElement;
+    public int NDim;
+    public fixed long Shape[MaxNDim];
+    public int StridesKnown;
+    public fixed long Strides[MaxNDim];
+    public int Writable;
+    public IntPtr Values;
+    public ulong ValuesCapacity;
+    public ulong ValuesSize;
+    public fixed byte Message[256];
+  }
+
+  // A DLManagedTensorVersioned (dlpack.h) up to dl_tensor.byte_offset: where an imported
+  // tensor's element 0 is.
+  [StructLayout(LayoutKind.Sequential)]
+  internal struct ManagedTensorHead {
+    public uint VersionMajor;
+    public uint VersionMinor;
+    public IntPtr ManagerCtx;
+    public IntPtr Deleter;
+    public ulong Flags;
+    public IntPtr Data;
+    public int DeviceType;
+    public int DeviceId;
+    public int NDim;
+    public DLDataType DType;
+    public IntPtr Shape;
+    public IntPtr Strides;
+    public ulong ByteOffset;
+  }
+
+  // dlpc_subject
+  [StructLayout(LayoutKind.Sequential)]
+  internal struct SubjectTable {
+    public ulong StructSize;
+    public uint ContractVersion;
+    public IntPtr Name;
+    public IntPtr Ctx;
+    public IntPtr ProduceVersioned;
+    public IntPtr ProduceLegacy;
+    public IntPtr ConsumeVersioned;
+    public IntPtr ConsumeLegacy;
+    public IntPtr Release;
+    public IntPtr LiveCount;
+  }
+
+  internal unsafe delegate int ProduceFn(IntPtr ctx, CaseSpec* spec, IntPtr* result, IntPtr message, UIntPtr size);
+  internal unsafe delegate int ConsumeFn(IntPtr ctx, IntPtr tensor, ConsumeReport* report);
+  internal delegate void ReleaseFn(IntPtr ctx, IntPtr handle);
+  internal delegate long LiveCountFn(IntPtr ctx);
+
+  internal static unsafe class Subject {
+    // dlpack_conformance.h
+    const uint ContractVersion = 1; // DLPC_CONTRACT_VERSION
+    const int Ok = 0, Unsupported = 1, Refused = 2, Error = 3; // DLPC_*
+
+    // Kept alive for the life of the process: native code holds their function pointers.
+    static readonly ProduceFn produceVersionedFn = ProduceVersioned;
+    static readonly ProduceFn produceLegacyFn = ProduceLegacy;
+    static readonly ConsumeFn consumeVersionedFn = ConsumeVersioned;
+    static readonly ConsumeFn consumeLegacyFn = ConsumeLegacy;
+    static readonly ReleaseFn releaseFn = Release;
+    static readonly LiveCountFn liveCountFn = LiveCount;
+    static IntPtr table = IntPtr.Zero;
+
+    /// <summary>The subject's dlpc_subject table (unmanaged memory, never freed).</summary>
+    public static IntPtr Table() {
+      if (table != IntPtr.Zero) return table;
+      SubjectTable t;
+      t.StructSize = (ulong)Marshal.SizeOf(typeof(SubjectTable));
+      t.ContractVersion = ContractVersion;
+      t.Name = Marshal.StringToHGlobalAnsi("dlbridge C# binding");
+      t.Ctx = IntPtr.Zero;
+      t.ProduceVersioned = Marshal.GetFunctionPointerForDelegate(produceVersionedFn);
+      t.ProduceLegacy = Marshal.GetFunctionPointerForDelegate(produceLegacyFn);
+      t.ConsumeVersioned = Marshal.GetFunctionPointerForDelegate(consumeVersionedFn);
+      t.ConsumeLegacy = Marshal.GetFunctionPointerForDelegate(consumeLegacyFn);
+      t.Release = Marshal.GetFunctionPointerForDelegate(releaseFn);
+      t.LiveCount = Marshal.GetFunctionPointerForDelegate(liveCountFn);
+      table = Marshal.AllocHGlobal(Marshal.SizeOf(typeof(SubjectTable)));
+      Marshal.StructureToPtr(t, table, false);
+      return table;
+    }
+
+    static string Why(DLPackException e) { return e.StatusName + ": " + e.Message; }
+
+    /// <summary>Writes text, NUL-terminated and cut to fit, into a C buffer of size bytes.</summary>
+    static void Say(string text, byte* buffer, long size) {
+      if (size <= 0) return;
+      byte[] bytes = Encoding.UTF8.GetBytes(text);
+      long n = Math.Min(bytes.LongLength, size - 1);
+      for (long i = 0; i < n; ++i) buffer[i] = bytes[i];
+      buffer[n] = 0;
+    }
+
+    static long[] Dims(long* dims, int ndim) {
+      long[] v = new long[ndim];
+      for (int d = 0; d < ndim; ++d) v[d] = dims[d];
+      return v;
+    }
+
+    [MonoPInvokeCallback(typeof(ProduceFn))]
+    static int ProduceVersioned(IntPtr ctx, CaseSpec* spec, IntPtr* result, IntPtr message, UIntPtr size) {
+      return Produce(spec, false, result, (byte*)message, (long)size.ToUInt64());
+    }
+
+    [MonoPInvokeCallback(typeof(ProduceFn))]
+    static int ProduceLegacy(IntPtr ctx, CaseSpec* spec, IntPtr* result, IntPtr message, UIntPtr size) {
+      return Produce(spec, true, result, (byte*)message, (long)size.ToUInt64());
+    }
+
+    /// <summary>Exports the tensor the kit describes; *result is then the kit's.</summary>
+    static int Produce(CaseSpec* spec, bool legacy, IntPtr* result, byte* message, long size) {
+      if ((spec->Flags & Tensor.FlagIsSubbyteTypePadded) != 0) {
+        Say("the C# binding makes no IS_SUBBYTE_TYPE_PADDED tensor (Tensor.Allocate and " +
+            "Tensor.WrapNative take no such flag)", message, size);
+        return Unsupported;
+      }
+      Tensor laidOut = null, exported = null;
+      try {
+        DType dtype = new DType(spec->DType.Code, spec->DType.Bits, spec->DType.Lanes);
+        long[] shape = Dims(spec->Shape, spec->NDim);
+        long[] strides = spec->Strides != null ? Dims(spec->Strides, spec->NDim) : null;
+        laidOut = LayOut(dtype, shape, strides, spec->OffsetElements);
+        if (spec->ValuesSize > 0) {
+          // The kit's values, valid for this call: wrapped read-only and copied out.
+          using (Tensor kit = Tensor.WrapNative(spec->Values, Device.Cpu, dtype, shape, null, true)) {
+            kit.CopyInto(laidOut);
+          }
+        }
+        if ((spec->Flags & Tensor.FlagReadOnly) != 0) {
+          exported = laidOut.Share(true);
+        } else if ((spec->Flags & Tensor.FlagIsCopied) != 0) {
+          exported = laidOut.CopyTo(Device.Cpu); // a copy its consumer solely owns: IS_COPIED
+        } else {
+          exported = laidOut;
+        }
+        try {
+          *result = legacy ? exported.ExportLegacy() : exported.ExportVersioned();
+        } catch (DLPackException e) {
+          // Only what the legacy struct cannot say (READ_ONLY, sub-byte padding) is refused.
+          Say(Why(e), message, size);
+          return legacy ? Refused : Error;
+        }
+        return Ok;
+      } catch (DLPackException e) {
+        Say(Why(e), message, size);
+        return e.Status == Status.Unsupported ? Unsupported : Error;
+      } catch (Exception e) {
+        Say(e.ToString(), message, size);
+        return Error;
+      } finally {
+        // Dispose does nothing to a tensor already exported.
+        if (exported != null) exported.Dispose();
+        if (laidOut != null) laidOut.Dispose();
+      }
+    }
+
+    /// <summary>An uninitialised tensor with the layout asked for.</summary>
+    static Tensor LayOut(DType dtype, long[] shape, long[] strides, long offset) {
+      if (offset > 0) {
+        // A view `offset` elements into a larger allocation.
+        long count = 1;
+        foreach (long extent in shape) count *= extent;
+        using (Tensor b = Tensor.Allocate(Device.Cpu, dtype, offset + count))
+        using (Tensor tail = b.Slice(new SliceRange(offset, SliceRange.None))) {
+          return tail.Reshape(shape);
+        }
+      }
+      return Tensor.Allocate(Device.Cpu, dtype, shape, strides);
+    }
+
+    [MonoPInvokeCallback(typeof(ConsumeFn))]
+    static int ConsumeVersioned(IntPtr ctx, IntPtr tensor, ConsumeReport* report) {
+      return Consume(tensor, false, report);
+    }
+
+    [MonoPInvokeCallback(typeof(ConsumeFn))]
+    static int ConsumeLegacy(IntPtr ctx, IntPtr tensor, ConsumeReport* report) {
+      return Consume(tensor, true, report);
+    }
+
+    /// <summary>Imports the kit's tensor (ownership moves here in every case) and reports what
+    /// the binding reads of it.</summary>
+    static int Consume(IntPtr tensor, bool legacy, ConsumeReport* report) {
+      Tensor t;
+      try {
+        t = legacy ? Tensor.ImportLegacy(tensor) : Tensor.ImportVersioned(tensor);
+      } catch (DLPackException e) {
+        Say(Why(e), report->Message, 256); // the import has called the tensor's deleter
+        return Refused;
+      } catch (Exception e) {
+        Say(e.ToString(), report->Message, 256);
+        return Error;
+      }
+      try {
+        long[] shape = t.Shape;
+        long[] strides = t.Strides;
+        if (shape.Length > ConsumeReport.MaxNDim) {
+          t.Dispose();
+          Say("ndim " + shape.Length + " is more than a report holds", report->Message, 256);
+          return Error;
+        }
+        report->NDim = shape.Length;
+        for (int d = 0; d < shape.Length; ++d) {
+          report->Shape[d] = shape[d];
+          report->Strides[d] = strides[d];
+        }
+        report->StridesKnown = 1;
+        report->Writable = t.IsReadOnly ? 0 : 1;
+        long count = t.ElementCount;
+        if (count > 0) {
+          // Element 0 of the binding's tensor (Tensor.Address, its DLManagedTensorVersioned).
+          ManagedTensorHead* head = (ManagedTensorHead*)t.Address;
+          report->FirstElement = new IntPtr((byte*)head->Data + head->ByteOffset);
+        }
+        report->ValuesSize = ReadValues(t, count, report->Values);
+        report->Handle = GCHandle.ToIntPtr(GCHandle.Alloc(t));
+        return Ok;
+      } catch (Exception e) {
+        t.Dispose();
+        Say(e.ToString(), report->Message, 256);
+        return Error;
+      }
+    }
+
+    /// <summary>Copies t's elements, compact in C order, into the kit's buffer; their byte
+    /// count, or ulong.MaxValue when not read.</summary>
+    static ulong ReadValues(Tensor t, long count, IntPtr values) {
+      if (count == 0) return 0;
+      if ((t.Flags & Tensor.FlagIsSubbyteTypePadded) != 0) {
+        return ulong.MaxValue; // Tensor.WrapNative makes no padded tensor to copy them into
+      }
+      using (Tensor compact = Tensor.WrapNative(values, Device.Cpu, t.DType, t.Shape)) {
+        t.CopyInto(compact);
+        return (ulong)compact.ByteSize;
+      }
+    }
+
+    /// <summary>Drops a consumed tensor (on whatever thread the kit calls from): its producer's
+    /// deleter runs now.</summary>
+    [MonoPInvokeCallback(typeof(ReleaseFn))]
+    static void Release(IntPtr ctx, IntPtr handle) {
+      try {
+        GCHandle h = GCHandle.FromIntPtr(handle);
+        Tensor t = (Tensor)h.Target;
+        h.Free();
+        t.Dispose();
+      } catch (Exception e) {
+        Console.Error.WriteLine("csharp subject: release threw " + e);
+      }
+    }
+
+    [MonoPInvokeCallback(typeof(LiveCountFn))]
+    static long LiveCount(IntPtr ctx) { return Tensor.LiveCount; }
+  }
+}
