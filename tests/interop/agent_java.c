@@ -139,18 +139,7 @@ static int32_t java_consume(void* tensor, const interop_case* c, int32_t legacy,
   return r->status;
 }
 
-static int64_t java_live_count(void) {
-  JNIEnv* env = env_here();
-  jlong n;
-  if (env == NULL) return -1;
-  n = (*env)->CallStaticLongMethod(env, g_agent, g_live);
-  if ((*env)->ExceptionCheck(env)) {
-    (*env)->ExceptionDescribe(env);
-    (*env)->ExceptionClear(env);
-    return -1;
-  }
-  return (int64_t)n;
-}
+static int64_t java_live_count(void) { return (int64_t)jvm_host_static_long(g_vm, g_agent, g_live); }
 
 static const interop_agent g_java_agent = {
     INTEROP_CONTRACT_VERSION, "java", java_produce, java_consume, java_live_count, NULL,

@@ -71,6 +71,19 @@ void jvm_host_exception_text(JNIEnv* env, const char* what, char* msg, size_t si
   }
 }
 
+jlong jvm_host_static_long(JavaVM* vm, jclass cls, jmethodID method) {
+  JNIEnv* env = jvm_host_env(vm, NULL);
+  jlong n;
+  if (env == NULL) return -1;
+  n = (*env)->CallStaticLongMethod(env, cls, method);
+  if ((*env)->ExceptionCheck(env)) {
+    (*env)->ExceptionDescribe(env);
+    (*env)->ExceptionClear(env);
+    return -1;
+  }
+  return n;
+}
+
 jclass jvm_host_class(JNIEnv* env, const char* name) {
   jclass cls = (*env)->FindClass(env, name);
   jclass global;

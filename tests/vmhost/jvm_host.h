@@ -28,6 +28,10 @@ void jvm_host_detach(JavaVM* vm, int attached);
  * cannot be read) and clears it. */
 void jvm_host_exception_text(JNIEnv* env, const char* what, char* msg, size_t size);
 
+/* cls.method(), a static method returning long (a count), on the calling thread; -1 (after
+ * printing the exception on stderr) when it throws or the thread cannot be attached. */
+jlong jvm_host_static_long(JavaVM* vm, jclass cls, jmethodID method);
+
 /* A global reference to class `name` (JNI form, "org/dlbridge/..."), or NULL after printing
  * the exception on stderr. */
 jclass jvm_host_class(JNIEnv* env, const char* name);

@@ -14,16 +14,9 @@ using System;
 using System.Runtime.InteropServices;
 using System.Text;
 using DLBridge;
+using DLBridge.VmHost;
 
 namespace DLBridge.Conformance {
-  // Mono recognises this attribute by name: a static method handed to native code as a function
-  // pointer (required under full AOT; documents the entry points under the JIT).
-  [AttributeUsage(AttributeTargets.Method)]
-  internal sealed class MonoPInvokeCallbackAttribute : Attribute {
-    public MonoPInvokeCallbackAttribute(Type delegateType) { DelegateType = delegateType; }
-    public Type DelegateType { get; private set; }
-  }
-
   [StructLayout(LayoutKind.Sequential)]
   internal struct DLDataType {
     public byte Code;

@@ -182,17 +182,8 @@ static void release(void* ctx, void* handle) {
 }
 
 static int64_t live_count(void* ctx) {
-  JNIEnv* env = jvm_host_env(g_vm, NULL);
-  jlong n;
   (void)ctx;
-  if (env == NULL) return -1;
-  n = (*env)->CallStaticLongMethod(env, g_subject, g_live);
-  if ((*env)->ExceptionCheck(env)) {
-    (*env)->ExceptionDescribe(env);
-    (*env)->ExceptionClear(env);
-    return -1;
-  }
-  return (int64_t)n;
+  return (int64_t)jvm_host_static_long(g_vm, g_subject, g_live);
 }
 
 DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {

@@ -15,16 +15,9 @@ using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
 using DLBridge;
+using DLBridge.VmHost;
 
 namespace DLBridge.Interop {
-  // Mono recognises this attribute by name: a static method handed to native code as a function
-  // pointer (required under full AOT; documents the entry points under the JIT).
-  [AttributeUsage(AttributeTargets.Method)]
-  internal sealed class MonoPInvokeCallbackAttribute : Attribute {
-    public MonoPInvokeCallbackAttribute(Type delegateType) { DelegateType = delegateType; }
-    public Type DelegateType { get; private set; }
-  }
-
   // interop_case (interop_agent.h): a name, then int64_t fields only.
   [StructLayout(LayoutKind.Sequential)]
   internal unsafe struct Case {
