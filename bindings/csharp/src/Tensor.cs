@@ -97,7 +97,14 @@ namespace DLBridge {
     /// READ_ONLY.</summary>
     public static Tensor Allocate(Device device, DType dtype, long[] shape, long[] strides,
                                   bool readOnly = false) {
-      ulong flags = readOnly ? FlagReadOnly : 0;
+      return Allocate(device, dtype, shape, strides, readOnly ? FlagReadOnly : 0);
+    }
+
+    /// <summary>Allocates with explicit strides (null: row-major) and DLPack
+    /// <paramref name="flags"/>: <see cref="FlagReadOnly"/>, and
+    /// <see cref="FlagIsSubbyteTypePadded"/> to store sub-byte elements one per byte instead of
+    /// packed. Flags the core does not accept are refused with its message.</summary>
+    public static Tensor Allocate(Device device, DType dtype, long[] shape, long[] strides, ulong flags) {
       return new Tensor(DLBridgeNative.dlb_tensor_allocate(device.Packed, dtype.Packed, shape, strides, flags));
     }
 
@@ -210,12 +217,25 @@ namespace DLBridge {
     public static Tensor WrapNative(IntPtr data, Device device, DType dtype, long[] shape,
                                     long[] strides = null, bool readOnly = false,
                                     Action release = null, ulong byteOffset = 0) {
+      return WrapNative(data, device, dtype, shape, strides, readOnly ? FlagReadOnly : 0, release,
+                        byteOffset);
+    }
+
+    /// <summary>
+    /// <see cref="WrapNative(IntPtr, Device, DType, long[], long[], bool, Action, ulong)"/> with
+    /// DLPack <paramref name="flags"/>: <see cref="FlagReadOnly"/>, and
+    /// <see cref="FlagIsSubbyteTypePadded"/> for sub-byte elements stored one per byte. Flags the
+    /// core does not accept are refused with its message; ownership as in the other overload.
+    /// </summary>
+    public static Tensor WrapNative(IntPtr data, Device device, DType dtype, long[] shape,
+                                    long[] strides, ulong flags, Action release = null,
+                                    ulong byteOffset = 0) {
       if (shape == null) throw new ArgumentNullException("shape");
       NativeMethods.CheckStrides(shape, strides);
       if (ReleaseQueue.Pending) ReleaseQueue.Drain();
       GCHandle keep = release != null ? GCHandle.Alloc(release) : default(GCHandle);
       long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
-                                  shape, strides, readOnly ? FlagReadOnly : 0, -1,
+                                  shape, strides, flags, -1,
                                   release != null ? ReleaseQueue.Token(keep, true) : 0);
       if (t == 0) {
         if (release != null) keep.Free(); // refused: nothing changed hands

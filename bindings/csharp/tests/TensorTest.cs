@@ -65,6 +65,34 @@ namespace DLBridge.Tests {
     }
 
     [Test]
+    public unsafe void PaddedSubByteTensorsTakeOneBytePerElement() {
+      DType u4 = DType.Parse("uint4");
+      ulong padded = Tensor.FlagIsSubbyteTypePadded;
+      byte[] values = { 1, 2, 3, 4, 5 };
+      byte[] back = new byte[5];
+      fixed (byte* v = values)
+      fixed (byte* b = back) {
+        using (Tensor src = Tensor.WrapNative((IntPtr)v, Device.Cpu, u4, new long[] { 5 }, null, padded))
+        using (Tensor dst = Tensor.Allocate(Device.Cpu, u4, new long[] { 5 }, null, padded))
+        using (Tensor output = Tensor.WrapNative((IntPtr)b, Device.Cpu, u4, new long[] { 5 }, null, padded))
+        using (Tensor packed = Tensor.Allocate(Device.Cpu, u4, 5)) {
+          Assert.AreEqual(padded, src.Flags);
+          Assert.AreEqual(padded, dst.Flags);
+          Assert.AreEqual(5, dst.ByteSize);
+          Assert.AreEqual(3, packed.ByteSize);
+          src.CopyInto(dst);
+          dst.CopyInto(output);
+        }
+      }
+      Assert.AreEqual(values, back);
+      // Flags the core does not accept are refused with its message.
+      TestUtil.Throws(Status.InvalidArgument, "flag IS_COPIED cannot be requested for a new allocation",
+          () => Tensor.Allocate(Device.Cpu, u4, new long[] { 5 }, null, Tensor.FlagIsCopied));
+      TestUtil.Throws(Status.Unsupported, "flags 0x10000000000 contain bits unknown to DLPack 1.3",
+          () => Tensor.Allocate(Device.Cpu, u4, new long[] { 5 }, null, 1UL << 40));
+    }
+
+    [Test]
     public void ViewsOutliveTheirBase() {
       Tensor b = Tensor.FromArray(Enumerable.Range(0, 24).Select(i => (float)i).ToArray(), 4, 6);
       Tensor slice = b.Slice(new SliceRange(1, 3), new SliceRange(SliceRange.None, SliceRange.None, 2));

@@ -220,6 +220,7 @@ JNIEXPORT void JNICALL SWIG_FN(dlb_1tensor_1free)(JNIEnv*, jclass, jlong);
 JNIEXPORT jlong JNICALL SWIG_FN(dlb_1tensor_1share)(JNIEnv*, jclass, jlong, jlong);
 JNIEXPORT jlong JNICALL SWIG_FN(dlb_1tensor_1live_1count)(JNIEnv*, jclass);
 JNIEXPORT jint JNICALL SWIG_FN(dlb_1tensor_1is_1read_1only)(JNIEnv*, jclass, jlong);
+JNIEXPORT jlong JNICALL SWIG_FN(dlb_1tensor_1flags)(JNIEnv*, jclass, jlong);
 JNIEXPORT jlong JNICALL SWIG_FN(dlb_1tensor_1element_1count)(JNIEnv*, jclass, jlong, jlongArray);
 JNIEXPORT jlong JNICALL SWIG_FN(dlb_1tensor_1byte_1size)(JNIEnv*, jclass, jlong, jlong,
                                                          jlongArray);
@@ -238,9 +239,9 @@ JNIEXPORT jlong JNICALL SWIG_FN(DLB_1SLICE_1NONE_1get)(JNIEnv*, jclass);
 
 #define HAND_FN(name) Java_org_dlbridge_NativeSupport_##name
 JNIEXPORT jlong JNICALL HAND_FN(wrapDirect)(JNIEnv*, jclass, jint, jobject, jlong, jlong, jint,
-                                            jlongArray, jboolean);
+                                            jlongArray, jlong);
 JNIEXPORT jlong JNICALL HAND_FN(wrapDirect4)(JNIEnv*, jclass, jint, jobject, jlong, jlong, jint,
-                                             jint, jlong, jlong, jlong, jlong, jboolean);
+                                             jint, jlong, jlong, jlong, jlong, jlong);
 JNIEXPORT jint JNICALL HAND_FN(free)(JNIEnv*, jclass, jlong);
 JNIEXPORT jint JNICALL HAND_FN(takeReleased)(JNIEnv*, jclass);
 JNIEXPORT jobject JNICALL HAND_FN(slotSegment)(JNIEnv*, jclass, jint);
@@ -471,7 +472,7 @@ static void test_wrap_and_release(void) {
   CHECK(HAND_FN(takeReleased)(env, NULL) == -1);
 
   /* A sole owner: the release runs inside the free, which reports the slot. */
-  w = HAND_FN(wrapDirect4)(env, NULL, 5, buf, 0, sizeof data, f32(), 2, 2, 3, 0, 0, JNI_FALSE);
+  w = HAND_FN(wrapDirect4)(env, NULL, 5, buf, 0, sizeof data, f32(), 2, 2, 3, 0, 0, 0);
   CHECK_OK();
   CHECK(w != 0);
   CHECK(HAND_FN(free)(env, NULL, w) == 5);
@@ -480,7 +481,7 @@ static void test_wrap_and_release(void) {
   /* Shared: the release waits for the last reference, freed on a thread the JVM never saw. */
   {
     const int64_t shape[1] = {6};
-    w = HAND_FN(wrapDirect)(env, NULL, 7, buf, 0, sizeof data, f32(), longs(1, shape), JNI_TRUE);
+    w = HAND_FN(wrapDirect)(env, NULL, 7, buf, 0, sizeof data, f32(), longs(1, shape), (jlong)DLPACK_FLAG_BITMASK_READ_ONLY);
   }
   CHECK_OK();
   share = SWIG_FN(dlb_1tensor_1share)(env, NULL, w, 0);
@@ -494,19 +495,35 @@ static void test_wrap_and_release(void) {
 
   /* Refused after the wrap (buffer too small): no release is reported, nothing leaks. */
   CHECK(HAND_FN(wrapDirect4)(env, NULL, 9, buf, 8, sizeof data, f32(), 2, 2, 3, 0, 0,
-                             JNI_FALSE) == 0);
+                             0) == 0);
   CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT,
                "the tensor needs more bytes than the ByteBuffer has remaining");
   CHECK(HAND_FN(takeReleased)(env, NULL) == -1);
   CHECK(HAND_FN(releasedBufferCount)(env, NULL) == released0 + 2);
   /* Refused by the core: its message. */
   CHECK(HAND_FN(wrapDirect4)(env, NULL, 9, buf, 0, sizeof data, f32(), 2, 2, -3, 0, 0,
-                             JNI_FALSE) == 0);
+                             0) == 0);
   CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "shape[1] is -3; extents must not be negative");
   /* The slot works again after a refusal. */
-  w = HAND_FN(wrapDirect4)(env, NULL, 9, buf, 0, sizeof data, f32(), 1, 6, 0, 0, 0, JNI_FALSE);
+  w = HAND_FN(wrapDirect4)(env, NULL, 9, buf, 0, sizeof data, f32(), 1, 6, 0, 0, 0, 0);
   CHECK_OK();
   CHECK(HAND_FN(free)(env, NULL, w) == 9);
+  /* The flags reach the core: uint4 padded takes a byte per element (24 fit the 24-byte
+   * buffer, 25 do not), packed half a byte (48 fit). */
+  {
+    const jint u4 = kDLUInt | (4 << 8) | (1 << 16);
+    const jlong padded = (jlong)DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+    w = HAND_FN(wrapDirect4)(env, NULL, 9, buf, 0, sizeof data, u4, 1, 24, 0, 0, 0, padded);
+    CHECK_OK();
+    CHECK(SWIG_FN(dlb_1tensor_1flags)(env, NULL, w) == padded);
+    CHECK(HAND_FN(free)(env, NULL, w) == 9);
+    CHECK(HAND_FN(wrapDirect4)(env, NULL, 9, buf, 0, sizeof data, u4, 1, 25, 0, 0, 0, padded) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT,
+                 "the tensor needs more bytes than the ByteBuffer has remaining");
+    w = HAND_FN(wrapDirect4)(env, NULL, 9, buf, 0, sizeof data, u4, 1, 48, 0, 0, 0, 0);
+    CHECK_OK();
+    CHECK(HAND_FN(free)(env, NULL, w) == 9);
+  }
 }
 
 int main(void) {

@@ -159,20 +159,19 @@ namespace DLBridge.Conformance {
 
     /// <summary>Exports the tensor the kit describes; *result is then the kit's.</summary>
     static int Produce(CaseSpec* spec, bool legacy, IntPtr* result, byte* message, long size) {
-      if ((spec->Flags & Tensor.FlagIsSubbyteTypePadded) != 0) {
-        Say("the C# binding makes no IS_SUBBYTE_TYPE_PADDED tensor (Tensor.Allocate and " +
-            "Tensor.WrapNative take no such flag)", message, size);
-        return Unsupported;
-      }
+      // How sub-byte elements are stored (packed, or padded to a byte each): the kit's values
+      // and the export share it.
+      ulong layout = spec->Flags & Tensor.FlagIsSubbyteTypePadded;
       Tensor laidOut = null, exported = null;
       try {
         DType dtype = new DType(spec->DType.Code, spec->DType.Bits, spec->DType.Lanes);
         long[] shape = Dims(spec->Shape, spec->NDim);
         long[] strides = spec->Strides != null ? Dims(spec->Strides, spec->NDim) : null;
-        laidOut = LayOut(dtype, shape, strides, spec->OffsetElements);
+        laidOut = LayOut(dtype, shape, strides, spec->OffsetElements, layout);
         if (spec->ValuesSize > 0) {
           // The kit's values, valid for this call: wrapped read-only and copied out.
-          using (Tensor kit = Tensor.WrapNative(spec->Values, Device.Cpu, dtype, shape, null, true)) {
+          using (Tensor kit = Tensor.WrapNative(spec->Values, Device.Cpu, dtype, shape, null,
+                                                Tensor.FlagReadOnly | layout)) {
             kit.CopyInto(laidOut);
           }
         }
@@ -205,17 +204,17 @@ namespace DLBridge.Conformance {
     }
 
     /// <summary>An uninitialised tensor with the layout asked for.</summary>
-    static Tensor LayOut(DType dtype, long[] shape, long[] strides, long offset) {
+    static Tensor LayOut(DType dtype, long[] shape, long[] strides, long offset, ulong layout) {
       if (offset > 0) {
         // A view `offset` elements into a larger allocation.
         long count = 1;
         foreach (long extent in shape) count *= extent;
-        using (Tensor b = Tensor.Allocate(Device.Cpu, dtype, offset + count))
+        using (Tensor b = Tensor.Allocate(Device.Cpu, dtype, new long[] { offset + count }, null, layout))
         using (Tensor tail = b.Slice(new SliceRange(offset, SliceRange.None))) {
           return tail.Reshape(shape);
         }
       }
-      return Tensor.Allocate(Device.Cpu, dtype, shape, strides);
+      return Tensor.Allocate(Device.Cpu, dtype, shape, strides, layout);
     }
 
     [MonoPInvokeCallback(typeof(ConsumeFn))]
@@ -276,10 +275,8 @@ namespace DLBridge.Conformance {
     /// count, or ulong.MaxValue when not read.</summary>
     static ulong ReadValues(Tensor t, long count, IntPtr values) {
       if (count == 0) return 0;
-      if ((t.Flags & Tensor.FlagIsSubbyteTypePadded) != 0) {
-        return ulong.MaxValue; // Tensor.WrapNative makes no padded tensor to copy them into
-      }
-      using (Tensor compact = Tensor.WrapNative(values, Device.Cpu, t.DType, t.Shape)) {
+      ulong layout = t.Flags & Tensor.FlagIsSubbyteTypePadded;
+      using (Tensor compact = Tensor.WrapNative(values, Device.Cpu, t.DType, t.Shape, null, layout)) {
         t.CopyInto(compact);
         return (ulong)compact.ByteSize;
       }

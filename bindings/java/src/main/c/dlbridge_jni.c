@@ -102,12 +102,13 @@ static jint take_released(void) {
   return __atomic_exchange_n(&g_released, -1, __ATOMIC_ACQUIRE);
 }
 
-/* Wraps `buffer` (direct; the Java side checked) from `offset`, as `ndim` dims; `capacity` is
- * its capacity. The release context is `slot`, whose entry is SLOT_WRAPPED. */
+/* Wraps `buffer` (direct; the Java side checked) from `offset`, as `ndim` dims with DLPack
+ * `flags` (the core says which it accepts); `capacity` is its capacity. The release context is
+ * `slot`, whose entry is SLOT_WRAPPED. */
 static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, jlong capacity,
-                         jint dtype, int32_t ndim, int64_t* dims, jboolean read_only) {
+                         jint dtype, int32_t ndim, int64_t* dims, jlong flags_bits) {
   DLTensor t;
-  uint64_t flags = read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  uint64_t flags = (uint64_t)flags_bits;
   uint64_t nbytes = 0;
   char* base;
   DLManagedTensorVersioned* out = NULL;
@@ -160,7 +161,7 @@ static jlong wrap_direct(JNIEnv* env, jint slot, jobject buffer, jlong offset, j
 /* Any rank: the shape comes in a long[]. */
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_wrapDirect(
     JNIEnv* env, jclass cls, jint slot, jobject buffer, jlong offset, jlong capacity, jint dtype,
-    jlongArray shape, jboolean read_only) {
+    jlongArray shape, jlong flags) {
   int64_t dims[DLB_MAX_NDIM];
   jsize ndim;
   (void)cls;
@@ -170,20 +171,20 @@ JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_wrapDirect(
     return 0;
   }
   if (ndim > 0) (*env)->GetLongArrayRegion(env, shape, 0, ndim, (jlong*)dims);
-  return wrap_direct(env, slot, buffer, offset, capacity, dtype, (int32_t)ndim, dims, read_only);
+  return wrap_direct(env, slot, buffer, offset, capacity, dtype, (int32_t)ndim, dims, flags);
 }
 
 /* Rank 0 to 4, the extents as arguments: no array to read through JNI. */
 JNIEXPORT jlong JNICALL Java_org_dlbridge_NativeSupport_wrapDirect4(
     JNIEnv* env, jclass cls, jint slot, jobject buffer, jlong offset, jlong capacity, jint dtype,
-    jint ndim, jlong d0, jlong d1, jlong d2, jlong d3, jboolean read_only) {
+    jint ndim, jlong d0, jlong d1, jlong d2, jlong d3, jlong flags) {
   int64_t dims[4];
   (void)cls;
   dims[0] = d0;
   dims[1] = d1;
   dims[2] = d2;
   dims[3] = d3;
-  return wrap_direct(env, slot, buffer, offset, capacity, dtype, (int32_t)ndim, dims, read_only);
+  return wrap_direct(env, slot, buffer, offset, capacity, dtype, (int32_t)ndim, dims, flags);
 }
 
 /* Frees one reference, then takes the released slots (whatever thread released them). */

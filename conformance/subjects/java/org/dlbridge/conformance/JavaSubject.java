@@ -47,18 +47,16 @@ final class JavaSubject {
    */
   static int produce(int code, int bits, int lanes, long[] shape, long[] strides, long offset,
       long flags, ByteBuffer values, boolean legacy, long[] out, String[] message) {
-    if ((flags & Tensor.FLAG_IS_SUBBYTE_TYPE_PADDED) != 0) {
-      message[0] = "the Java binding makes no IS_SUBBYTE_TYPE_PADDED tensor (Tensor.allocate and "
-          + "Tensor.wrap take no such flag)";
-      return UNSUPPORTED;
-    }
+    // How sub-byte elements are stored (packed, or padded to a byte each): the kit's values and
+    // the export share it.
+    long layout = flags & Tensor.FLAG_IS_SUBBYTE_TYPE_PADDED;
     DType dtype = DType.of(code, bits, lanes);
     Tensor laidOut = null;
     Tensor result = null;
     try {
-      laidOut = layOut(dtype, shape, strides, offset);
+      laidOut = layOut(dtype, shape, strides, offset, layout);
       if (values != null) {
-        try (Tensor kit = Tensor.wrap(values.asReadOnlyBuffer(), dtype, shape)) {
+        try (Tensor kit = Tensor.wrap(values.asReadOnlyBuffer(), dtype, shape, layout)) {
           laidOut.copyFrom(kit);
         }
       }
@@ -95,20 +93,20 @@ final class JavaSubject {
   }
 
   /** An uninitialised tensor with the layout asked for. */
-  private static Tensor layOut(DType dtype, long[] shape, long[] strides, long offset) {
+  private static Tensor layOut(DType dtype, long[] shape, long[] strides, long offset,
+      long layout) {
     if (offset > 0) {
       // A view `offset` elements into a larger allocation.
       long count = 1;
       for (long extent : shape) {
         count *= extent;
       }
-      try (Tensor base = Tensor.allocate(Device.CPU, dtype, offset + count);
+      try (Tensor base = Tensor.allocate(Device.CPU, dtype, new long[] {offset + count}, null, layout);
           Tensor tail = base.slice(Slice.from(offset))) {
         return tail.reshape(shape);
       }
     }
-    return strides != null ? Tensor.allocate(Device.CPU, dtype, shape, strides)
-        : Tensor.allocate(Device.CPU, dtype, shape);
+    return Tensor.allocate(Device.CPU, dtype, shape, strides, layout);
   }
 
   /**
@@ -154,10 +152,8 @@ final class JavaSubject {
     if (t.elementCount() == 0) {
       return 0;
     }
-    if ((t.flags() & Tensor.FLAG_IS_SUBBYTE_TYPE_PADDED) != 0) {
-      return -1; // Tensor.wrap makes no padded tensor to copy them into
-    }
-    try (Tensor compact = Tensor.wrap(values, t.dtype(), t.shape())) {
+    long layout = t.flags() & Tensor.FLAG_IS_SUBBYTE_TYPE_PADDED;
+    try (Tensor compact = Tensor.wrap(values, t.dtype(), t.shape(), layout)) {
       t.copyInto(compact);
       return compact.byteSize();
     }

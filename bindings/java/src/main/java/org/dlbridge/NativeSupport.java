@@ -12,15 +12,15 @@ final class NativeSupport {
 
   /**
    * Wraps a direct buffer without copying (from {@code offset}; {@code capacity} is the
-   * buffer's). The release context is {@code slot} (see {@link Slots}): the caller keeps the
+   * buffer's), with DLPack {@code flags}. The release context is {@code slot} (see {@link Slots}): the caller keeps the
    * buffer reachable in that slot until the release is reported.
    */
   static native long wrapDirect(int slot, ByteBuffer buffer, long offset, long capacity,
-      int dtype, long[] shape, boolean readOnly);
+      int dtype, long[] shape, long flags);
 
   /** {@link #wrapDirect} for rank 0 to 4, the extents as arguments (unused ones 0). */
   static native long wrapDirect4(int slot, ByteBuffer buffer, long offset, long capacity,
-      int dtype, int ndim, long d0, long d1, long d2, long d3, boolean readOnly);
+      int dtype, int ndim, long d0, long d1, long d2, long d3, long flags);
 
   /**
    * Frees one reference to a tensor (dlb_tensor_free), then takes the list of slots whose

@@ -146,8 +146,19 @@ public final class Tensor implements AutoCloseable {
    * extent; negative and zero included: enough memory is allocated to cover them).
    */
   public static Tensor allocate(Device device, DType dtype, long[] shape, long[] strides) {
+    return allocate(device, dtype, shape, strides, 0L);
+  }
+
+  /**
+   * {@link #allocate(Device, DType, long[], long[])} with DLPack {@code flags}: {@link
+   * #FLAG_READ_ONLY}, and {@link #FLAG_IS_SUBBYTE_TYPE_PADDED} to store sub-byte elements one
+   * per byte instead of packed. {@code strides} may be null (compact row-major). Flags the core
+   * does not accept are refused with its message.
+   */
+  public static Tensor allocate(Device device, DType dtype, long[] shape, long[] strides,
+      long flags) {
     return new Tensor(DLBridgeNative.dlb_tensor_allocate(device.packed(), dtype.packed(),
-        checkShape(shape), strides, 0L));
+        checkShape(shape), strides, flags));
   }
 
   /**
@@ -156,10 +167,21 @@ public final class Tensor implements AutoCloseable {
    * consumer holds the tensor. A read-only buffer gives a READ_ONLY tensor.
    */
   public static Tensor wrap(ByteBuffer buffer, DType dtype, long... shape) {
+    return wrap(buffer, dtype, shape, 0L);
+  }
+
+  /**
+   * {@link #wrap(ByteBuffer, DType, long...)} with DLPack {@code flags}: {@link
+   * #FLAG_IS_SUBBYTE_TYPE_PADDED} for sub-byte elements stored one per byte, {@link
+   * #FLAG_READ_ONLY} for a read-only tensor over a writable buffer (a read-only buffer always
+   * gives one). Flags the core does not accept are refused with its message.
+   */
+  public static Tensor wrap(ByteBuffer buffer, DType dtype, long[] shape, long flags) {
     if (buffer == null || !buffer.isDirect()) {
       throw new IllegalArgumentException("Tensor.wrap needs a direct ByteBuffer");
     }
     int ndim = checkShape(shape).length;
+    long wrapFlags = buffer.isReadOnly() ? flags | FLAG_READ_ONLY : flags;
     int slot = Slots.acquire(); // the release context: it must exist before the wrap
     long h;
     try {
@@ -167,8 +189,8 @@ public final class Tensor implements AutoCloseable {
       h = ndim <= 4
           ? NativeSupport.wrapDirect4(slot, buffer, buffer.position(), buffer.capacity(),
               dtype.packed(), ndim, ndim > 0 ? shape[0] : 0, ndim > 1 ? shape[1] : 0,
-              ndim > 2 ? shape[2] : 0, ndim > 3 ? shape[3] : 0, buffer.isReadOnly())
-          : wrapAnyRank(slot, buffer, dtype, shape);
+              ndim > 2 ? shape[2] : 0, ndim > 3 ? shape[3] : 0, wrapFlags)
+          : wrapAnyRank(slot, buffer, dtype, shape, wrapFlags);
     } catch (RuntimeException | Error e) {
       Slots.release(slot); // refused: no release callback will report this slot
       throw e;
@@ -177,10 +199,11 @@ public final class Tensor implements AutoCloseable {
     return new Tensor(h, slot, buffer);
   }
 
-  private static long wrapAnyRank(int slot, ByteBuffer buffer, DType dtype, long[] shape) {
+  private static long wrapAnyRank(int slot, ByteBuffer buffer, DType dtype, long[] shape,
+      long flags) {
     // The native side copies the shape (GetLongArrayRegion): no defensive clone needed.
     return NativeSupport.wrapDirect(slot, buffer, buffer.position(), buffer.capacity(),
-        dtype.packed(), shape, buffer.isReadOnly());
+        dtype.packed(), shape, flags);
   }
 
   public static Tensor fromArray(float[] data, long... shape) {

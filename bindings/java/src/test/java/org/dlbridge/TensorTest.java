@@ -110,6 +110,40 @@ class TensorTest extends LeakChecked {
   }
 
   @Test
+  void paddedSubByteTensorsTakeOneBytePerElement() {
+    DType u4 = DType.parse("uint4");
+    long padded = Tensor.FLAG_IS_SUBBYTE_TYPE_PADDED;
+    ByteBuffer values = ByteBuffer.allocateDirect(5);
+    for (int i = 0; i < 5; ++i) {
+      values.put(i, (byte) (i + 1));
+    }
+    ByteBuffer back = ByteBuffer.allocateDirect(5);
+    try (Tensor src = Tensor.wrap(values, u4, new long[] {5}, padded);
+        Tensor dst = Tensor.allocate(Device.CPU, u4, new long[] {5}, null, padded);
+        Tensor out = Tensor.wrap(back, u4, new long[] {5}, padded);
+        Tensor packed = Tensor.allocate(Device.CPU, u4, 5)) {
+      assertEquals(padded, src.flags());
+      assertEquals(padded, dst.flags());
+      assertEquals(5, dst.byteSize());
+      assertEquals(3, packed.byteSize());
+      src.copyInto(dst);
+      dst.copyInto(out);
+      for (int i = 0; i < 5; ++i) {
+        assertEquals(i + 1, back.get(i));
+      }
+    }
+    // Padded, five elements need five bytes; packed, they fit in three.
+    ByteBuffer four = ByteBuffer.allocateDirect(4);
+    DLPackException e = assertThrows(DLPackException.class,
+        () -> Tensor.wrap(four, u4, new long[] {5}, padded));
+    assertEquals(DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, e.getStatus());
+    assertEquals("the tensor needs more bytes than the ByteBuffer has remaining", e.getMessage());
+    try (Tensor fits = Tensor.wrap(four, u4, 5)) {
+      assertEquals(0L, fits.flags());
+    }
+  }
+
+  @Test
   void directBufferExportedToCConsumerIsReleasedOnce() {
     long releasedBefore = NativeSupport.releasedBufferCount();
     ByteBuffer buf = ByteBuffer.allocateDirect(4 * 4).order(ByteOrder.nativeOrder());
