@@ -17,7 +17,7 @@
 #      conformance (the C core and Rust binding subjects) suites (a JVM under valgrind is
 #      impractical: suite jni drives the JNI library without one; nor Python, the Go runtime or
 #      Mono: the conformance kit's NumPy/PyTorch, Go, Java and C# subjects (suites
-#      conformance-python, conformance-go, conformance-vm) run in pass 1 only, Java in 2 as well)
+#      conformance-python, conformance-vm) run in pass 1 only, Java in 2 as well)
 #   4. clang with ThreadSanitizer: the core, cpp, jni, gonative, interop-native and conformance
 #      suites (built without the device backends)
 #   C#: suite csharp-native (the P/Invoke library without Mono) in passes 2-4; NUnit also in 2 (ASan preloaded).
@@ -100,7 +100,7 @@ if [[ -f build-test/build.ninja ]]; then
   # reports are suppressed by object name, nothing in dlbridge is.
   run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
     --suite gonative --suite interop-native --suite csharp-native \
-    --suite conformance --no-suite conformance-python --no-suite conformance-go --no-suite conformance-vm \
+    --suite conformance --no-suite conformance-python --no-suite conformance-vm \
     --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp"
 fi
