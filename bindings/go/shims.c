@@ -30,8 +30,9 @@ static dlbx_go_result result(dlb_status status, DLManagedTensorVersioned* tensor
 }
 
 dlbx_go_result dlbx_go_allocate(int32_t device_type, int32_t device_id, uint8_t code, uint8_t bits,
-                                uint16_t lanes, int32_t ndim, dlbx_go_dims dims, int has_strides,
-                                uint64_t flags) {
+                                uint16_t lanes, int32_t ndim, int64_t e0, int64_t e1, int64_t e2,
+                                int64_t e3, uint64_t flags) {
+  const int64_t shape[DLBX_GO_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
   DLDevice device;
   DLDataType dtype;
   DLManagedTensorVersioned* tensor = NULL;
@@ -42,8 +43,7 @@ dlbx_go_result dlbx_go_allocate(int32_t device_type, int32_t device_id, uint8_t 
   dtype.code = code;
   dtype.bits = bits;
   dtype.lanes = lanes;
-  status = dlb_tensor_allocate(device, dtype, ndim, dims.shape, has_strides ? dims.strides : NULL,
-                               flags, &tensor, &error);
+  status = dlb_tensor_allocate(device, dtype, ndim, shape, NULL, flags, &tensor, &error);
   return result(status, tensor, error.message);
 }
 
@@ -75,11 +75,11 @@ dlbx_go_result dlbx_go_wrap(uintptr_t data, int32_t device_type, int32_t device_
   return result(status, tensor, error.message);
 }
 
-dlbx_go_result dlbx_go_wrap_dims(uintptr_t data, int32_t device_type, int32_t device_id, int32_t ndim,
-                                 dlbx_go_dims dims, int has_strides, uint8_t code, uint8_t bits,
-                                 uint16_t lanes, uint64_t byte_offset, uint64_t flags,
-                                 uintptr_t handle) {
-  return dlbx_go_wrap(data, device_type, device_id, ndim, dims.shape,
-                      has_strides ? dims.strides : NULL, code, bits, lanes, byte_offset, flags,
-                      handle);
+dlbx_go_result dlbx_go_wrap_compact(uintptr_t data, int32_t device_type, int32_t device_id,
+                                    int32_t ndim, int64_t e0, int64_t e1, int64_t e2, int64_t e3,
+                                    uint8_t code, uint8_t bits, uint16_t lanes,
+                                    uint64_t byte_offset, uint64_t flags, uintptr_t handle) {
+  const int64_t shape[DLBX_GO_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
+  return dlbx_go_wrap(data, device_type, device_id, ndim, shape, NULL, code, bits, lanes,
+                      byte_offset, flags, handle);
 }

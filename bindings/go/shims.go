@@ -30,30 +30,41 @@ func fromShim(r C.dlbx_go_result) (*Tensor, error) {
 	return newTensor(int64(uintptr(unsafe.Pointer(r.tensor)))), nil
 }
 
-// dimsByValue copies shape and strides (nil: none) into the shims' by-value argument; ok is
-// false when they do not fit it (too many dimensions, or strides not one per extent, which the
-// calls with slices report).
-func dimsByValue(shape, strides []int64) (dims C.dlbx_go_dims, hasStrides C.int, ok bool) {
-	if len(shape) > C.DLBX_GO_DIMS_BY_VALUE || (strides != nil && len(strides) != len(shape)) {
-		return dims, 0, false
+// The shims take exactly four extents (a compile error here when shims.h changes that).
+var (
+	_ [C.DLBX_GO_EXTENTS_BY_VALUE - 4]struct{}
+	_ [4 - C.DLBX_GO_EXTENTS_BY_VALUE]struct{}
+)
+
+// extentsByValue returns shape's extents, zero past its end, for the shims that take them by
+// value (DLBX_GO_EXTENTS_BY_VALUE of them, as scalars: an array would be copied through memory);
+// ok is false when shape has more.
+func extentsByValue(shape []int64) (e0, e1, e2, e3 C.int64_t, ok bool) {
+	switch len(shape) {
+	case 4:
+		e3 = C.int64_t(shape[3])
+		fallthrough
+	case 3:
+		e2 = C.int64_t(shape[2])
+		fallthrough
+	case 2:
+		e1 = C.int64_t(shape[1])
+		fallthrough
+	case 1:
+		e0 = C.int64_t(shape[0])
+		fallthrough
+	case 0:
+		return e0, e1, e2, e3, true
 	}
-	for i, extent := range shape {
-		dims.shape[i] = C.int64_t(extent)
-	}
-	if strides != nil {
-		hasStrides = 1
-		for i, stride := range strides {
-			dims.strides[i] = C.int64_t(stride)
-		}
-	}
-	return dims, hasStrides, true
+	return 0, 0, 0, 0, false
 }
 
 // allocate is AllocateStrided.
 func allocate(dev Device, dt DType, shape, strides []int64, flags uint64) (*Tensor, error) {
-	if dims, hasStrides, ok := dimsByValue(shape, strides); ok {
+	if e0, e1, e2, e3, ok := extentsByValue(shape); ok && strides == nil {
 		return fromShim(C.dlbx_go_allocate(C.int32_t(dev.Type), C.int32_t(dev.ID), C.uint8_t(dt.Code),
-			C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), C.int32_t(len(shape)), dims, hasStrides, C.uint64_t(flags)))
+			C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), C.int32_t(len(shape)), e0, e1, e2, e3,
+			C.uint64_t(flags)))
 	}
 	// Copies (new variables, for escape analysis): the slices given to SWIG's wrapper escape to
 	// the heap, and the caller's must not.

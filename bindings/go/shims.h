@@ -18,36 +18,33 @@ typedef struct dlbx_go_result {
   char* message;
 } dlbx_go_result;
 
-/* How many extents (and strides) travel by value. Tensors of more dimensions take the calls
- * with pointers (SWIG's dlb_tensor_allocate, dlbx_go_wrap). */
-#define DLBX_GO_DIMS_BY_VALUE 4
+/* How many extents travel by value, as scalars (a struct by value costs Go store-forwarding
+ * stalls copying it into the call). Strided tensors, and tensors of more dimensions, take the
+ * calls with pointers (SWIG's dlb_tensor_allocate, dlbx_go_wrap). */
+#define DLBX_GO_EXTENTS_BY_VALUE 4
 
-/* The first ndim extents and, when given, strides of a tensor with ndim <= DLBX_GO_DIMS_BY_VALUE. */
-typedef struct dlbx_go_dims {
-  int64_t shape[DLBX_GO_DIMS_BY_VALUE];
-  int64_t strides[DLBX_GO_DIMS_BY_VALUE];
-} dlbx_go_dims;
-
-/* dlb_tensor_allocate (see dlbridge.h) over the fields of the device, the dtype and dims;
- * `has_strides` 0 for compact row-major. Ownership: on success the caller owns r.tensor. */
+/* dlb_tensor_allocate (see dlbridge.h) of a compact row-major tensor, over the fields of the
+ * device and the dtype, and the first ndim of the extents e0..e3 (ndim <=
+ * DLBX_GO_EXTENTS_BY_VALUE). Ownership: on success the caller owns r.tensor. */
 dlbx_go_result dlbx_go_allocate(int32_t device_type, int32_t device_id, uint8_t code, uint8_t bits,
-                                uint16_t lanes, int32_t ndim, dlbx_go_dims dims, int has_strides,
-                                uint64_t flags);
+                                uint16_t lanes, int32_t ndim, int64_t e0, int64_t e1, int64_t e2,
+                                int64_t e3, uint64_t flags);
 
 /* dlb_tensor_wrap over the fields of a DLTensor. `data` is an address (never a Go pointer: Go
- * checks none). `handle` is a runtime/cgo.Handle of the Go
- * release function, or 0 for none. On success the caller owns r.tensor, the handle is kept in C
- * memory and dlbridgeGoRelease(handle) runs exactly once when the last reference is freed; on
- * error nothing is kept (the caller deletes the handle and still owns data). */
+ * checks none). `handle` is a runtime/cgo.Handle of the Go release function, or 0 for none. On
+ * success the caller owns r.tensor, the handle is kept in C memory and
+ * dlbridgeGoRelease(handle) runs exactly once when the last reference is freed; on error
+ * nothing is kept (the caller deletes the handle and still owns data). */
 dlbx_go_result dlbx_go_wrap(uintptr_t data, int32_t device_type, int32_t device_id, int32_t ndim,
                             const int64_t* shape, const int64_t* strides, uint8_t code, uint8_t bits,
                             uint16_t lanes, uint64_t byte_offset, uint64_t flags, uintptr_t handle);
 
-/* dlbx_go_wrap with the extents and strides by value (ndim <= DLBX_GO_DIMS_BY_VALUE). */
-dlbx_go_result dlbx_go_wrap_dims(uintptr_t data, int32_t device_type, int32_t device_id, int32_t ndim,
-                                 dlbx_go_dims dims, int has_strides, uint8_t code, uint8_t bits,
-                                 uint16_t lanes, uint64_t byte_offset, uint64_t flags,
-                                 uintptr_t handle);
+/* dlbx_go_wrap of a compact row-major tensor with the extents e0..e3 by value (ndim <=
+ * DLBX_GO_EXTENTS_BY_VALUE). */
+dlbx_go_result dlbx_go_wrap_compact(uintptr_t data, int32_t device_type, int32_t device_id,
+                                    int32_t ndim, int64_t e0, int64_t e1, int64_t e2, int64_t e3,
+                                    uint8_t code, uint8_t bits, uint16_t lanes,
+                                    uint64_t byte_offset, uint64_t flags, uintptr_t handle);
 
 /* The Go side (an //export function of package dlbridge). */
 extern void dlbridgeGoRelease(uintptr_t handle);

@@ -34,21 +34,25 @@ func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byt
 		handle = cgo.NewHandle(release)
 	}
 	var r C.dlbx_go_result
-	if dims, hasStrides, ok := dimsByValue(shape, strides); ok {
-		r = C.dlbx_go_wrap_dims(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)), dims,
-			hasStrides, C.uint8_t(dt.Code), C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), C.uint64_t(byteOffset),
-			C.uint64_t(flags), C.uintptr_t(handle))
+	if e0, e1, e2, e3, ok := extentsByValue(shape); ok && strides == nil {
+		r = C.dlbx_go_wrap_compact(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID),
+			C.int32_t(len(shape)), e0, e1, e2, e3, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
+			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
 	} else {
 		// Copies (new variables, for escape analysis): Go memory given to C escapes to the heap,
-		// and the caller's slices must not.
-		shapeCopy := append([]int64{}, shape...)
-		var stridesPtr *C.int64_t
-		if strides != nil {
-			stridesCopy := append([]int64{}, strides...)
-			stridesPtr = (*C.int64_t)(unsafe.Pointer(&stridesCopy[0]))
+		// and the caller's slices must not. Here len(shape) > 0 or strides are given (and then
+		// one per extent); a 0-d tensor passes neither array.
+		var shapePtr, stridesPtr *C.int64_t
+		if len(shape) > 0 {
+			shapeCopy := append([]int64{}, shape...)
+			shapePtr = (*C.int64_t)(unsafe.Pointer(&shapeCopy[0]))
+			if strides != nil {
+				stridesCopy := append([]int64{}, strides...)
+				stridesPtr = (*C.int64_t)(unsafe.Pointer(&stridesCopy[0]))
+			}
 		}
 		r = C.dlbx_go_wrap(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)),
-			(*C.int64_t)(unsafe.Pointer(&shapeCopy[0])), stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
+			shapePtr, stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
 			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
 	}
 	if r.status != 0 && release != nil {

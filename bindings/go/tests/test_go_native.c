@@ -203,40 +203,34 @@ int main(void) {
   free(wrapped.message);
   CHECK(g_releases == 1);
 
-  /* The by-value hot path: extents and strides in the argument, the message only on failure. */
-  dlbx_go_dims dims;
-  memset(&dims, 0, sizeof dims);
-  dims.shape[0] = 2;
-  dims.shape[1] = 3;
-  dlbx_go_result r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 2, dims, 0, 0);
+  /* The by-value hot path: extents as scalars, the message only on failure. */
+  dlbx_go_result r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 2, 2, 3, 0, 0, 0);
   CHECK(r.status == DLB_OK && r.tensor != NULL && r.message == NULL);
   CHECK(r.tensor != NULL && r.tensor->dl_tensor.ndim == 2 && r.tensor->dl_tensor.shape[1] == 3 &&
         r.tensor->dl_tensor.strides[0] == 3 && r.tensor->flags == 0);
   W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
-  dims.strides[0] = 1;
-  dims.strides[1] = 2;
-  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 2, dims, 1, DLPACK_FLAG_BITMASK_READ_ONLY);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.strides[1] == 2 &&
-        r.tensor->flags == DLPACK_FLAG_BITMASK_READ_ONLY);
+  r = dlbx_go_allocate(kDLCPU, 0, kDLInt, 8, 1, 4, 1, 2, 3, 4, DLPACK_FLAG_BITMASK_READ_ONLY);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[3] == 4 &&
+        r.tensor->dl_tensor.strides[0] == 24 && r.tensor->flags == DLPACK_FLAG_BITMASK_READ_ONLY);
   W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
-  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 7, 1, 2, dims, 0, 0);
+  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 0, 0, 0, 0, 0, 0);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.ndim == 0);
+  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
+  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 7, 1, 2, 2, 3, 0, 0, 0);
   CHECK(r.status == DLB_ERR_INVALID_ARGUMENT && r.tensor == NULL && r.message != NULL &&
         strcmp(r.message, "dtype float with 7 bits is not a valid DLPack type") == 0);
   free(r.message);
-  dims.shape[0] = 4;
-  r = dlbx_go_wrap_dims((uintptr_t)buffer, kDLCPU, 0, 1, dims, 0, kDLFloat, 32, 1, 0, 0, 44);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.data == buffer &&
-        r.tensor->dl_tensor.shape[0] == 4);
+  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 1, 4, 0, 0, 0, kDLFloat, 32, 1, 0, 0, 44);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[0] == 4 &&
+        r.tensor->dl_tensor.strides[0] == 1);
   W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
   CHECK(g_releases == 2 && g_last_handle == 44);
-  dims.strides[0] = -1;
-  r = dlbx_go_wrap_dims((uintptr_t)buffer, kDLCPU, 0, 1, dims, 1, kDLFloat, 32, 1, 12, 0, 0);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.strides[0] == -1 &&
-        (char*)r.tensor->dl_tensor.data + r.tensor->dl_tensor.byte_offset == (char*)buffer + 12);
+  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 2, 1, 2, 0, 0, kDLFloat, 32, 1, 8, 0, 0);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[1] == 2 &&
+        (char*)r.tensor->dl_tensor.data + r.tensor->dl_tensor.byte_offset == (char*)buffer + 8);
   W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
   CHECK(g_releases == 2);
-  dims.shape[0] = -4;
-  r = dlbx_go_wrap_dims((uintptr_t)buffer, kDLCPU, 0, 1, dims, 0, kDLFloat, 32, 1, 0, 0, 45);
+  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 1, -4, 0, 0, 0, kDLFloat, 32, 1, 0, 0, 45);
   CHECK(r.status == DLB_ERR_INVALID_ARGUMENT && r.tensor == NULL && r.message != NULL &&
         strcmp(r.message, "shape[0] is -4; extents must not be negative") == 0);
   free(r.message);
