@@ -40,23 +40,16 @@ var (
 // value (DLBX_GO_EXTENTS_BY_VALUE of them, as scalars: an array would be copied through memory);
 // ok is false when shape has more.
 func extentsByValue(shape []int64) (e0, e1, e2, e3 C.int64_t, ok bool) {
-	switch len(shape) {
-	case 4:
-		e3 = C.int64_t(shape[3])
-		fallthrough
-	case 3:
-		e2 = C.int64_t(shape[2])
-		fallthrough
-	case 2:
-		e1 = C.int64_t(shape[1])
-		fallthrough
-	case 1:
-		e0 = C.int64_t(shape[0])
-		fallthrough
-	case 0:
-		return e0, e1, e2, e3, true
+	if len(shape) > 4 {
+		return 0, 0, 0, 0, false
 	}
-	return 0, 0, 0, 0, false
+	extent := func(i int) C.int64_t {
+		if i < len(shape) {
+			return C.int64_t(shape[i])
+		}
+		return 0
+	}
+	return extent(0), extent(1), extent(2), extent(3), true
 }
 
 // allocate is AllocateStrided.
