@@ -9,7 +9,7 @@
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every C/C++ suite, with
 #      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each, the JNI
 #      library (SWIG wrapper + dlbridge_jni.c) through its native test, the Go binding's C half
-#      (SWIG wrapper + wrap.c) through its native test (suite gonative), and the JUnit suite in a
+#      (SWIG wrapper + shims.c) through its native test (suite gonative), and the JUnit suite in a
 #      JVM with the ASan runtime preloaded (the Rust crates link the library from outside the
 #      sanitizer runtime, so they run in pass 1 only); the interop matrix without its Rust agent
 #   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda,

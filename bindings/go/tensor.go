@@ -20,7 +20,8 @@ const MaxNDim = capi.DLB_MAX_NDIM
 
 // Tensor owns one reference to a DLPack tensor made by the dlbridge core (a
 // DLManagedTensorVersioned in C memory). Close releases it; a finalizer releases tensors that
-// are never closed, but only when the garbage collector gets to them, so close what you create.
+// are never closed, but only when the garbage collector gets to them (and to the tensors made
+// just before and after them, which share one finalizer), so close what you create.
 //
 // Every method may be called from any goroutine; Close may race with other methods (they then
 // return ErrClosed). Slices returned by Data, Float32s and friends alias the tensor's C memory
@@ -30,10 +31,49 @@ type Tensor struct {
 	addr int64 // the DLManagedTensorVersioned*, 0 once closed or moved out
 }
 
+// newTensor returns a Tensor that owns addr. Tensors come in batches that share one finalizer:
+// runtime.SetFinalizer on every Tensor (and clearing it again on Close) cost more than the rest
+// of a short-lived tensor's Go side, while a batch pays for it once per tensorBatchSize tensors.
+// The batch's finalizer runs when no Tensor of the batch is reachable any more, and frees those
+// of them that were never closed. The batch being filled is kept in a sync.Pool (per P, so
+// goroutines on different Ps do not share it), which drops it at garbage collection: a batch
+// that stops being filled is finalized like any other.
 func newTensor(addr int64) *Tensor {
-	t := &Tensor{addr: addr}
-	runtime.SetFinalizer(t, (*Tensor).finalize)
+	b := tensorBatches.Get().(*tensorBatch)
+	t := &b.tensors[b.used]
+	b.used++
+	t.addr = addr
+	if b.used < len(b.tensors) {
+		tensorBatches.Put(b)
+	}
 	return t
+}
+
+// tensorBatchSize trades the finalizer's cost per tensor against how long a leaked tensor may
+// wait for the other tensors of its batch to become unreachable (and the Go memory they keep).
+const tensorBatchSize = 32
+
+// tensorBatch holds the Tensors of one batch (no Go pointers: the collector does not scan it).
+// A Tensor is a pointer into tensors, which keeps the whole batch alive. Slots are never
+// reused, so a closed Tensor stays closed.
+type tensorBatch struct {
+	used    int // slots handed out; only the goroutine that took the batch from the pool writes it
+	tensors [tensorBatchSize]Tensor
+}
+
+var tensorBatches = sync.Pool{New: func() any {
+	b := new(tensorBatch)
+	runtime.SetFinalizer(b, (*tensorBatch).finalize)
+	return b
+}}
+
+// finalize frees the tensors of the batch that were never closed (nothing else can reach them).
+func (b *tensorBatch) finalize() {
+	for i := range b.tensors[:b.used] {
+		if addr := b.tensors[i].addr; addr != 0 {
+			capi.Dlb_tensor_free(addr)
+		}
+	}
 }
 
 // fromResult wraps a wrapper's result that is a new tensor.
@@ -43,13 +83,6 @@ func fromResult(result int64) (*Tensor, error) {
 		return nil, err
 	}
 	return newTensor(addr), nil
-}
-
-func (t *Tensor) finalize() {
-	if t.addr != 0 {
-		capi.Dlb_tensor_free(t.addr)
-		t.addr = 0
-	}
 }
 
 // Close releases the tensor's reference (the memory goes when its last view or share is closed
@@ -64,14 +97,11 @@ func (t *Tensor) Close() error {
 	return nil
 }
 
-// take moves the address out (the caller holds the write lock): the Tensor reads as closed and
-// its finalizer, which would have nothing left to free, is removed.
+// take moves the address out (the caller holds the write lock): the Tensor reads as closed, and
+// its batch's finalizer has nothing left to free for it.
 func (t *Tensor) take() int64 {
 	addr := t.addr
-	if addr != 0 {
-		t.addr = 0
-		runtime.SetFinalizer(t, nil)
-	}
+	t.addr = 0
 	return addr
 }
 
@@ -108,17 +138,14 @@ func (t *Tensor) Closed() bool {
 // Allocate makes an uninitialised, compact row-major tensor on dev through its backend.
 // Ownership: the caller owns the new tensor (Close it); on error nothing is allocated.
 func Allocate(dev Device, dt DType, shape ...int64) (*Tensor, error) {
-	return fromResult(capi.Dlb_tensor_allocate(dev.packed(), dt.packed(), shapeArg(shape), nil, 0))
+	return allocate(dev, dt, shape, nil, 0)
 }
 
 // AllocateStrided is Allocate with explicit strides (in elements; nil for compact row-major,
 // else one per extent, negative and zero included) and DLPack flags (READ_ONLY,
 // IS_SUBBYTE_TYPE_PADDED). Ownership as Allocate.
 func AllocateStrided(dev Device, dt DType, shape, strides []int64, flags uint64) (*Tensor, error) {
-	if strides != nil && len(strides) == 0 {
-		strides = []int64{} // non-nil: "given" even for a scalar
-	}
-	return fromResult(capi.Dlb_tensor_allocate(dev.packed(), dt.packed(), shapeArg(shape), strides, flags))
+	return allocate(dev, dt, shape, strides, flags)
 }
 
 // shapeArg makes a nil shape (a 0-d tensor) an empty, non-nil slice: the wrapper reads a nil

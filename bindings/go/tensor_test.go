@@ -2,6 +2,7 @@ package dlbridge_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"sync"
@@ -233,6 +234,67 @@ func TestWrap(t *testing.T) {
 	}
 	_, err = dlbridge.Wrap(nil, dlbridge.CPU, dlbridge.Float32, []int64{2}, []int64{1, 1}, 0, 0, nil)
 	wantError(t, err, dlbridge.StatusInvalidArgument, "2 strides given for 1 dimensions")
+}
+
+// Allocate and Wrap pass up to four extents by value and more through slices, and strides
+// always through slices: both paths give the same tensors and the core's same messages.
+func TestShapesOnBothSidesOfTheByValueLimit(t *testing.T) {
+	leakCheck(t)
+	buf := ctest.Malloc(8 * 64)
+	defer ctest.Free(buf)
+	for ndim := 0; ndim <= 6; ndim++ {
+		shape := make([]int64, ndim)
+		for i := range shape {
+			shape[i] = 2
+		}
+		compact := make([]int64, ndim)
+		stride := int64(1)
+		for i := ndim - 1; i >= 0; i-- {
+			compact[i] = stride
+			stride *= 2
+		}
+		reversed := make([]int64, ndim)
+		for i := range reversed {
+			reversed[i] = compact[ndim-1-i]
+		}
+		made := []*dlbridge.Tensor{
+			get(dlbridge.Allocate(dlbridge.CPU, dlbridge.Float64, shape...))(t),
+			get(dlbridge.AllocateStrided(dlbridge.CPU, dlbridge.Float64, shape, nil, dlbridge.FlagReadOnly))(t),
+			get(dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, nil, 0, 0, nil))(t),
+		}
+		for _, x := range made {
+			if got := get(x.Shape())(t); !reflect.DeepEqual(got, shape) {
+				t.Fatalf("ndim %d: shape %v", ndim, got)
+			}
+			if got := get(x.Strides())(t); !reflect.DeepEqual(got, compact) {
+				t.Fatalf("ndim %d: strides %v, want %v", ndim, got, compact)
+			}
+		}
+		if get(made[1].Flags())(t) != dlbridge.FlagReadOnly || get(made[0].Flags())(t) != 0 {
+			t.Fatalf("ndim %d: flags %d %d", ndim, get(made[0].Flags())(t), get(made[1].Flags())(t))
+		}
+		strided := []*dlbridge.Tensor{
+			get(dlbridge.AllocateStrided(dlbridge.CPU, dlbridge.Float64, shape, reversed, 0))(t),
+			get(dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, reversed, 0, 0, nil))(t),
+		}
+		for _, x := range strided {
+			if got := get(x.Strides())(t); !reflect.DeepEqual(got, reversed) {
+				t.Fatalf("ndim %d: strides %v, want %v", ndim, got, reversed)
+			}
+		}
+		mustClose(t, append(made, strided...)...)
+		if ndim == 0 {
+			continue
+		}
+		shape[ndim-1] = -1
+		want := fmt.Sprintf("shape[%d] is -1; extents must not be negative", ndim-1)
+		_, err := dlbridge.Allocate(dlbridge.CPU, dlbridge.Float64, shape...)
+		wantError(t, err, dlbridge.StatusInvalidArgument, want)
+		_, err = dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, nil, 0, 0, nil)
+		wantError(t, err, dlbridge.StatusInvalidArgument, want)
+		_, err = dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, compact, 0, 0, nil)
+		wantError(t, err, dlbridge.StatusInvalidArgument, want)
+	}
 }
 
 func TestViewsOutliveTheirBase(t *testing.T) {

@@ -5,7 +5,7 @@ package dlbridge
 #include <stdint.h>
 #include <stdlib.h>
 #include "dlbridge/dlbridge.h"
-#include "wrap.h"
+#include "shims.h"
 */
 import "C"
 
@@ -29,33 +29,40 @@ func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byt
 	if strides != nil && len(strides) != len(shape) {
 		return nil, errorf(StatusInvalidArgument, "%d strides given for %d dimensions", len(strides), len(shape))
 	}
-	var shapePtr, stridesPtr *C.int64_t
-	if len(shape) > 0 {
-		shapePtr = (*C.int64_t)(unsafe.Pointer(&shape[0]))
-		if strides != nil {
-			stridesPtr = (*C.int64_t)(unsafe.Pointer(&strides[0]))
-		}
-	}
 	var handle cgo.Handle
 	if release != nil {
 		handle = cgo.NewHandle(release)
 	}
-	r := C.dlbx_go_wrap(data, C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)), shapePtr,
-		stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), C.uint64_t(byteOffset),
-		C.uint64_t(flags), C.uintptr_t(handle))
-	if r.status != 0 {
-		if release != nil {
-			handle.Delete()
+	var r C.dlbx_go_result
+	if e0, e1, e2, e3, ok := extentsByValue(shape); ok && strides == nil {
+		r = C.dlbx_go_wrap_compact(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID),
+			C.int32_t(len(shape)), e0, e1, e2, e3, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
+			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
+	} else {
+		// Copies (new variables, for escape analysis): Go memory given to C escapes to the heap,
+		// and the caller's slices must not. Here len(shape) > 0 or strides are given (and then
+		// one per extent); a 0-d tensor passes neither array.
+		var shapePtr, stridesPtr *C.int64_t
+		if len(shape) > 0 {
+			shapeCopy := append([]int64{}, shape...)
+			shapePtr = (*C.int64_t)(unsafe.Pointer(&shapeCopy[0]))
+			if strides != nil {
+				stridesCopy := append([]int64{}, strides...)
+				stridesPtr = (*C.int64_t)(unsafe.Pointer(&stridesCopy[0]))
+			}
 		}
-		e := coreError(int32(r.status), C.GoString(r.message))
-		C.free(unsafe.Pointer(r.message))
-		return nil, e
+		r = C.dlbx_go_wrap(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)),
+			shapePtr, stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
+			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
 	}
-	return newTensor(int64(uintptr(unsafe.Pointer(r.tensor)))), nil
+	if r.status != 0 && release != nil {
+		handle.Delete()
+	}
+	return fromShim(r)
 }
 
 // dlbridgeGoRelease runs a wrapped memory's release function (called by dlbx_go_release in
-// wrap.c, on any thread, exactly once per Wrap).
+// shims.c, on any thread, exactly once per Wrap).
 //
 //export dlbridgeGoRelease
 func dlbridgeGoRelease(h C.uintptr_t) {

@@ -1,6 +1,6 @@
 /* test_go_native.c - drives the C half of the Go binding without the Go runtime: SWIG's wrapper
- * (internal/capi/dlbridge_wrap.c, the committed output) and wrap.c (Wrap's release path), both
- * included here and built by Meson with the project's warnings and -Werror. The wrappers take
+ * (internal/capi/dlbridge_wrap.c, the committed output) and shims.c (Wrap's release path and the
+ * by-value hot path), both included here and built by Meson with the project's warnings and -Werror. The wrappers take
  * Go's slice and string headers by value, which C can build; dlbridgeGoRelease, the Go side of
  * a wrapped buffer's release, is a stand-in here. It checks results, the error records (status
  * and message verbatim, each freed), slice conversions and ownership (the live count returns to
@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "dlbridge_wrap.c"
-#include "wrap.c"
+#include "shims.c"
 
 /* The wrapper functions carry SWIG's per-package suffix, which Meson reads from the file. */
 #define DLB_GO_CAT2(a, b) a##b
@@ -186,7 +186,7 @@ int main(void) {
   /* Wrap's release path: a handle kept in C memory, released once from a foreign thread. */
   static float buffer[4];
   int64_t four[1] = {4};
-  dlbx_go_wrap_result wrapped = dlbx_go_wrap(buffer, kDLCPU, 0, 1, four, NULL, kDLFloat, 32, 1, 0, 0, 42);
+  dlbx_go_result wrapped = dlbx_go_wrap((uintptr_t)buffer, kDLCPU, 0, 1, four, NULL, kDLFloat, 32, 1, 0, 0, 42);
   CHECK(wrapped.status == DLB_OK && wrapped.tensor != NULL && wrapped.message == NULL);
   long long view = W(dlb_tensor_transpose)((long long)(intptr_t)wrapped.tensor);
   W(dlb_tensor_free)((long long)(intptr_t)wrapped.tensor);
@@ -196,12 +196,45 @@ int main(void) {
   pthread_join(thread, NULL);
   CHECK(g_releases == 1 && g_last_handle == 42);
   int64_t negative[1] = {-4};
-  wrapped = dlbx_go_wrap(buffer, kDLCPU, 0, 1, negative, NULL, kDLFloat, 32, 1, 0, 0, 43);
+  wrapped = dlbx_go_wrap((uintptr_t)buffer, kDLCPU, 0, 1, negative, NULL, kDLFloat, 32, 1, 0, 0, 43);
   CHECK(wrapped.status == DLB_ERR_INVALID_ARGUMENT && wrapped.tensor == NULL);
   CHECK(wrapped.message != NULL &&
         strcmp(wrapped.message, "shape[0] is -4; extents must not be negative") == 0);
   free(wrapped.message);
   CHECK(g_releases == 1);
+
+  /* The by-value hot path: extents as scalars, the message only on failure. */
+  dlbx_go_result r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 2, 2, 3, 0, 0, 0);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.message == NULL);
+  CHECK(r.tensor != NULL && r.tensor->dl_tensor.ndim == 2 && r.tensor->dl_tensor.shape[1] == 3 &&
+        r.tensor->dl_tensor.strides[0] == 3 && r.tensor->flags == 0);
+  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
+  r = dlbx_go_allocate(kDLCPU, 0, kDLInt, 8, 1, 4, 1, 2, 3, 4, DLPACK_FLAG_BITMASK_READ_ONLY);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[3] == 4 &&
+        r.tensor->dl_tensor.strides[0] == 24 && r.tensor->flags == DLPACK_FLAG_BITMASK_READ_ONLY);
+  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
+  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 0, 0, 0, 0, 0, 0);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.ndim == 0);
+  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
+  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 7, 1, 2, 2, 3, 0, 0, 0);
+  CHECK(r.status == DLB_ERR_INVALID_ARGUMENT && r.tensor == NULL && r.message != NULL &&
+        strcmp(r.message, "dtype float with 7 bits is not a valid DLPack type") == 0);
+  free(r.message);
+  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 1, 4, 0, 0, 0, kDLFloat, 32, 1, 0, 0, 44);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[0] == 4 &&
+        r.tensor->dl_tensor.strides[0] == 1);
+  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
+  CHECK(g_releases == 2 && g_last_handle == 44);
+  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 2, 1, 2, 0, 0, kDLFloat, 32, 1, 8, 0, 0);
+  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[1] == 2 &&
+        (char*)r.tensor->dl_tensor.data + r.tensor->dl_tensor.byte_offset == (char*)buffer + 8);
+  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
+  CHECK(g_releases == 2);
+  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 1, -4, 0, 0, 0, kDLFloat, 32, 1, 0, 0, 45);
+  CHECK(r.status == DLB_ERR_INVALID_ARGUMENT && r.tensor == NULL && r.message != NULL &&
+        strcmp(r.message, "shape[0] is -4; extents must not be negative") == 0);
+  free(r.message);
+  CHECK(g_releases == 2);
 
   CHECK(W(dlb_tensor_live_count)() == live0);
   printf("%d passed, %d failed\n", g_passed, g_failed);
