@@ -11,12 +11,12 @@ import (
 // moved out and reads as closed afterwards (Share first to keep a reference of your own).
 // Errors: ErrClosed.
 func (t *Tensor) ExportVersioned() (unsafe.Pointer, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.addr == 0 {
+	addr, ok := t.claimExclusive()
+	if !ok {
 		return nil, ErrClosed
 	}
-	return addrToPtr(t.take()), nil
+	t.endExclusive(true)
+	return addrToPtr(addr), nil
 }
 
 // ExportLegacy hands the tensor to a consumer of DLPack < 1.0 as a DLManagedTensor*, which the
@@ -24,16 +24,15 @@ func (t *Tensor) ExportVersioned() (unsafe.Pointer, error) {
 // reads as closed. On error (the core's: a READ_ONLY tensor is refused with StatusReadOnly, the
 // legacy struct has no flags) nothing changes and the caller still owns the Tensor.
 func (t *Tensor) ExportLegacy() (unsafe.Pointer, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.addr == 0 {
+	addr, ok := t.claimExclusive()
+	if !ok {
 		return nil, ErrClosed
 	}
-	out, err := check(capi.Dlb_tensor_export_legacy(t.addr))
+	out, err := check(capi.Dlb_tensor_export_legacy(addr))
+	t.endExclusive(err == nil)
 	if err != nil {
 		return nil, err
 	}
-	t.take()
 	return addrToPtr(out), nil
 }
 

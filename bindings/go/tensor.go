@@ -1,8 +1,6 @@
 package dlbridge
 
 import (
-	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
@@ -18,105 +16,6 @@ var (
 // MaxNDim is the most dimensions a tensor may have.
 const MaxNDim = capi.DLB_MAX_NDIM
 
-// Tensor owns one reference to a DLPack tensor made by the dlbridge core (a
-// DLManagedTensorVersioned in C memory). Close releases it; a finalizer releases tensors that
-// are never closed, but only when the garbage collector gets to them (and to the tensors made
-// just before and after them, which share one finalizer), so close what you create.
-//
-// Every method may be called from any goroutine; Close may race with other methods (they then
-// return ErrClosed). Slices returned by Data, Float32s and friends alias the tensor's C memory
-// and are valid only until the tensor (and every view or share of the same memory) is closed.
-type Tensor struct {
-	mu   sync.RWMutex
-	addr int64 // the DLManagedTensorVersioned*, 0 once closed or moved out
-}
-
-// newTensor returns a Tensor that owns addr. Tensors come in batches that share one finalizer:
-// runtime.SetFinalizer on every Tensor (and clearing it again on Close) cost more than the rest
-// of a short-lived tensor's Go side, while a batch pays for it once per tensorBatchSize tensors.
-// The batch's finalizer runs when no Tensor of the batch is reachable any more, and frees those
-// of them that were never closed. The batch being filled is kept in a sync.Pool (per P, so
-// goroutines on different Ps do not share it), which drops it at garbage collection: a batch
-// that stops being filled is finalized like any other.
-func newTensor(addr int64) *Tensor {
-	b := tensorBatches.Get().(*tensorBatch)
-	t := &b.tensors[b.used]
-	b.used++
-	t.addr = addr
-	if b.used < len(b.tensors) {
-		tensorBatches.Put(b)
-	}
-	return t
-}
-
-// tensorBatchSize trades the finalizer's cost per tensor against how long a leaked tensor may
-// wait for the other tensors of its batch to become unreachable (and the Go memory they keep).
-const tensorBatchSize = 32
-
-// tensorBatch holds the Tensors of one batch (no Go pointers: the collector does not scan it).
-// A Tensor is a pointer into tensors, which keeps the whole batch alive. Slots are never
-// reused, so a closed Tensor stays closed.
-type tensorBatch struct {
-	used    int // slots handed out; only the goroutine that took the batch from the pool writes it
-	tensors [tensorBatchSize]Tensor
-}
-
-var tensorBatches = sync.Pool{New: func() any {
-	b := new(tensorBatch)
-	runtime.SetFinalizer(b, (*tensorBatch).finalize)
-	return b
-}}
-
-// finalize frees the tensors of the batch that were never closed (nothing else can reach them).
-func (b *tensorBatch) finalize() {
-	for i := range b.tensors[:b.used] {
-		if addr := b.tensors[i].addr; addr != 0 {
-			capi.Dlb_tensor_free(addr)
-		}
-	}
-}
-
-// fromResult wraps a wrapper's result that is a new tensor.
-func fromResult(result int64) (*Tensor, error) {
-	addr, err := check(result)
-	if err != nil {
-		return nil, err
-	}
-	return newTensor(addr), nil
-}
-
-// Close releases the tensor's reference (the memory goes when its last view or share is closed
-// too). It is idempotent: closing a closed tensor returns nil.
-func (t *Tensor) Close() error {
-	t.mu.Lock()
-	addr := t.take()
-	t.mu.Unlock()
-	if addr != 0 {
-		capi.Dlb_tensor_free(addr)
-	}
-	return nil
-}
-
-// take moves the address out (the caller holds the write lock): the Tensor reads as closed, and
-// its batch's finalizer has nothing left to free for it.
-func (t *Tensor) take() int64 {
-	addr := t.addr
-	t.addr = 0
-	return addr
-}
-
-// use runs f with the tensor's address under the read lock (Close waits for it).
-func (t *Tensor) use(f func(addr int64) error) error {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if t.addr == 0 {
-		return ErrClosed
-	}
-	err := f(t.addr)
-	runtime.KeepAlive(t)
-	return err
-}
-
 // derive makes a new tensor from this one with one core call (views, shares, copies).
 func (t *Tensor) derive(f func(addr int64) int64) (*Tensor, error) {
 	var out *Tensor
@@ -126,13 +25,6 @@ func (t *Tensor) derive(f func(addr int64) int64) (*Tensor, error) {
 		return err
 	})
 	return out, err
-}
-
-// Closed reports whether Close was called (or the tensor was exported).
-func (t *Tensor) Closed() bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.addr == 0
 }
 
 // Allocate makes an uninitialised, compact row-major tensor on dev through its backend.
@@ -387,17 +279,10 @@ func (t *Tensor) CopyIntoAsync(dst *Tensor, stream unsafe.Pointer) error {
 		_, err := check(r)
 		return err
 	}
-	if dst == t { // one read lock: a second one could wait behind a pending Close forever
-		return t.use(func(addr int64) error { return copyInto(addr, addr) })
-	}
-	// Two read locks, always taken in address order, so that two calls in opposite directions
-	// cannot each wait on the other's lock behind a pending Close.
-	first, second := t, dst
-	if uintptr(unsafe.Pointer(second)) < uintptr(unsafe.Pointer(first)) {
-		first, second = second, first
-	}
-	return first.use(func(int64) error {
-		return second.use(func(int64) error { return copyInto(t.addr, dst.addr) })
+	// Each tensor counts the call in (the same one twice when dst == t): an export of either
+	// waits for it, a Close leaves the release to it.
+	return t.use(func(src int64) error {
+		return dst.use(func(d int64) error { return copyInto(src, d) })
 	})
 }
 
