@@ -4,7 +4,8 @@
 #   C   shared and static, through pkg-config (dlbridge.pc, dlbridge-static.pc)
 #   C++ through CMake's find_package(dlbridge), shared and static targets
 #   Rust  a new cargo project that only adds the `dlbridge` path dependency: `cargo run`
-#         (static, no variables) and `DLBRIDGE_STATIC=0 cargo run` (dynamic); skipped without cargo
+#         (static, no variables; dynamic when only the shared library is installed) and
+#         `DLBRIDGE_STATIC=0 cargo run` (dynamic); skipped without cargo
 #   Java  `ninja -C BUILD java-install` into a fresh local repository, then a separate Maven
 #         project depending on org.dlbridge:dlbridge: `java -cp` and `mvn exec:java`, each of
 #         which must exit within 2 s of main returning; skipped when the build has no Java
@@ -123,6 +124,12 @@ if command -v "$cargo_cmd" >/dev/null 2>&1; then
       sh -c "cd '$rust_app' && $rust_env '$cargo_cmd' run --offline"
     step "rust static program needs no libdlbridge.so" \
       sh -c "! ldd '$rust_bin' | grep -q libdlbridge"
+  elif (( have_shared )); then
+    # No archive installed: with no variable, dlbridge-sys links the shared library.
+    step "rust, shared-only install (cargo run, no variables)" \
+      sh -c "cd '$rust_app' && $rust_env LD_LIBRARY_PATH='$installed_lib' '$cargo_cmd' run --offline"
+    step "rust program without variables loads the installed libdlbridge.so.0" \
+      sh -c "LD_LIBRARY_PATH='$installed_lib' ldd '$rust_bin' | grep -q '$installed_lib/libdlbridge.so.0'"
   else
     skip "rust static" "$no_static"
   fi

@@ -5,7 +5,9 @@
 //! Toolkit's static runtime when the library was built with CUDA). A program that only depends
 //! on `dlbridge` then runs with `cargo run`: there is no shared library for the loader to find.
 //! `DLBRIDGE_STATIC=0` links `libdlbridge.so` instead; the loader must then find it (an
-//! installed library after `ldconfig`, `LD_LIBRARY_PATH`, or an rpath of your own).
+//! installed library after `ldconfig`, `LD_LIBRARY_PATH`, or an rpath of your own). With
+//! `DLBRIDGE_STATIC` unset and no static library where one is looked for (an installation of
+//! the shared library only), `libdlbridge.so` is linked; `DLBRIDGE_STATIC=1` insists on static.
 //!
 //! Search order (the first that applies wins):
 //! 1. `DLBRIDGE_LIB_DIR`: a directory holding `libdlbridge.a` and/or `libdlbridge.so` (static
@@ -348,17 +350,34 @@ fn is_system_dir(dir: &Path) -> bool {
         .any(|s| dir == Path::new(s) || dir.parent() == Some(Path::new(s)))
 }
 
+/// Runs `attempt` for the kind of library asked for; with no choice made (`DLBRIDGE_STATIC`
+/// unset), static first, then shared: an installation of the shared library only (Meson's
+/// `-Ddefault_library=shared`, which installs no archive and no `dlbridge-static.pc`) is linked
+/// dynamically without any variable. Both failures are reported when neither kind is there.
+fn either_kind(
+    static_choice: Option<bool>,
+    attempt: impl Fn(bool) -> Result<Link, String>,
+) -> Result<Link, String> {
+    match static_choice {
+        Some(static_link) => attempt(static_link),
+        None => attempt(true).or_else(|static_error| {
+            attempt(false).map_err(|shared_error| format!("{static_error}; {shared_error}"))
+        }),
+    }
+}
+
 fn find(static_choice: Option<bool>) -> Result<Link, String> {
     if let Some(dir) = env_path("DLBRIDGE_LIB_DIR") {
         return from_lib_dir(dir, static_choice);
     }
-    let static_link = static_choice.unwrap_or(true);
     if let Some(dir) = env_path("DLBRIDGE_BUILD_DIR") {
-        return from_build_dir(
-            &dir,
-            static_link,
-            format!("DLBRIDGE_BUILD_DIR={}", dir.display()),
-        );
+        return either_kind(static_choice, |static_link| {
+            from_build_dir(
+                &dir,
+                static_link,
+                format!("DLBRIDGE_BUILD_DIR={}", dir.display()),
+            )
+        });
     }
     for name in [
         "PKG_CONFIG",
@@ -369,18 +388,22 @@ fn find(static_choice: Option<bool>) -> Result<Link, String> {
         println!("cargo:rerun-if-env-changed={name}");
     }
     let mut tried = Vec::new();
-    match from_pkg_config(static_link, &[], "pkg-config".to_string()) {
+    match either_kind(static_choice, |static_link| {
+        from_pkg_config(static_link, &[], "pkg-config".to_string())
+    }) {
         Ok(link) => return Ok(link),
         Err(e) => tried.push(e),
     }
     match in_tree_root() {
         Some(root) => {
             let build = root.join("build");
-            match from_build_dir(
-                &build,
-                static_link,
-                format!("the in-tree build {}", build.display()),
-            ) {
+            match either_kind(static_choice, |static_link| {
+                from_build_dir(
+                    &build,
+                    static_link,
+                    format!("the in-tree build {}", build.display()),
+                )
+            }) {
                 Ok(link) => return Ok(link),
                 Err(e) => tried.push(e),
             }
