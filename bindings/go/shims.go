@@ -10,6 +10,7 @@ package dlbridge
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
@@ -28,6 +29,16 @@ func fromShim(r C.dlbx_go_result) (*Tensor, error) {
 		return nil, e
 	}
 	return newTensor(int64(uintptr(unsafe.Pointer(r.tensor)))), nil
+}
+
+// ndimArg is a shape's length as C's int32_t ndim: clamped rather than wrapped, so that an
+// absurdly long slice still reaches the core's "exceeds the maximum" check instead of reading
+// as a small ndim.
+func ndimArg(shape []int64) C.int32_t {
+	if len(shape) > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return C.int32_t(len(shape))
 }
 
 // The shims take exactly four extents (a compile error here when shims.h changes that).
@@ -56,7 +67,7 @@ func extentsByValue(shape []int64) (e0, e1, e2, e3 C.int64_t, ok bool) {
 func allocate(dev Device, dt DType, shape, strides []int64, flags uint64) (*Tensor, error) {
 	if e0, e1, e2, e3, ok := extentsByValue(shape); ok && strides == nil {
 		return fromShim(C.dlbx_go_allocate(C.int32_t(dev.Type), C.int32_t(dev.ID), C.uint8_t(dt.Code),
-			C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), C.int32_t(len(shape)), e0, e1, e2, e3,
+			C.uint8_t(dt.Bits), C.uint16_t(dt.Lanes), ndimArg(shape), e0, e1, e2, e3,
 			C.uint64_t(flags)))
 	}
 	// Copies (new variables, for escape analysis): the slices given to SWIG's wrapper escape to

@@ -233,7 +233,10 @@ func TestWrap(t *testing.T) {
 		t.Fatal("release called for a refused wrap")
 	}
 	_, err = dlbridge.Wrap(nil, dlbridge.CPU, dlbridge.Float32, []int64{2}, []int64{1, 1}, 0, 0, nil)
-	wantError(t, err, dlbridge.StatusInvalidArgument, "2 strides given for 1 dimensions")
+	wantError(t, err, dlbridge.StatusInvalidArgument, "strides must have one value per extent")
+	// More dimensions than DLPack allows: the core's check and message.
+	_, err = dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float32, make([]int64, dlbridge.MaxNDim+1), nil, 0, 0, nil)
+	wantError(t, err, dlbridge.StatusInvalidArgument, "ndim 65 exceeds the maximum of 64")
 }
 
 // Allocate and Wrap pass up to four extents by value and more through slices, and strides

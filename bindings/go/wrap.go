@@ -12,6 +12,8 @@ import "C"
 import (
 	"runtime/cgo"
 	"unsafe"
+
+	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
 )
 
 // Wrap makes a tensor over memory the caller owns, zero-copy: data (C memory, or a device
@@ -23,11 +25,10 @@ import (
 // error release is not called and the caller still owns the memory.
 func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byteOffset, flags uint64,
 	release func()) (*Tensor, error) {
-	if len(shape) > MaxNDim {
-		return nil, errorf(StatusInvalidArgument, "ndim %d is larger than %d", len(shape), MaxNDim)
-	}
+	// C reads ndim strides through the pointer: a shorter slice must not get there. (The
+	// number of dimensions is the core's to check, with its own message.)
 	if strides != nil && len(strides) != len(shape) {
-		return nil, errorf(StatusInvalidArgument, "%d strides given for %d dimensions", len(strides), len(shape))
+		return nil, errorf(StatusInvalidArgument, "%s", capi.DLB_STRIDES_LENGTH_MESSAGE)
 	}
 	var handle cgo.Handle
 	if release != nil {
@@ -36,7 +37,7 @@ func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byt
 	var r C.dlbx_go_result
 	if e0, e1, e2, e3, ok := extentsByValue(shape); ok && strides == nil {
 		r = C.dlbx_go_wrap_compact(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID),
-			C.int32_t(len(shape)), e0, e1, e2, e3, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
+			ndimArg(shape), e0, e1, e2, e3, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
 			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
 	} else {
 		// Copies (new variables, for escape analysis): Go memory given to C escapes to the heap,
@@ -51,7 +52,7 @@ func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byt
 				stridesPtr = (*C.int64_t)(unsafe.Pointer(&stridesCopy[0]))
 			}
 		}
-		r = C.dlbx_go_wrap(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID), C.int32_t(len(shape)),
+		r = C.dlbx_go_wrap(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID), ndimArg(shape),
 			shapePtr, stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
 			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
 	}

@@ -250,6 +250,9 @@ static void dlbx_go_error_free(int64_t result) {
   } while (0)
 
 
+#define DLB_STRIDES_LENGTH_MESSAGE "strides must have one value per extent"
+
+
 /* Fields of the managed struct: C reads them in place, a target language holds only the
  * address. The core has accessors for the flags (dlb_tensor_flags) and the shape and strides
  * (dlb_tensor_get_shape/get_strides), not for these three plain fields. */
@@ -1280,7 +1283,7 @@ long long _wrap_dlb_tensor_allocate_capi_4312ecef83334e91(long long _swig_go_0, 
   arg5 = NULL;
   if (DLB_ARRAY_LENGTH(_swig_go_3) >= 0) {
     if (DLB_ARRAY_LENGTH(_swig_go_3) != (int64_t)arg3) {
-      DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "strides must have one value per extent");
+      DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return _swig_go_result;
     }
     if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_3, arg3, strides_tmp5);
