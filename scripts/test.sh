@@ -20,6 +20,10 @@
 #      conformance-python, conformance-vm) run in pass 1 only, Java in 2 as well)
 #   4. clang with ThreadSanitizer: the core, cpp, jni, gonative, interop-native and conformance
 #      suites (built without the device backends)
+#   5. gcc, -Werror, -Ddefault_library=shared (a distribution's kind of build: no archive is
+#      installed): every suite of the core (the tests of its internals link the uninstalled
+#      archive of the shared library's own objects) and the consumer steps for what it installs
+#      (C and C++ shared, Rust with no variable, Go); the bindings' own suites run in pass 1
 #   C#: suite csharp-native (the P/Invoke library without Mono) in passes 2-4; NUnit also in 2 (ASan preloaded).
 # Ends with one line "N passed, N failed, N skipped" counting Meson tests over all passes, and
 # exits non-zero if any test failed or a pass ran no test.
@@ -113,6 +117,14 @@ if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false -D
   # library, including a release on a thread the JVM never saw.
   run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative --suite interop-native --suite csharp-native \
     --suite conformance
+else
+  status=1
+fi
+
+# 5. The shared-library-only build (the bindings are covered by pass 1).
+if setup build-shared -Dwerror=true -Ddefault_library=shared -Djava=disabled -Dcsharp=disabled \
+     -Dgo=disabled -Drust=disabled && build build-shared; then
+  run_pass shared build-shared
 else
   status=1
 fi
