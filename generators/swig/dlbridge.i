@@ -162,11 +162,7 @@ DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
 
 /* Strides travel with the shape they describe: null (compact row-major) or one per extent.
  * Only dlb_tensor_allocate takes them, where the shape's length is its third argument (arg3).
- * The message is also a constant of every generated module, for a binding's hand-written calls
- * that pass strides without this typemap (Go's Wrap, C#'s wrap of a managed array). */
-%inline %{
-#define DLB_STRIDES_LENGTH_MESSAGE "strides must have one value per extent"
-%}
+ * The message is dlbridge.h's, a constant of every generated module too. */
 DLB_ARRAY_TYPES(const int64_t* strides, I64)
 %typemap(in) const int64_t* strides (int64_t strides_tmp[DLB_MAX_NDIM]) %{
   $1 = NULL;

@@ -122,6 +122,12 @@ typedef struct dlb_error {
   char message[DLB_ERROR_MESSAGE_SIZE];
 } dlb_error;
 
+/* The message of the one check a binding makes itself before calling the core (with
+ * DLB_ERR_INVALID_ARGUMENT): C reads a strides array through a pointer, for ndim values, so a
+ * language's array of strides whose length differs from the shape's must be refused before it
+ * gets there. Defined here so that every binding reports it in the same words. */
+#define DLB_STRIDES_LENGTH_MESSAGE "strides must have one value per extent"
+
 /* The name of a status code ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN" for a value that is not
  * one. The string is static; do not free. */
 DLB_API const char* dlb_status_name(dlb_status status);

@@ -359,8 +359,6 @@ func Dlbx_go_error_free(arg1 int64) {
 	C._wrap_dlbx_go_error_free_capi_4312ecef83334e91(C.swig_type_4(_swig_i_0))
 }
 
-const DLB_STRIDES_LENGTH_MESSAGE string = "strides must have one value per extent"
-
 func _swig_getDLB_SLICE_NONE() (_swig_ret int64) {
 	var swig_r int64
 	swig_r = (int64)(C._wrap_DLB_SLICE_NONE_capi_4312ecef83334e91())
@@ -726,6 +724,7 @@ const DLB_ERR_OVERFLOW int = 7
 const DLB_ERR_DEVICE int = 8
 const DLB_ERR_DEVICE_UNAVAILABLE int = 9
 const DLB_ERROR_MESSAGE_SIZE int = 512
+const DLB_STRIDES_LENGTH_MESSAGE string = "strides must have one value per extent"
 
 func Dlb_status_name(arg1 int) (_swig_ret string) {
 	var swig_r string

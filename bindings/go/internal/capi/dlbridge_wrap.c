@@ -250,9 +250,6 @@ static void dlbx_go_error_free(int64_t result) {
   } while (0)
 
 
-#define DLB_STRIDES_LENGTH_MESSAGE "strides must have one value per extent"
-
-
 /* Fields of the managed struct: C reads them in place, a target language holds only the
  * address. The core has accessors for the flags (dlb_tensor_flags) and the shape and strides
  * (dlb_tensor_get_shape/get_strides), not for these three plain fields. */

@@ -18,6 +18,7 @@ pub const DLB_ERR_OVERFLOW: i32 = 7;
 pub const DLB_ERR_DEVICE: i32 = 8;
 pub const DLB_ERR_DEVICE_UNAVAILABLE: i32 = 9;
 pub const DLB_ERROR_MESSAGE_SIZE: i32 = 512;
+pub const DLB_STRIDES_LENGTH_MESSAGE: &[u8; 39usize] = b"strides must have one value per extent\0";
 pub const DLB_DTYPE_NAME_SIZE: i32 = 40;
 pub const DLB_DEVICE_NAME_SIZE: i32 = 48;
 pub const DLB_CPU_ALIGNMENT: i32 = 256;

@@ -3,7 +3,7 @@
 use crate::error::{status, Error, ErrorBuf, Result};
 use crate::{DType, Device, Element, Stream};
 use dlbridge_sys as ffi;
-use std::ffi::c_void;
+use std::ffi::{c_void, CStr};
 use std::fmt;
 use std::mem::{align_of, size_of, ManuallyDrop};
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo};
@@ -162,6 +162,20 @@ impl<'a> RawParts<'a> {
 fn ndim_of(len: usize) -> Result<i32> {
     i32::try_from(len)
         .map_err(|_| Error::new(status::INVALID_ARGUMENT, format!("ndim {len} is too large")))
+}
+
+/// Refuses strides that are not one per extent before C reads `shape.len()` of them through a
+/// pointer, with the C library's message for it (`DLB_STRIDES_LENGTH_MESSAGE`).
+fn check_strides_length(shape: &[i64], strides: Option<&[i64]>) -> Result<()> {
+    match strides {
+        Some(s) if s.len() != shape.len() => {
+            let message = CStr::from_bytes_with_nul(ffi::DLB_STRIDES_LENGTH_MESSAGE)
+                .map(|m| m.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Err(Error::new(status::INVALID_ARGUMENT, message))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The element count of a shape by the C library's rule (`dlb_shape_element_count`), so that a
@@ -324,14 +338,7 @@ impl Tensor {
         flags: u64,
     ) -> Result<Tensor> {
         let ndim = ndim_of(shape.len())?;
-        if let Some(s) = strides {
-            if s.len() != shape.len() {
-                return Err(Error::new(
-                    status::INVALID_ARGUMENT,
-                    format!("{} strides given for {} dimensions", s.len(), shape.len()),
-                ));
-            }
-        }
+        check_strides_length(shape, strides)?;
         // SAFETY: shape/strides hold ndim values and outlive the call; out/err valid for writes.
         made_by(|out, err| unsafe {
             ffi::dlb_tensor_allocate(
@@ -407,18 +414,7 @@ impl Tensor {
         ctx: *mut c_void,
     ) -> Result<Tensor> {
         let ndim = ndim_of(parts.shape.len())?;
-        if let Some(s) = parts.strides {
-            if s.len() != parts.shape.len() {
-                return Err(Error::new(
-                    status::INVALID_ARGUMENT,
-                    format!(
-                        "{} strides given for {} dimensions",
-                        s.len(),
-                        parts.shape.len()
-                    ),
-                ));
-            }
-        }
+        check_strides_length(parts.shape, parts.strides)?;
         let desc = ffi::DLTensor {
             data: parts.data,
             device: parts.device.into(),

@@ -29,7 +29,10 @@ fn scalars_export_with_one_readable_shape_and_stride_slot() {
     }
     let back = unsafe { Tensor::from_raw_legacy(legacy) }.unwrap();
     assert_eq!(back.to_vec::<f32>().unwrap(), vec![7.5]);
-    let selected = Tensor::from_slice(&[1i64, 2, 3], &[3]).unwrap().select(0, 2).unwrap();
+    let selected = Tensor::from_slice(&[1i64, 2, 3], &[3])
+        .unwrap()
+        .select(0, 2)
+        .unwrap();
     assert_eq!(selected.shape(), &[] as &[i64]);
     assert_eq!(selected.to_vec::<i64>().unwrap(), vec![3]);
 }
@@ -58,7 +61,10 @@ fn views_point_data_at_their_first_element() {
 #[test]
 fn shares_and_views_of_a_copy_are_not_copied() {
     let _g = LiveGuard::new();
-    let c = Tensor::from_slice(&[1.0f64, 2.0], &[2]).unwrap().copy_to(Device::CPU).unwrap();
+    let c = Tensor::from_slice(&[1.0f64, 2.0], &[2])
+        .unwrap()
+        .copy_to(Device::CPU)
+        .unwrap();
     assert!(c.is_copied());
     assert!(!c.share().unwrap().is_copied());
     assert!(!c.transpose().unwrap().is_copied());

@@ -218,7 +218,7 @@ fn zeros_strided_and_scalar() {
     let r = Tensor::allocate_with(Device::CPU, DType::INT32, &[4], None, flags::READ_ONLY).unwrap();
     assert!(r.is_read_only());
     let e = Tensor::allocate_with(Device::CPU, DType::INT32, &[4], Some(&[1, 1]), 0).unwrap_err();
-    assert_eq!(e.message(), "2 strides given for 1 dimensions");
+    assert_eq!(e.message(), "strides must have one value per extent");
 }
 
 #[test]
