@@ -174,9 +174,25 @@ namespace DLBridge {
       return (GCHandle.ToIntPtr(handle).ToInt64() << 1) | (isAction ? 1L : 0L);
     }
 
+    // The pin this thread exported last, and its token: a consumer that imports it back (or
+    // frees it) on this thread releases that token next, and needs no lookup either. A stale
+    // entry is harmless: a GCHandle is its token's value, so whichever handle holds that value
+    // now is the same handle FromIntPtr would give.
+    [ThreadStatic] private static GCHandle exportedPin;
+    [ThreadStatic] private static long exportedToken;
+
+    /// <summary>Notes the pin of a wrapped array whose tensor this thread just exported.</summary>
+    internal static void Exported(GCHandle pin, long token) {
+      exportedPin = pin;
+      exportedToken = token;
+    }
+
     private static void Let(long token, GCHandle own, long ownToken) {
-      // FromIntPtr is a call into the runtime on Mono: the caller's own pin needs none.
-      GCHandle h = token == ownToken && ownToken != 0 ? own : GCHandle.FromIntPtr(new IntPtr(token >> 1));
+      // FromIntPtr is a call into the runtime on Mono: the caller's own pin, or the one this
+      // thread exported last, needs none.
+      GCHandle h = token == ownToken && ownToken != 0 ? own
+                 : token == exportedToken ? exportedPin
+                 : GCHandle.FromIntPtr(new IntPtr(token >> 1));
       Action release = (token & 1) != 0 ? (Action)h.Target : null;
       h.Free();
       Interlocked.Increment(ref unpinned);
