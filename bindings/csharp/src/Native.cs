@@ -174,24 +174,27 @@ namespace DLBridge {
       return (GCHandle.ToIntPtr(handle).ToInt64() << 1) | (isAction ? 1L : 0L);
     }
 
-    // The pin this thread exported last, and its token: a consumer that imports it back (or
-    // frees it) on this thread releases that token next, and needs no lookup either. A stale
-    // entry is harmless: a GCHandle is its token's value, so whichever handle holds that value
-    // now is the same handle FromIntPtr would give.
+    // On Mono, GCHandle.FromIntPtr is a call into the runtime (an application-domain check,
+    // about 14 ns) and a [ThreadStatic] field is cheap; on CoreCLR it is the other way round
+    // (measured by bench/Bench.cs). So on Mono only, the pin this thread exported last is kept
+    // with its token: a consumer that imports it back (or frees it) on this thread releases
+    // that token next, and needs no lookup. A stale entry is harmless: a GCHandle is its
+    // token's value, so whichever handle holds that value now is the one FromIntPtr would give.
+    private static readonly bool keepExportedPin = Type.GetType("Mono.Runtime") != null;
     [ThreadStatic] private static GCHandle exportedPin;
     [ThreadStatic] private static long exportedToken;
 
     /// <summary>Notes the pin of a wrapped array whose tensor this thread just exported.</summary>
     internal static void Exported(GCHandle pin, long token) {
+      if (!keepExportedPin) return;
       exportedPin = pin;
       exportedToken = token;
     }
 
     private static void Let(long token, GCHandle own, long ownToken) {
-      // FromIntPtr is a call into the runtime on Mono: the caller's own pin, or the one this
-      // thread exported last, needs none.
+      // The caller's own pin, or (Mono) the one this thread exported last, needs no lookup.
       GCHandle h = token == ownToken && ownToken != 0 ? own
-                 : token == exportedToken ? exportedPin
+                 : keepExportedPin && token == exportedToken ? exportedPin
                  : GCHandle.FromIntPtr(new IntPtr(token >> 1));
       Action release = (token & 1) != 0 ? (Action)h.Target : null;
       h.Free();
