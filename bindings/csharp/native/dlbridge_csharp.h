@@ -42,10 +42,13 @@ DLB_CS_EXPORT int64_t dlb_cs_wrap(int64_t data, uint64_t byte_offset, int64_t de
                                   const int64_t* strides, uint64_t flags, int64_t capacity,
                                   int64_t handle);
 
-/* Frees one reference to a tensor (dlb_tensor_free). Returns the handle of the wrapped memory
- * this free released (it was the last reference), or 0 when it released none.
- * Ownership: a returned handle is the caller's to let go of and is not queued; releases that
- * run anywhere else (other threads, deleters called directly) are queued as before. */
+/* Frees one reference to a tensor (dlb_tensor_free). Returns the handle of wrapped memory
+ * released during this call on this thread, or 0 when none was: the tensor's own when this was
+ * its last reference, or one that a deleter run by this free released (the core finishes frees
+ * made inside deleters at the end of the outermost free, so they release here).
+ * Ownership: a returned handle is the caller's to let go of and is not queued. Every other
+ * release (a second one in the same call, other threads, deleters called directly) is queued
+ * for dlb_cs_take_released. */
 DLB_CS_EXPORT int64_t dlb_cs_free(int64_t tensor);
 
 /* The address of the queue's head (NULL when empty): the managed side reads it to know, without

@@ -387,6 +387,41 @@ static void test_wrap_and_release(void) {
   CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
 }
 
+/* A deleter that dlb_cs_free runs may free wrapped tensors through dlb_cs_free itself. The core
+ * defers frees made inside a deleter to the end of the outermost free, so those releases run in
+ * the outer call: it hands back one, the next is queued, and the inner calls get none. */
+static int64_t g_inner_tensors[2], g_inner_released[2] = {-1, -1};
+static void deleter_freeing_wrapped(DLManagedTensorVersioned* self) {
+  g_inner_released[0] = dlb_cs_free(g_inner_tensors[0]);
+  g_inner_released[1] = dlb_cs_free(g_inner_tensors[1]);
+  free(self);
+}
+
+static void test_release_inside_release(void) {
+  int64_t start = CSharp_DLBridge_dlb_tensor_live_count();
+  int64_t shape[1] = {64}, handles[8], first;
+  DLManagedTensorVersioned* foreign = produce(1);
+  long long imported;
+  int64_t outer = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
+                              (int64_t)sizeof g_buffer, 61);
+  g_inner_tensors[0] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL,
+                                   0, (int64_t)sizeof g_buffer, 62);
+  g_inner_tensors[1] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL,
+                                   0, (int64_t)sizeof g_buffer, 63);
+  foreign->deleter = deleter_freeing_wrapped;
+  imported = CSharp_DLBridge_dlb_tensor_import((long long)(intptr_t)foreign);
+  CHECK(outer != 0 && g_inner_tensors[0] != 0 && g_inner_tensors[1] != 0 && imported != 0 &&
+        no_exception());
+  first = dlb_cs_free(imported);
+  CHECK(g_inner_released[0] == 0 && g_inner_released[1] == 0);
+  CHECK(first == 62);
+  CHECK(take_all(handles, 8) == 1 && handles[0] == 63);
+  /* The outer call's slot is its own again for the next free. */
+  CHECK(dlb_cs_free(outer) == 61);
+  CHECK(take_all(handles, 8) == 0);
+  CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
+}
+
 /* Many threads wrap and free while others drain: every handle comes back exactly once. */
 #define THREADS 4
 #define PER_THREAD 2000
@@ -454,6 +489,7 @@ int main(void) {
   test_foreign_imports();
   test_devices();
   test_wrap_and_release();
+  test_release_inside_release();
   test_concurrent_release();
   for (i = 0; i < g_nstrings; ++i) free(g_strings[i]);
   printf("%d passed, %d failed\n", g_passed, g_failed);
