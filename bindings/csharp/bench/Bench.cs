@@ -6,10 +6,12 @@
 // (new + Dispose) per Tensor it makes, one GCHandle pin (Alloc + Free) per array it wraps. No
 // pass/fail: a plain table.
 //
-//   meson test -C build --benchmark --suite csharp
+//   meson test -C build --benchmark --suite csharp   # Mono default + preemptive (bench/run_bench.sh)
+//   DLBRIDGE_DOTNET=/path/to/dotnet meson test -C build --benchmark --suite csharp   # + CoreCLR
 //   MONO_THREADS_SUSPEND=preemptive mono build/bindings/csharp/DLBridge.Bench.exe
 using System;
 using System.Diagnostics;
+using System.Reflection;
 using System.Runtime.InteropServices;
 using DLBridge;
 
@@ -70,7 +72,7 @@ static class Bench {
   }
 
   static int Main() {
-    Console.WriteLine("MONO_THREADS_SUSPEND={0}", Environment.GetEnvironmentVariable("MONO_THREADS_SUSPEND") ?? "(default)");
+    Console.WriteLine("runtime: {0}", RuntimeName());
     Console.WriteLine("{0,-38} {1,7} {2,7} {3,6} {4,5} {5,7} {6,7} {7,7} {8,7} {9,11}", "cycle", "C# ns", "C ns",
                       "ratio", "calls", "tensors", "pins", "budget", "floor", "C# - floor");
     // (name, C# cycle, C cycle, native calls, Tensors made, arrays pinned by the C# cycle)
@@ -91,6 +93,18 @@ static class Bench {
     Console.WriteLine("budget = 2 x C + calls x bare P/Invoke; floor = C + calls x bare P/Invoke + " +
                       "tensors x SafeHandle + pins x GCHandle pin; live tensors at exit: {0}", Tensor.LiveCount);
     return 0;
+  }
+
+  // Which runtime the figures belong to: Mono's display name and its thread suspension mode,
+  // or the folder of CoreCLR's shared framework (which names its version).
+  static string RuntimeName() {
+    Type mono = Type.GetType("Mono.Runtime");
+    if (mono != null) {
+      var displayName = mono.GetMethod("GetDisplayName", BindingFlags.NonPublic | BindingFlags.Static);
+      return "Mono " + (displayName != null ? displayName.Invoke(null, null) : "?") + ", MONO_THREADS_SUSPEND=" +
+             (Environment.GetEnvironmentVariable("MONO_THREADS_SUSPEND") ?? "(default)");
+    }
+    return "CoreCLR " + System.IO.Path.GetDirectoryName(typeof(object).Assembly.Location);
   }
 
   static void Row(string name, Cycle cs, Cycle c, int calls, int tensors, int pins) {

@@ -4,10 +4,12 @@
  * while the managed runtime shuts down or after it is gone.
  *
  * A wrapped tensor's release context is a node holding the managed side's GCHandle. The release
- * never calls into the runtime: it pushes the node onto a lock-free stack of released nodes,
- * which the managed side takes (dlb_cs_take_released) and drains, freeing the GCHandles (which
- * unpins the arrays). Whether the release runs inside the managed side's own free or later on a
- * foreign thread (the core's reference count decides), it only touches this library's memory. */
+ * never calls into the runtime. When it runs inside the managed side's own free (dlb_cs_free, the
+ * usual case: the core's reference count decides), it hands the handle straight back to that
+ * call; anywhere else (a foreign thread, a consumer calling the deleter itself) it pushes the node
+ * onto a lock-free stack of released nodes, which the managed side takes (dlb_cs_take_released)
+ * and drains, freeing the GCHandles (which unpins the arrays). Either way it only touches this
+ * library's memory. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,17 +48,27 @@ static release_node* g_released = NULL;
 static release_node* g_taken = NULL;
 static pthread_mutex_t g_drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t g_released_count = 0;
+/* While dlb_cs_free runs on this thread: where a release inside it puts its handle (0 until one
+ * does). The handle then goes back as the call's result, without the shared queue's atomics. */
+static __thread int64_t* t_released_here = NULL;
 
 /* The release of a wrapped tensor: runs on whichever thread frees the last reference, with or
  * without a managed runtime. */
 static void release_wrapped(void* ctx) {
   release_node* node = (release_node*)ctx;
   release_node* head;
+  int64_t* here;
   if (node->refused) {
     free(node);
     return;
   }
   __atomic_add_fetch(&g_released_count, 1, __ATOMIC_RELAXED);
+  here = t_released_here;
+  if (here != NULL && *here == 0) {
+    *here = node->handle;
+    free(node);
+    return;
+  }
   head = __atomic_load_n(&g_released, __ATOMIC_RELAXED);
   do {
     node->next = head;
@@ -110,9 +122,14 @@ int64_t dlb_cs_released_count(void) {
   return __atomic_load_n(&g_released_count, __ATOMIC_SEQ_CST);
 }
 
-int32_t dlb_cs_free(int64_t tensor, int64_t* out, int32_t capacity) {
+int64_t dlb_cs_free(int64_t tensor) {
+  int64_t released = 0;
+  /* Saved and restored: a deleter this free runs may itself free through here. */
+  int64_t* outer = t_released_here;
+  t_released_here = &released;
   dlb_tensor_free((DLManagedTensorVersioned*)(intptr_t)tensor);
-  return dlb_cs_take_released(out, capacity);
+  t_released_here = outer;
+  return released;
 }
 
 void* const* dlb_cs_released_head(void) { return (void* const*)&g_released; }

@@ -33,18 +33,23 @@ DLB_CS_EXPORT void dlb_cs_register_exception(dlb_cs_exception_fn callback);
  * nothing). Returns the new tensor's address, or 0 after raising the exception (the core's
  * status and message).
  * Ownership: on success the tensor holds `handle`; when its last reference is freed, on any
- * thread, `handle` is queued for the managed side to take with dlb_cs_take_released (the queue
- * is this library's own memory: nothing calls into a runtime from a deleter). On error nothing
- * is queued and the caller keeps `handle`. */
+ * thread, `handle` goes back to the managed side: as the result of the dlb_cs_free that freed
+ * it, otherwise queued for dlb_cs_take_released (the queue is this library's own memory:
+ * nothing calls into a runtime from a deleter). On error nothing is queued and the caller keeps
+ * `handle`. */
 DLB_CS_EXPORT int64_t dlb_cs_wrap(int64_t data, uint64_t byte_offset, int64_t device,
                                   int32_t dtype, int32_t ndim, const int64_t* shape,
                                   const int64_t* strides, uint64_t flags, int64_t capacity,
                                   int64_t handle);
 
-/* Frees one reference to a tensor (dlb_tensor_free), then takes up to `capacity` released
- * handles into `out` as dlb_cs_take_released does (the release this free caused, and any other
- * thread's): one call where the managed side would need two. Returns how many it took. */
-DLB_CS_EXPORT int32_t dlb_cs_free(int64_t tensor, int64_t* out, int32_t capacity);
+/* Frees one reference to a tensor (dlb_tensor_free). Returns the handle of wrapped memory
+ * released during this call on this thread, or 0 when none was: the tensor's own when this was
+ * its last reference, or one that a deleter run by this free released (the core finishes frees
+ * made inside deleters at the end of the outermost free, so they release here).
+ * Ownership: a returned handle is the caller's to let go of and is not queued. Every other
+ * release (a second one in the same call, other threads, deleters called directly) is queued
+ * for dlb_cs_take_released. */
+DLB_CS_EXPORT int64_t dlb_cs_free(int64_t tensor);
 
 /* The address of the queue's head (NULL when empty): the managed side reads it to know, without
  * a call, whether there is anything to take. Valid for the life of the process. */

@@ -115,7 +115,7 @@ namespace DLBridge {
     }
 
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
-    internal static extern unsafe int dlb_cs_free(long tensor, long* output, int capacity);
+    internal static extern long dlb_cs_free(long tensor);
 
     [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
     internal static extern unsafe int dlb_cs_take_released(long* output, int capacity);
@@ -146,22 +146,24 @@ namespace DLBridge {
       get { return Volatile.Read(ref *(IntPtr*)NativeMethods.ReleasedHead) != IntPtr.Zero; }
     }
 
-    /// <summary>Frees one native reference and lets go of whatever was released meanwhile;
-    /// <paramref name="own"/> is the pin the reference's handle holds and
-    /// <paramref name="ownToken"/> its token (0 when it holds none).</summary>
-    internal static unsafe void Free(long tensor, GCHandle own, long ownToken) {
-      long* buffer = stackalloc long[Batch];
-      int n = NativeMethods.dlb_cs_free(tensor, buffer, Batch);
-      if (n > 0) Let(buffer, n, own, ownToken);
-      if (n == Batch) Drain();
+    /// <summary>Frees one native reference and lets go of what it released, and of whatever
+    /// was released elsewhere meanwhile; <paramref name="own"/> is the pin the reference's
+    /// handle holds and <paramref name="ownToken"/> its token (0 when it holds none).</summary>
+    internal static void Free(long tensor, GCHandle own, long ownToken) {
+      long released = NativeMethods.dlb_cs_free(tensor);
+      if (released != 0) Let(released, own, ownToken);
+      if (Pending) Drain();
     }
 
     internal static unsafe void Drain() {
       long* buffer = stackalloc long[Batch];
       int n;
-      while (Pending && (n = NativeMethods.dlb_cs_take_released(buffer, Batch)) > 0) {
-        Let(buffer, n, default(GCHandle), 0);
-      }
+      // A full batch may leave more behind than the head shows (what a take could not hand
+      // out): take again until a batch comes back short and the head is empty.
+      do {
+        n = NativeMethods.dlb_cs_take_released(buffer, Batch);
+        for (int i = 0; i < n; i++) Let(buffer[i], default(GCHandle), 0);
+      } while (n == Batch || Pending);
     }
 
     /// <summary>The release context of a wrapped tensor: the GCHandle's value shifted left
@@ -172,20 +174,36 @@ namespace DLBridge {
       return (GCHandle.ToIntPtr(handle).ToInt64() << 1) | (isAction ? 1L : 0L);
     }
 
-    private static unsafe void Let(long* handles, int n, GCHandle own, long ownToken) {
-      for (int i = 0; i < n; i++) {
-        long token = handles[i];
-        // FromIntPtr is a call into the runtime on Mono: the caller's own pin needs none.
-        GCHandle h = token == ownToken && ownToken != 0 ? own : GCHandle.FromIntPtr(new IntPtr(token >> 1));
-        Action release = (token & 1) != 0 ? (Action)h.Target : null;
-        h.Free();
-        Interlocked.Increment(ref unpinned);
-        if (release != null) {
-          try {
-            release();
-          } catch (Exception) {
-            // A release action must not throw; this may be the finalizer thread.
-          }
+    // On Mono, GCHandle.FromIntPtr is a call into the runtime (an application-domain check,
+    // about 14 ns) and a [ThreadStatic] field is cheap; on CoreCLR it is the other way round
+    // (measured by bench/Bench.cs). So on Mono only, the pin this thread exported last is kept
+    // with its token: a consumer that imports it back (or frees it) on this thread releases
+    // that token next, and needs no lookup. A stale entry is harmless: a GCHandle is its
+    // token's value, so whichever handle holds that value now is the one FromIntPtr would give.
+    private static readonly bool keepExportedPin = Type.GetType("Mono.Runtime") != null;
+    [ThreadStatic] private static GCHandle exportedPin;
+    [ThreadStatic] private static long exportedToken;
+
+    /// <summary>Notes the pin of a wrapped array whose tensor this thread just exported.</summary>
+    internal static void Exported(GCHandle pin, long token) {
+      if (!keepExportedPin) return;
+      exportedPin = pin;
+      exportedToken = token;
+    }
+
+    private static void Let(long token, GCHandle own, long ownToken) {
+      // The caller's own pin, or (Mono) the one this thread exported last, needs no lookup.
+      GCHandle h = token == ownToken && ownToken != 0 ? own
+                 : keepExportedPin && token == exportedToken ? exportedPin
+                 : GCHandle.FromIntPtr(new IntPtr(token >> 1));
+      Action release = (token & 1) != 0 ? (Action)h.Target : null;
+      h.Free();
+      Interlocked.Increment(ref unpinned);
+      if (release != null) {
+        try {
+          release();
+        } catch (Exception) {
+          // A release action must not throw; this may be the finalizer thread.
         }
       }
     }

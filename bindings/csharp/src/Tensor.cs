@@ -116,19 +116,20 @@ namespace DLBridge {
     /// <summary>The DType that an array of <typeparamref name="T"/> holds: float, double,
     /// sbyte, byte, short, ushort, int, uint, long, ulong, bool.</summary>
     public static DType DTypeOf<T>() where T : struct {
-      Type t = typeof(T);
-      if (t == typeof(float)) return DType.Float32;
-      if (t == typeof(double)) return DType.Float64;
-      if (t == typeof(sbyte)) return DType.Int8;
-      if (t == typeof(byte)) return DType.UInt8;
-      if (t == typeof(short)) return DType.Int16;
-      if (t == typeof(ushort)) return DType.UInt16;
-      if (t == typeof(int)) return DType.Int32;
-      if (t == typeof(uint)) return DType.UInt32;
-      if (t == typeof(long)) return DType.Int64;
-      if (t == typeof(ulong)) return DType.UInt64;
-      if (t == typeof(bool)) return DType.Bool;
-      throw new DLPackException(Status.InvalidArgument, "no dtype for elements of type " + t.Name);
+      // typeof(T) == typeof(X) spelled out each time: both JITs fold that pattern for each T
+      // (CoreCLR does not through a local holding typeof(T), and calls into the runtime).
+      if (typeof(T) == typeof(float)) return DType.Float32;
+      if (typeof(T) == typeof(double)) return DType.Float64;
+      if (typeof(T) == typeof(sbyte)) return DType.Int8;
+      if (typeof(T) == typeof(byte)) return DType.UInt8;
+      if (typeof(T) == typeof(short)) return DType.Int16;
+      if (typeof(T) == typeof(ushort)) return DType.UInt16;
+      if (typeof(T) == typeof(int)) return DType.Int32;
+      if (typeof(T) == typeof(uint)) return DType.UInt32;
+      if (typeof(T) == typeof(long)) return DType.Int64;
+      if (typeof(T) == typeof(ulong)) return DType.UInt64;
+      if (typeof(T) == typeof(bool)) return DType.Bool;
+      throw new DLPackException(Status.InvalidArgument, "no dtype for elements of type " + typeof(T).Name);
     }
 
     /// <summary>A new CPU tensor holding a copy of <paramref name="data"/>; the shape defaults

@@ -51,6 +51,7 @@ namespace DLBridge {
     /// <summary>Gives the claimed reference away: the handle closes without freeing it.</summary>
     internal void Detach() {
       Volatile.Write(ref owner, Exported);
+      if (ownPinToken != 0) ReleaseQueue.Exported(ownPin, ownPinToken);
       Dispose();
     }
 

@@ -49,11 +49,7 @@ if [ -n "${DLBRIDGE_DOTNET:-}" ] && [ -x "$DLBRIDGE_DOTNET" ]; then
   cp "$work/app/Consumer.exe" "$work/core/"
   # The NuGet-cache layout the host probes: <id lowercase>/<version>/...
   cp -r "$pkg" "$work/probe/dlbridge/$version"
-  fx=$(ls "$(dirname "$DLBRIDGE_DOTNET")/shared/Microsoft.NETCore.App" | head -n 1)
-  cat >"$work/core/Consumer.runtimeconfig.json" <<JSON
-{ "runtimeOptions": { "framework": { "name": "Microsoft.NETCore.App", "version": "$fx" },
-  "configProperties": { "System.Globalization.Invariant": true } } }
-JSON
+  fx=$(sh "$src/dotnet_runtimeconfig.sh" "$DLBRIDGE_DOTNET" "$work/core/Consumer.runtimeconfig.json")
   cat >"$work/core/Consumer.deps.json" <<JSON
 { "runtimeTarget": { "name": ".NETCoreApp,Version=v2.0" },
   "targets": { ".NETCoreApp,Version=v2.0": {

@@ -329,21 +329,26 @@ static void test_wrap_and_release(void) {
   CHECK(take_all(handles, 8) == 1 && handles[0] == 42);
   CHECK(take_all(handles, 8) == 0);
 
-  /* Shared: released when the last reference goes, once. */
+  /* Shared: released when the last reference goes, once; the free that releases it hands the
+   * handle back itself, and nothing is queued. */
   t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
                   (int64_t)sizeof g_buffer, 43);
   {
     long long share = CSharp_DLBridge_dlb_tensor_share(t, 0);
-    CHECK(dlb_cs_free(t, handles, 8) == 0);
+    CHECK(dlb_cs_free(t) == 0);
     CHECK(*dlb_cs_released_head() == NULL);
-    CHECK(dlb_cs_free(share, handles, 8) == 1 && handles[0] == 43);
+    CHECK(dlb_cs_free(share) == 43);
+    CHECK(*dlb_cs_released_head() == NULL);
   }
   CHECK(take_all(handles, 8) == 0);
-  /* Released but not taken by the free that released it (capacity 0): the head shows it. */
+  /* Released on this thread but not through dlb_cs_free (a consumer calling the deleter): the
+   * queue's head shows it. */
   t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
                   (int64_t)sizeof g_buffer, 46);
-  CHECK(dlb_cs_free(t, handles, 0) == 0);
+  free_on_thread((void*)(intptr_t)t);
   CHECK(*dlb_cs_released_head() != NULL);
+  /* A later free that releases nothing itself leaves the queue to the drainer. */
+  CHECK(dlb_cs_free((int64_t)(intptr_t)NULL) == 0);
   CHECK(take_all(handles, 8) == 1 && handles[0] == 46);
   CHECK(*dlb_cs_released_head() == NULL);
 
@@ -354,7 +359,7 @@ static void test_wrap_and_release(void) {
       many[k] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
                             (int64_t)sizeof g_buffer, 100 + k);
     }
-    for (k = 0; k < 20; ++k) CHECK(dlb_cs_free(many[k], NULL, 0) == 0);
+    for (k = 0; k < 20; ++k) free_on_thread((void*)(intptr_t)many[k]);
     CHECK(dlb_cs_take_released(handles, 8) == 8);
     for (k = 0; k < 8; ++k) sum += handles[k];
     CHECK(dlb_cs_take_released(handles, 8) == 8);
@@ -377,8 +382,43 @@ static void test_wrap_and_release(void) {
   /* Native memory without a handle: nothing to queue. */
   t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0, -1, 0);
   CHECK(t != 0 && no_exception());
-  CHECK(dlb_cs_free(t, handles, 8) == 0);
+  CHECK(dlb_cs_free(t) == 0);
   CHECK(dlb_cs_released_count() == released_before + 23);
+  CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
+}
+
+/* A deleter that dlb_cs_free runs may free wrapped tensors through dlb_cs_free itself. The core
+ * defers frees made inside a deleter to the end of the outermost free, so those releases run in
+ * the outer call: it hands back one, the next is queued, and the inner calls get none. */
+static int64_t g_inner_tensors[2], g_inner_released[2] = {-1, -1};
+static void deleter_freeing_wrapped(DLManagedTensorVersioned* self) {
+  g_inner_released[0] = dlb_cs_free(g_inner_tensors[0]);
+  g_inner_released[1] = dlb_cs_free(g_inner_tensors[1]);
+  free(self);
+}
+
+static void test_release_inside_release(void) {
+  int64_t start = CSharp_DLBridge_dlb_tensor_live_count();
+  int64_t shape[1] = {64}, handles[8], first;
+  DLManagedTensorVersioned* foreign = produce(1);
+  long long imported;
+  int64_t outer = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
+                              (int64_t)sizeof g_buffer, 61);
+  g_inner_tensors[0] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL,
+                                   0, (int64_t)sizeof g_buffer, 62);
+  g_inner_tensors[1] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL,
+                                   0, (int64_t)sizeof g_buffer, 63);
+  foreign->deleter = deleter_freeing_wrapped;
+  imported = CSharp_DLBridge_dlb_tensor_import((long long)(intptr_t)foreign);
+  CHECK(outer != 0 && g_inner_tensors[0] != 0 && g_inner_tensors[1] != 0 && imported != 0 &&
+        no_exception());
+  first = dlb_cs_free(imported);
+  CHECK(g_inner_released[0] == 0 && g_inner_released[1] == 0);
+  CHECK(first == 62);
+  CHECK(take_all(handles, 8) == 1 && handles[0] == 63);
+  /* The outer call's slot is its own again for the next free. */
+  CHECK(dlb_cs_free(outer) == 61);
+  CHECK(take_all(handles, 8) == 0);
   CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
 }
 
@@ -394,11 +434,17 @@ static void* wrap_many(void* arg) {
                             kDLFloat | (32 << 8) | (1 << 16), 1, shape, NULL, 0,
                             (int64_t)sizeof g_buffer, base + i + 1);
     int64_t share = (int64_t)CSharp_DLBridge_dlb_tensor_share(t, 0);
-    int64_t taken[4];
-    int32_t n, k;
-    dlb_cs_free(t, NULL, 0);
-    n = dlb_cs_free(share, taken, 4); /* takes as a drainer does */
-    for (k = 0; k < n; ++k) __atomic_add_fetch(&g_seen[taken[k] - 1], 1, __ATOMIC_RELAXED);
+    int64_t released = dlb_cs_free(t); /* 0: the share holds it (counted if not) */
+    if (i % 2 == 0) {
+      /* The last reference through dlb_cs_free: the handle comes back from the call. */
+      if (released > 0) __atomic_add_fetch(&g_seen[released - 1], 1, __ATOMIC_RELAXED);
+      released = dlb_cs_free(share);
+    } else {
+      /* Through the deleter: queued, for the drainers. */
+      DLManagedTensorVersioned* last = (DLManagedTensorVersioned*)(intptr_t)share;
+      last->deleter(last);
+    }
+    if (released > 0) __atomic_add_fetch(&g_seen[released - 1], 1, __ATOMIC_RELAXED);
   }
   return NULL;
 }
@@ -443,6 +489,7 @@ int main(void) {
   test_foreign_imports();
   test_devices();
   test_wrap_and_release();
+  test_release_inside_release();
   test_concurrent_release();
   for (i = 0; i < g_nstrings; ++i) free(g_strings[i]);
   printf("%d passed, %d failed\n", g_passed, g_failed);
