@@ -96,10 +96,11 @@ namespace DLBridge {
                                                   long capacity, long handle);
 
     /// <summary>Refuses strides that do not match the shape, as dlbridge.i does for the SWIG
-    /// entry points (this hand-written one bypasses it); before anything is allocated.</summary>
+    /// entry points (this hand-written one bypasses it), with the core's message for it;
+    /// before anything is allocated.</summary>
     internal static void CheckStrides(long[] shape, long[] strides) {
       if (strides != null && strides.Length != shape.Length) {
-        throw new DLPackException(Status.InvalidArgument, "strides must have one value per extent");
+        throw new DLPackException(Status.InvalidArgument, DLBridgeNative.DLB_STRIDES_LENGTH_MESSAGE);
       }
     }
 
