@@ -237,6 +237,10 @@ func TestWrap(t *testing.T) {
 	// More dimensions than DLPack allows: the core's check and message.
 	_, err = dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float32, make([]int64, dlbridge.MaxNDim+1), nil, 0, 0, nil)
 	wantError(t, err, dlbridge.StatusInvalidArgument, "ndim 65 exceeds the maximum of 64")
+	// The same through the SWIG wrapper's shape check (strided allocation takes that path).
+	_, err = dlbridge.AllocateStrided(dlbridge.CPU, dlbridge.Float32, make([]int64, dlbridge.MaxNDim+1),
+		make([]int64, dlbridge.MaxNDim+1), 0)
+	wantError(t, err, dlbridge.StatusInvalidArgument, "ndim 65 exceeds the maximum of 64")
 }
 
 // Allocate and Wrap pass up to four extents by value and more through slices, and strides

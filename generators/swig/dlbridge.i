@@ -152,8 +152,27 @@ DLB_TENSOR_OUT(DLManagedTensor)
   } while (0)
 %}
 
+/* A shape longer than DLPack allows is refused before it is copied into the buffer, with the
+ * core's own check and message ("ndim 65 exceeds the maximum of 64", as every binding that calls
+ * the core directly reports it): dlb_shape_element_count checks ndim before it reads the shape. */
+%{
+#define DLB_CHECK_SHAPE_LENGTH(input, null_value)                                           \
+  do {                                                                                      \
+    int64_t length_ = DLB_ARRAY_LENGTH(input);                                              \
+    if (length_ > DLB_MAX_NDIM) {                                                           \
+      dlb_error error_;                                                                     \
+      int64_t count_;                                                                       \
+      dlb_status status_ = dlb_shape_element_count(                                         \
+          length_ > INT32_MAX ? INT32_MAX : (int32_t)length_, NULL, &count_, &error_);      \
+      DLB_THROW_STATUS(status_, error_.message);                                            \
+      return null_value;                                                                    \
+    }                                                                                       \
+  } while (0)
+%}
+
 DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
 %typemap(in) (int32_t ndim, const int64_t* shape) (int64_t shape_tmp[DLB_MAX_NDIM]) %{
+  DLB_CHECK_SHAPE_LENGTH($input, $null);
   DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "shape", $null);
   $1 = (int32_t)DLB_ARRAY_LENGTH($input);
   if ($1 > 0) DLB_ARRAY_GET_I64($input, $1, shape_tmp);

@@ -209,7 +209,7 @@ static void test_allocate_and_query(void) {
   CHECK(raised(DLB_ERR_INVALID_ARGUMENT, "shape is null"));
   memset(too_many, 0, sizeof too_many);
   CHECK(CSharp_DLBridge_dlb_tensor_allocate(cpu(), f32(), arr(DLB_MAX_NDIM + 1, too_many), null_array, 0) == 0);
-  CHECK(raised(DLB_ERR_INVALID_ARGUMENT, "shape has too many values"));
+  CHECK(raised(DLB_ERR_INVALID_ARGUMENT, "ndim 65 exceeds the maximum of 64"));
   CHECK(CSharp_DLBridge_dlb_tensor_allocate(cpu(), f32(), arr(2, shape), arr(1, strides_bad), 0) == 0);
   CHECK(raised(DLB_ERR_INVALID_ARGUMENT, "strides must have one value per extent"));
   CHECK(CSharp_DLBridge_dlb_tensor_allocate(cpu(), f32(), arr(2, negative), null_array, 0) == 0);

@@ -250,6 +250,20 @@ static void dlbx_go_error_free(int64_t result) {
   } while (0)
 
 
+#define DLB_CHECK_SHAPE_LENGTH(input, null_value)                                           \
+  do {                                                                                      \
+    int64_t length_ = DLB_ARRAY_LENGTH(input);                                              \
+    if (length_ > DLB_MAX_NDIM) {                                                           \
+      dlb_error error_;                                                                     \
+      int64_t count_;                                                                       \
+      dlb_status status_ = dlb_shape_element_count(                                         \
+          length_ > INT32_MAX ? INT32_MAX : (int32_t)length_, NULL, &count_, &error_);      \
+      DLB_THROW_STATUS(status_, error_.message);                                            \
+      return null_value;                                                                    \
+    }                                                                                       \
+  } while (0)
+
+
 /* Fields of the managed struct: C reads them in place, a target language holds only the
  * address. The core has accessors for the flags (dlb_tensor_flags) and the shape and strides
  * (dlb_tensor_get_shape/get_strides), not for these three plain fields. */
@@ -1271,6 +1285,7 @@ long long _wrap_dlb_tensor_allocate_capi_4312ecef83334e91(long long _swig_go_0, 
   (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
   
   
+  DLB_CHECK_SHAPE_LENGTH(_swig_go_2, _swig_go_result);
   DLB_CHECK_ARRAY(_swig_go_2, DLB_MAX_NDIM, "shape", _swig_go_result);
   arg3 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_2);
   if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
@@ -1681,6 +1696,7 @@ long long _wrap_dlb_shape_element_count_capi_4312ecef83334e91(_goslice_ _swig_go
   arg4 = &dlb_err_;
   
   
+  DLB_CHECK_SHAPE_LENGTH(_swig_go_0, _swig_go_result);
   DLB_CHECK_ARRAY(_swig_go_0, DLB_MAX_NDIM, "shape", _swig_go_result);
   arg1 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_0);
   if (arg1 > 0) DLB_ARRAY_GET_I64(_swig_go_0, arg1, shape_tmp1);
@@ -2095,6 +2111,7 @@ long long _wrap_dlb_tensor_reshape_capi_4312ecef83334e91(long long _swig_go_0, _
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
   
+  DLB_CHECK_SHAPE_LENGTH(_swig_go_1, _swig_go_result);
   DLB_CHECK_ARRAY(_swig_go_1, DLB_MAX_NDIM, "shape", _swig_go_result);
   arg2 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_1);
   if (arg2 > 0) DLB_ARRAY_GET_I64(_swig_go_1, arg2, shape_tmp2);
