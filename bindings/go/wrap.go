@@ -28,7 +28,7 @@ func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byt
 	// C reads ndim strides through the pointer: a shorter slice must not get there. (The
 	// number of dimensions is the core's to check, with its own message.)
 	if strides != nil && len(strides) != len(shape) {
-		return nil, errorf(StatusInvalidArgument, "%s", capi.DLB_STRIDES_LENGTH_MESSAGE)
+		return nil, coreError(int32(StatusInvalidArgument), capi.DLB_STRIDES_LENGTH_MESSAGE)
 	}
 	var handle cgo.Handle
 	if release != nil {
