@@ -1,32 +1,66 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages dlbridge needs to build and test, skipping those already
-# present. Usage: scripts/install-deps.sh [build|test]   (default: test, which is a superset)
+# Installs the Debian 12 packages dlbridge needs, skipping those already present.
+#
+#   scripts/install-deps.sh [build|test]         install (default: test, a superset of build)
+#   scripts/install-deps.sh --list [build|test]  print the package names, one per line
+#
+# Every Debian package a build, a test or a documented install command uses is named below, in
+# the list of the part that uses it, even where a new machine of this kind has it already (then it
+# costs nothing). The test `install-lists` (suite `install`, scripts/check_install_lists.py) fails
+# when a build uses a package that no list here names. Toolchains that do not come from Debian
+# are named in the README ("What a new machine must have") and are not installed here: Rust
+# (rustup's cargo, rustc, rustfmt), the CUDA Toolkit (nvcc, optional) and Python 3.
 set -euo pipefail
 
-profile="${1:-test}"
+# The library, the demo and the documented install commands.
 build_packages=(g++ meson ninja-build pkg-config python3)
-# bindgen + libclang-dev: CI regenerates the Rust bindings and diffs them against the committed
-# ones. cargo and rustfmt come with the machine's Rust toolchain (rustup), not from Debian.
-# swig, maven and the Maven plugins from Debian's repository: the Java binding builds offline.
-# ocl-icd-opencl-dev (headers, ICD loader) + pocl-opencl-icd: the OpenCL backend builds against
-# the headers and its suite runs for real on PoCL, an OpenCL implementation on the CPU. cmake:
-# the consumers suite builds a find_package(dlbridge) project. python3-numpy, python3-torch: the
-# frameworks suite exchanges tensors with NumPy and PyTorch through their DLPack entry points. The CUDA
-# Toolkit (nvcc) is not in Debian's archive: the CUDA backend is built when nvcc is on PATH.
-# golang-go (Go 1.19): the Go binding's suite (swig above regenerates its committed output).
-# mono-devel (mcs), nunit-console + libnunit-cil-dev (NUnit 2.6) and nuget: the C# binding, its
-# suite and its package test.
-test_packages=(doctest-dev libdlpack-dev clang libclang-rt-14-dev valgrind binutils bindgen libclang-dev
-  ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
-  swig default-jdk-headless maven junit5 libsurefire-java libmaven-clean-plugin-java
-  libmaven-resources-plugin-java libmaven-compiler-plugin-java libmaven-jar-plugin-java
-  libmaven-install-plugin-java libmaven-antrun-plugin-java libbuild-helper-maven-plugin-java
-  cmake python3-numpy python3-torch golang-go
-  mono-devel nunit-console libnunit-cil-dev nuget)
 
-packages=("${build_packages[@]}")
-if [[ "$profile" == "test" ]]; then
-  packages+=("${test_packages[@]}")
+# Everything below is for `scripts/test.sh` (and the bindings' install commands).
+# Core tests: doctest; libdlpack-dev is upstream's DLPack 0.6 header, against which suite abi
+# checks the legacy ABI; cmake builds the find_package(dlbridge) consumer; binutils gives nm.
+core_test_packages=(doctest-dev libdlpack-dev cmake binutils)
+# The sanitizer, fuzzing, valgrind and TSan passes.
+checker_packages=(clang libclang-rt-14-dev valgrind)
+# OpenCL: the headers and ICD loader to build against, PoCL to run the suite on the CPU.
+opencl_packages=(ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd)
+# Rust: bindgen (with libclang, which it opens at run time) regenerates the committed -sys
+# bindings for the check that diffs them. cargo and rustc come from rustup (see above).
+rust_packages=(bindgen libclang-dev)
+# Java: SWIG, a JDK, Maven, and every Maven plugin the builds resolve offline from Debian's
+# /usr/share/maven-repo: the JUnit run (surefire, junit5), `ninja java-install` (-Pdist: source
+# and javadoc jars) and the consumer project of suite consumers (`mvn exec:java`).
+java_packages=(swig default-jdk-headless maven junit5 libsurefire-java
+  libmaven-clean-plugin-java libmaven-resources-plugin-java libmaven-compiler-plugin-java
+  libmaven-jar-plugin-java libmaven-install-plugin-java libmaven-antrun-plugin-java
+  libbuild-helper-maven-plugin-java libmaven-source-plugin-java libmaven-javadoc-plugin-java
+  libexec-maven-plugin-java)
+# Go 1.19 (swig above regenerates its committed output).
+go_packages=(golang-go)
+# C#: mcs and mono, NUnit 2.6 and its console runner, nuget for the package test.
+csharp_packages=(mono-devel nunit-console libnunit-cil-dev nuget)
+# Suite frameworks and the conformance kit's Python subjects: NumPy and PyTorch for Debian's
+# /usr/bin/python3 (their DLPack entry points).
+frameworks_packages=(python3-numpy python3-torch)
+
+test_packages=("${core_test_packages[@]}" "${checker_packages[@]}" "${opencl_packages[@]}"
+  "${rust_packages[@]}" "${java_packages[@]}" "${go_packages[@]}" "${csharp_packages[@]}"
+  "${frameworks_packages[@]}")
+
+list_only=0
+if [[ "${1:-}" == "--list" ]]; then
+  list_only=1
+  shift
+fi
+profile="${1:-test}"
+case "$profile" in
+  build) packages=("${build_packages[@]}") ;;
+  test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (build or test)" >&2; exit 2 ;;
+esac
+
+if (( list_only )); then
+  printf '%s\n' "${packages[@]}"
+  exit 0
 fi
 
 missing=()
