@@ -43,6 +43,39 @@ void host_view(const DLTensor* t, const dlb::Geometry& g, void* memory, DLTensor
   gout->begin_bits = g.begin_bits - begin * 8;
 }
 
+// The caller's host buffer as a compact C-order tensor shaped like `like` (validated, geometry
+// `g`), after the checks dlb_tensor_copy_to_host and dlb_tensor_copy_from_host share: the
+// caller's element type, the buffer's size and address. `strides` holds the compact strides.
+int describe_host_buffer(const DLManagedTensorVersioned& like, const dlb::Geometry& g,
+                         DLDataType dtype, const void* buffer, uint64_t buffer_size,
+                         int64_t* strides, DLManagedTensorVersioned* out, dlb::Geometry* gout,
+                         dlb_error* error) {
+  const DLTensor& t = like.dl_tensor;
+  int status = dlb::check_element_type(t.dtype, dtype, error);
+  if (status != DLB_OK) return status;
+  uint64_t needed = 0;
+  status = dlb_tensor_byte_size(&t, like.flags, &needed, error);
+  if (status != DLB_OK) return status;
+  if (buffer_size != needed) {
+    dlb::DTypeText name(t.dtype);
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "the buffer holds %llu bytes but the tensor's %lld %s elements take %llu",
+                     static_cast<unsigned long long>(buffer_size),
+                     static_cast<long long>(g.element_count), name.text,
+                     static_cast<unsigned long long>(needed));
+  }
+  if (buffer == nullptr && needed != 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "buffer is NULL");
+  }
+  dlb_compact_strides(t.ndim, t.shape, strides);
+  *out = DLManagedTensorVersioned{};
+  out->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  out->flags = like.flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+  out->dl_tensor = DLTensor{const_cast<void*>(buffer), DLDevice{kDLCPU, 0}, t.ndim, t.dtype,
+                            t.shape, strides, 0};
+  return dlb::validate_tensor(&out->dl_tensor, out->flags, gout, error);
+}
+
 }  // namespace
 
 namespace dlb {
@@ -243,6 +276,36 @@ DLB_API dlb_status dlb_tensor_copy_into_async(const DLManagedTensorVersioned* sr
                      "shape mismatch: source is %s, destination is %s", a.text, b.text);
   }
   return dlb::copy_elements(dst, gd, src, gs, stream, error);
+}
+
+DLB_API dlb_status dlb_tensor_copy_to_host(const DLManagedTensorVersioned* src, DLDataType dtype,
+                                           void* buffer, uint64_t buffer_size, dlb_error* error) {
+  if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  dlb::Geometry gs, gd;
+  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, &gs, error);
+  if (status != DLB_OK) return status;
+  int64_t strides[DLB_MAX_NDIM];
+  DLManagedTensorVersioned host;
+  status = describe_host_buffer(*src, gs, dtype, buffer, buffer_size, strides, &host, &gd, error);
+  if (status != DLB_OK) return status;
+  return dlb::copy_elements(&host, gd, src, gs, nullptr, error);
+}
+
+DLB_API dlb_status dlb_tensor_copy_from_host(DLManagedTensorVersioned* dst, DLDataType dtype,
+                                             const void* buffer, uint64_t buffer_size,
+                                             dlb_error* error) {
+  if (dst == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  if ((dst->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
+    return dlb::fail(error, DLB_ERR_READ_ONLY, "cannot copy into a read-only tensor");
+  }
+  dlb::Geometry gd, gs;
+  int status = dlb::validate_tensor(&dst->dl_tensor, dst->flags, &gd, error);
+  if (status != DLB_OK) return status;
+  int64_t strides[DLB_MAX_NDIM];
+  DLManagedTensorVersioned host;
+  status = describe_host_buffer(*dst, gd, dtype, buffer, buffer_size, strides, &host, &gs, error);
+  if (status != DLB_OK) return status;
+  return dlb::copy_elements(dst, gd, &host, gs, nullptr, error);
 }
 
 }  // extern "C"

@@ -91,6 +91,7 @@ DLB_API const char* dlb_status_name(dlb_status status) {
     case DLB_ERR_OVERFLOW: return "DLB_ERR_OVERFLOW";
     case DLB_ERR_DEVICE: return "DLB_ERR_DEVICE";
     case DLB_ERR_DEVICE_UNAVAILABLE: return "DLB_ERR_DEVICE_UNAVAILABLE";
+    case DLB_ERR_CLOSED: return "DLB_ERR_CLOSED";
     default: return "DLB_ERR_UNKNOWN";
   }
 }

@@ -179,6 +179,13 @@ int check_device(DLDevice device, dlb_error* error);
 // DLB_ERR_READ_ONLY). The one check behind dlb_tensor_host_data and dlb_tensor_element_data.
 int check_host_access(const DLManagedTensorVersioned& tensor, int writable, dlb_error* error);
 
+// The caller's element type is the tensor's (code, bits and lanes), else DLB_ERR_INVALID_ARGUMENT:
+// "the tensor holds float32 elements, not int32". A `wanted` of all zeros accepts any dtype.
+int check_element_type(DLDataType actual, DLDataType wanted, dlb_error* error);
+
+// DLB_ERR_UNSUPPORTED for elements packed below a byte, which have no address of their own.
+int refuse_packed(DLDataType dtype, dlb_error* error);
+
 // Validates `tensor` (see dlb_tensor_validate) and fills `geometry`.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error);

@@ -237,6 +237,22 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   return DLB_OK;
 }
 
+int check_element_type(DLDataType actual, DLDataType wanted, dlb_error* error) {
+  if (wanted.code == 0 && wanted.bits == 0 && wanted.lanes == 0) return DLB_OK;
+  if (actual.code == wanted.code && actual.bits == wanted.bits && actual.lanes == wanted.lanes) {
+    return DLB_OK;
+  }
+  DTypeText have(actual), want(wanted);
+  return fail(error, DLB_ERR_INVALID_ARGUMENT, "the tensor holds %s elements, not %s", have.text,
+              want.text);
+}
+
+int refuse_packed(DLDataType dtype, dlb_error* error) {
+  DTypeText name(dtype);
+  return fail(error, DLB_ERR_UNSUPPORTED,
+              "%s elements are packed below a byte: they have no address of their own", name.text);
+}
+
 int check_host_access(const DLManagedTensorVersioned& tensor, int writable, dlb_error* error) {
   if (!dlb_device_is_host_readable(tensor.dl_tensor.device)) {
     char device[DLB_DEVICE_NAME_SIZE];
@@ -416,6 +432,29 @@ DLB_API dlb_status dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, 
   }
   if (out_data != nullptr) *out_data = static_cast<char*>(t.data) + t.byte_offset;
   if (out_size != nullptr) *out_size = size;
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_tensor_host_elements(const DLManagedTensorVersioned* tensor,
+                                            DLDataType dtype, int writable, void** out_data,
+                                            int64_t* out_count, dlb_error* error) {
+  if (out_data != nullptr) *out_data = nullptr;
+  if (out_count != nullptr) *out_count = 0;
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  const DLTensor& t = tensor->dl_tensor;
+  dlb::Geometry g{};
+  int status = dlb::validate_tensor(&t, tensor->flags, &g, error);
+  if (status == DLB_OK) status = dlb::check_element_type(t.dtype, dtype, error);
+  if (status != DLB_OK) return status;
+  if (g.packed) return dlb::refuse_packed(t.dtype, error);
+  status = dlb::check_host_access(*tensor, writable, error);
+  if (status != DLB_OK) return status;
+  if (!is_contiguous(&t, true)) {
+    return dlb::fail(error, DLB_ERR_LAYOUT,
+                     "the tensor is not C-contiguous: copy it to a contiguous tensor first");
+  }
+  if (out_data != nullptr) *out_data = static_cast<char*>(t.data) + t.byte_offset;
+  if (out_count != nullptr) *out_count = g.element_count;
   return DLB_OK;
 }
 

@@ -193,13 +193,7 @@ DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tenso
   }
   status = dlb::check_host_access(*tensor, writable, error);
   if (status != DLB_OK) return status;
-  if (g.packed) {
-    char dtype[DLB_DTYPE_NAME_SIZE];
-    dlb_dtype_format(t.dtype, dtype, sizeof dtype, nullptr);
-    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
-                     "%s elements are packed below a byte: they have no address of their own",
-                     dtype);
-  }
+  if (g.packed) return dlb::refuse_packed(t.dtype, error);
   int64_t strides[DLB_MAX_NDIM];
   if (t.ndim > 0) dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
   // Validation bounded every in-range element's bit position to int64, so no sum overflows.

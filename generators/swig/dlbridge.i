@@ -287,6 +287,7 @@ DLB_OUT_I32(int32_t* count)
 DLB_OUT_I64(int64_t* out)
 DLB_OUT_I64(int64_t* out_begin)
 DLB_OUT_I64(int64_t* out_size)
+DLB_OUT_I64(int64_t* out_count)
 DLB_OUT_U64(uint64_t* out)
 DLB_OUT_U64(uint64_t* out_bytes)
 DLB_OUT_U64(uint64_t* out_size)
@@ -314,6 +315,7 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %ignore dlb_backend_unregister;
 %ignore dlb_exchange_allocator;
 %ignore dlb_tensor_wrap;
+%ignore dlb_tensor_wrap_buffer;
 /* Struct outputs: dlb_version_string gives the library version. */
 %ignore dlb_get_version;
 /* An output array sized by ndim, not by a capacity; the core applies it inside allocate. */

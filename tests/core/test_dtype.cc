@@ -99,6 +99,7 @@ TEST_CASE("dlb_status_name names every status code") {
       {DLB_ERR_OVERFLOW, "DLB_ERR_OVERFLOW"},
       {DLB_ERR_DEVICE, "DLB_ERR_DEVICE"},
       {DLB_ERR_DEVICE_UNAVAILABLE, "DLB_ERR_DEVICE_UNAVAILABLE"},
+      {DLB_ERR_CLOSED, "DLB_ERR_CLOSED"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.status);
@@ -106,7 +107,8 @@ TEST_CASE("dlb_status_name names every status code") {
   }
   CHECK(DLB_OK == 0);
   CHECK(DLB_ERR_DEVICE_UNAVAILABLE == 9);
-  for (int unknown : {10, 11, 100, -1, -9, INT32_MAX, INT32_MIN}) {
+  CHECK(DLB_ERR_CLOSED == 10);
+  for (int unknown : {11, 12, 100, -1, -9, INT32_MAX, INT32_MIN}) {
     CAPTURE(unknown);
     CHECK(str(dlb_status_name(unknown)) == "DLB_ERR_UNKNOWN");
   }

@@ -112,6 +112,11 @@ typedef int32_t dlb_status;
 /* The device's runtime or hardware is not available in this process (no driver, no device). */
 #define DLB_ERR_DEVICE_UNAVAILABLE 9
 
+/* A binding's object (a tensor, a channel) was used after it was closed, released or moved
+ * into an export. The core itself never returns it: it cannot see a binding's objects. Bindings
+ * report it with DLB_CLOSED_MESSAGE, so that every language says the same. */
+#define DLB_ERR_CLOSED 10
+
 /* Size of the message buffer in dlb_error, including the terminating NUL. */
 #define DLB_ERROR_MESSAGE_SIZE 512
 
@@ -127,6 +132,9 @@ typedef struct dlb_error {
  * language's array of strides whose length differs from the shape's must be refused before it
  * gets there. Defined here so that every binding reports it in the same words. */
 #define DLB_STRIDES_LENGTH_MESSAGE "strides must have one value per extent"
+
+/* The message of DLB_ERR_CLOSED, in every binding. */
+#define DLB_CLOSED_MESSAGE "the tensor is closed"
 
 /* The name of a status code ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN" for a value that is not
  * one. The string is static; do not free. */
@@ -328,6 +336,20 @@ DLB_API dlb_status dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_r
                                    void* release_ctx, DLManagedTensorVersioned** out,
                                    dlb_error* error);
 
+/* dlb_tensor_wrap for memory whose extent the caller knows: `buffer_size` bytes starting at
+ * tensor->data (a pinned array, a direct buffer, a mapped segment). Before anything is built,
+ * every byte the elements touch (from byte_offset, what negative strides reach before it
+ * included; packed sub-byte data by its bits) must lie inside [0, buffer_size); otherwise
+ * DLB_ERR_INVALID_ARGUMENT: "the tensor's elements reach bytes [B, E) of a buffer of N bytes".
+ * This is the check a binding needs before it wraps a language's array: it is made here, once,
+ * after the tensor was validated and before the release is attached.
+ * Ownership: as dlb_tensor_wrap. On error (the buffer check included) nothing changes hands:
+ * release is not called and the caller still owns the memory. */
+DLB_API dlb_status dlb_tensor_wrap_buffer(const DLTensor* tensor, uint64_t buffer_size,
+                                          uint64_t flags, dlb_release_fn release,
+                                          void* release_ctx, DLManagedTensorVersioned** out,
+                                          dlb_error* error);
+
 /* Imports a versioned tensor from a foreign producer after validating it.
  *  - If src->version.major is not 1, the deleter is called (when non-NULL) and nothing else is
  *    read: DLB_ERR_UNSUPPORTED_VERSION.
@@ -509,6 +531,23 @@ DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tenso
                                            const int64_t* index, int writable, void** out_data,
                                            dlb_error* error);
 
+/* Typed host access: the elements of a tensor as a host array of `dtype`, for a binding that
+ * hands out a typed array, slice or span over the tensor's memory. Writes the address of the
+ * first element and the number of elements (0 for an empty tensor; the address may then be
+ * NULL). Checks, in this order, each with the core's one message:
+ *  - the tensor is valid (its validation error);
+ *  - `dtype` is the tensor's dtype (code, bits and lanes), DLB_ERR_INVALID_ARGUMENT:
+ *    "the tensor holds float32 elements, not int32";
+ *  - the elements take whole bytes (DLB_ERR_UNSUPPORTED for packed sub-byte data);
+ *  - the host can read the memory (DLB_ERR_UNSUPPORTED, naming the device), and it is not
+ *    READ_ONLY when `writable` is non-zero (DLB_ERR_READ_ONLY);
+ *  - the tensor is C-contiguous (DLB_ERR_LAYOUT: copy it, or use dlb_tensor_copy_to_host).
+ * Ownership: nothing is allocated; the address is valid while `tensor` (or another reference
+ * to its memory) lives. */
+DLB_API dlb_status dlb_tensor_host_elements(const DLManagedTensorVersioned* tensor,
+                                            DLDataType dtype, int writable, void** out_data,
+                                            int64_t* out_count, dlb_error* error);
+
 /* ========================================================================================== */
 /* Zero-copy views                                                                            */
 /* ========================================================================================== */
@@ -586,6 +625,28 @@ DLB_API dlb_status dlb_tensor_copy(const DLManagedTensorVersioned* src, DLDevice
  * mismatch. Ownership: both are borrowed. */
 DLB_API dlb_status dlb_tensor_copy_into(const DLManagedTensorVersioned* src,
                                         DLManagedTensorVersioned* dst, dlb_error* error);
+
+/* Copies the elements of `src` (any strides, negative and zero included; any device with a
+ * backend or host-readable memory) in C order into the caller's host buffer of `buffer_size`
+ * bytes, which must be exactly the compact size of the elements (dlb_tensor_byte_size).
+ * `dtype` is the element type the buffer holds, checked against the tensor's: pass the
+ * tensor's own, or a DLDataType of all zeros for the raw bytes of any dtype.
+ * Errors: an invalid tensor (its validation error); another dtype (DLB_ERR_INVALID_ARGUMENT,
+ * "the tensor holds float32 elements, not int32"); a buffer of another size
+ * (DLB_ERR_INVALID_ARGUMENT, "the buffer holds 20 bytes but the tensor's 6 float32 elements take
+ * 24"); a NULL buffer for a non-empty tensor; the device's failure.
+ * Ownership: both are borrowed; nothing is allocated that outlives the call. */
+DLB_API dlb_status dlb_tensor_copy_to_host(const DLManagedTensorVersioned* src, DLDataType dtype,
+                                           void* buffer, uint64_t buffer_size, dlb_error* error);
+
+/* The reverse of dlb_tensor_copy_to_host: copies `buffer_size` bytes of C-ordered elements from
+ * the caller's host buffer into the existing tensor `dst`, whatever its strides and device.
+ * Same checks and messages, and DLB_ERR_READ_ONLY ("cannot copy into a read-only tensor") when
+ * dst is READ_ONLY. A `buffer` that overlaps dst's memory is copied as if through a temporary.
+ * Ownership: both are borrowed. */
+DLB_API dlb_status dlb_tensor_copy_from_host(DLManagedTensorVersioned* dst, DLDataType dtype,
+                                             const void* buffer, uint64_t buffer_size,
+                                             dlb_error* error);
 
 /* ========================================================================================== */
 /* Streams and asynchronous copies                                                            */

@@ -123,19 +123,19 @@ typedef _goslice_ swig_type_90;
 typedef long long swig_type_91;
 typedef long long swig_type_92;
 typedef _goslice_ swig_type_93;
-typedef long long swig_type_94;
+typedef _goslice_ swig_type_94;
 typedef long long swig_type_95;
 typedef long long swig_type_96;
-typedef long long swig_type_97;
+typedef _goslice_ swig_type_97;
 typedef long long swig_type_98;
-typedef _goslice_ swig_type_99;
+typedef long long swig_type_99;
 typedef long long swig_type_100;
 typedef long long swig_type_101;
-typedef _goslice_ swig_type_102;
-typedef long long swig_type_103;
+typedef long long swig_type_102;
+typedef _goslice_ swig_type_103;
 typedef long long swig_type_104;
 typedef long long swig_type_105;
-typedef long long swig_type_106;
+typedef _goslice_ swig_type_106;
 typedef long long swig_type_107;
 typedef long long swig_type_108;
 typedef long long swig_type_109;
@@ -153,30 +153,42 @@ typedef long long swig_type_120;
 typedef long long swig_type_121;
 typedef long long swig_type_122;
 typedef long long swig_type_123;
-typedef _goslice_ swig_type_124;
+typedef long long swig_type_124;
 typedef long long swig_type_125;
 typedef long long swig_type_126;
-typedef _goslice_ swig_type_127;
+typedef long long swig_type_127;
 typedef long long swig_type_128;
 typedef long long swig_type_129;
 typedef long long swig_type_130;
 typedef long long swig_type_131;
 typedef long long swig_type_132;
-typedef _goslice_ swig_type_133;
+typedef long long swig_type_133;
 typedef long long swig_type_134;
-typedef _goslice_ swig_type_135;
+typedef long long swig_type_135;
 typedef _goslice_ swig_type_136;
-typedef _goslice_ swig_type_137;
-typedef _goslice_ swig_type_138;
-typedef long long swig_type_139;
-typedef _goslice_ swig_type_140;
+typedef long long swig_type_137;
+typedef long long swig_type_138;
+typedef _goslice_ swig_type_139;
+typedef long long swig_type_140;
 typedef long long swig_type_141;
 typedef long long swig_type_142;
 typedef long long swig_type_143;
 typedef long long swig_type_144;
-typedef long long swig_type_145;
+typedef _goslice_ swig_type_145;
 typedef long long swig_type_146;
-typedef long long swig_type_147;
+typedef _goslice_ swig_type_147;
+typedef _goslice_ swig_type_148;
+typedef _goslice_ swig_type_149;
+typedef _goslice_ swig_type_150;
+typedef long long swig_type_151;
+typedef _goslice_ swig_type_152;
+typedef long long swig_type_153;
+typedef long long swig_type_154;
+typedef long long swig_type_155;
+typedef long long swig_type_156;
+typedef long long swig_type_157;
+typedef long long swig_type_158;
+typedef long long swig_type_159;
 extern void _wrap_Swig_free_capi_4312ecef83334e91(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_4312ecef83334e91(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_4312ecef83334e91(swig_type_1 arg1);
@@ -266,28 +278,31 @@ extern swig_type_80 _wrap_dlb_tensor_flags_capi_4312ecef83334e91(swig_type_81 ar
 extern swig_intgo _wrap_dlb_tensor_is_read_only_capi_4312ecef83334e91(swig_type_82 arg1);
 extern swig_type_83 _wrap_dlb_tensor_host_data_capi_4312ecef83334e91(swig_type_84 arg1, swig_intgo arg2, swig_type_85 arg3, swig_type_86 arg4);
 extern swig_type_87 _wrap_dlb_tensor_element_data_capi_4312ecef83334e91(swig_type_88 arg1, swig_type_89 arg2, swig_intgo arg3, swig_type_90 arg4);
-extern swig_type_91 _wrap_dlb_tensor_slice_capi_4312ecef83334e91(swig_type_92 arg1, swig_type_93 arg2);
-extern swig_type_94 _wrap_dlb_tensor_select_capi_4312ecef83334e91(swig_type_95 arg1, swig_intgo arg2, swig_type_96 arg3);
-extern swig_type_97 _wrap_dlb_tensor_reshape_capi_4312ecef83334e91(swig_type_98 arg1, swig_type_99 arg2);
-extern swig_type_100 _wrap_dlb_tensor_permute_capi_4312ecef83334e91(swig_type_101 arg1, swig_type_102 arg2);
-extern swig_type_103 _wrap_dlb_tensor_transpose_capi_4312ecef83334e91(swig_type_104 arg1);
-extern swig_type_105 _wrap_dlb_tensor_copy_capi_4312ecef83334e91(swig_type_106 arg1, swig_type_107 arg2);
-extern swig_type_108 _wrap_dlb_tensor_copy_into_capi_4312ecef83334e91(swig_type_109 arg1, swig_type_110 arg2);
-extern swig_type_111 _wrap_dlb_tensor_copy_async_capi_4312ecef83334e91(swig_type_112 arg1, swig_type_113 arg2, swig_type_114 arg3);
-extern swig_type_115 _wrap_dlb_tensor_copy_into_async_capi_4312ecef83334e91(swig_type_116 arg1, swig_type_117 arg2, swig_type_118 arg3);
-extern swig_type_119 _wrap_dlb_device_synchronize_capi_4312ecef83334e91(swig_type_120 arg1, swig_type_121 arg2);
-extern swig_type_122 _wrap_dlb_cuda_is_available_capi_4312ecef83334e91(void);
-extern swig_type_123 _wrap_dlb_cuda_device_count_capi_4312ecef83334e91(swig_type_124 arg1);
-extern swig_type_125 _wrap_dlb_cuda_pointer_device_capi_4312ecef83334e91(swig_type_126 arg1, swig_type_127 arg2);
-extern swig_type_128 _wrap_dlb_cuda_stream_handshake_capi_4312ecef83334e91(swig_intgo arg1, swig_type_129 arg2, swig_type_130 arg3);
-extern swig_type_131 _wrap_dlb_opencl_is_available_capi_4312ecef83334e91(void);
-extern swig_type_132 _wrap_dlb_opencl_device_count_capi_4312ecef83334e91(swig_type_133 arg1);
-extern swig_type_134 _wrap_dlb_opencl_device_objects_capi_4312ecef83334e91(swig_intgo arg1, swig_type_135 arg2, swig_type_136 arg3, swig_type_137 arg4, swig_type_138 arg5);
-extern swig_type_139 _wrap_dlb_opencl_device_name_capi_4312ecef83334e91(swig_intgo arg1, swig_type_140 arg2);
-extern swig_type_141 _wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(swig_type_142 arg1, swig_type_143 arg2);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(swig_type_144 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(swig_type_145 arg1);
-extern swig_type_146 _wrap_dlbx_tensor_device_capi_4312ecef83334e91(swig_type_147 arg1);
+extern swig_type_91 _wrap_dlb_tensor_host_elements_capi_4312ecef83334e91(swig_type_92 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_93 arg4, swig_type_94 arg5);
+extern swig_type_95 _wrap_dlb_tensor_slice_capi_4312ecef83334e91(swig_type_96 arg1, swig_type_97 arg2);
+extern swig_type_98 _wrap_dlb_tensor_select_capi_4312ecef83334e91(swig_type_99 arg1, swig_intgo arg2, swig_type_100 arg3);
+extern swig_type_101 _wrap_dlb_tensor_reshape_capi_4312ecef83334e91(swig_type_102 arg1, swig_type_103 arg2);
+extern swig_type_104 _wrap_dlb_tensor_permute_capi_4312ecef83334e91(swig_type_105 arg1, swig_type_106 arg2);
+extern swig_type_107 _wrap_dlb_tensor_transpose_capi_4312ecef83334e91(swig_type_108 arg1);
+extern swig_type_109 _wrap_dlb_tensor_copy_capi_4312ecef83334e91(swig_type_110 arg1, swig_type_111 arg2);
+extern swig_type_112 _wrap_dlb_tensor_copy_into_capi_4312ecef83334e91(swig_type_113 arg1, swig_type_114 arg2);
+extern swig_type_115 _wrap_dlb_tensor_copy_to_host_capi_4312ecef83334e91(swig_type_116 arg1, swig_intgo arg2, swig_type_117 arg3, swig_type_118 arg4);
+extern swig_type_119 _wrap_dlb_tensor_copy_from_host_capi_4312ecef83334e91(swig_type_120 arg1, swig_intgo arg2, swig_type_121 arg3, swig_type_122 arg4);
+extern swig_type_123 _wrap_dlb_tensor_copy_async_capi_4312ecef83334e91(swig_type_124 arg1, swig_type_125 arg2, swig_type_126 arg3);
+extern swig_type_127 _wrap_dlb_tensor_copy_into_async_capi_4312ecef83334e91(swig_type_128 arg1, swig_type_129 arg2, swig_type_130 arg3);
+extern swig_type_131 _wrap_dlb_device_synchronize_capi_4312ecef83334e91(swig_type_132 arg1, swig_type_133 arg2);
+extern swig_type_134 _wrap_dlb_cuda_is_available_capi_4312ecef83334e91(void);
+extern swig_type_135 _wrap_dlb_cuda_device_count_capi_4312ecef83334e91(swig_type_136 arg1);
+extern swig_type_137 _wrap_dlb_cuda_pointer_device_capi_4312ecef83334e91(swig_type_138 arg1, swig_type_139 arg2);
+extern swig_type_140 _wrap_dlb_cuda_stream_handshake_capi_4312ecef83334e91(swig_intgo arg1, swig_type_141 arg2, swig_type_142 arg3);
+extern swig_type_143 _wrap_dlb_opencl_is_available_capi_4312ecef83334e91(void);
+extern swig_type_144 _wrap_dlb_opencl_device_count_capi_4312ecef83334e91(swig_type_145 arg1);
+extern swig_type_146 _wrap_dlb_opencl_device_objects_capi_4312ecef83334e91(swig_intgo arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5);
+extern swig_type_151 _wrap_dlb_opencl_device_name_capi_4312ecef83334e91(swig_intgo arg1, swig_type_152 arg2);
+extern swig_type_153 _wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(swig_type_154 arg1, swig_type_155 arg2);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(swig_type_156 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(swig_type_157 arg1);
+extern swig_type_158 _wrap_dlbx_tensor_device_capi_4312ecef83334e91(swig_type_159 arg1);
 #undef intgo
 */
 import "C"
@@ -723,8 +738,10 @@ const DLB_ERR_LAYOUT int = 6
 const DLB_ERR_OVERFLOW int = 7
 const DLB_ERR_DEVICE int = 8
 const DLB_ERR_DEVICE_UNAVAILABLE int = 9
+const DLB_ERR_CLOSED int = 10
 const DLB_ERROR_MESSAGE_SIZE int = 512
 const DLB_STRIDES_LENGTH_MESSAGE string = "strides must have one value per extent"
+const DLB_CLOSED_MESSAGE string = "the tensor is closed"
 
 func Dlb_status_name(arg1 int) (_swig_ret string) {
 	var swig_r string
@@ -1118,11 +1135,28 @@ func Dlb_tensor_element_data(arg1 int64, arg2 []int64, arg3 int, arg4 []int64) (
 	return swig_r
 }
 
+func Dlb_tensor_host_elements(arg1 int64, arg2 int, arg3 int, arg4 []int64, arg5 []int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int64)(C._wrap_dlb_tensor_host_elements_capi_4312ecef83334e91(C.swig_type_92(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_4))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg5
+	}
+	return swig_r
+}
+
 func Dlb_tensor_slice(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_slice_capi_4312ecef83334e91(C.swig_type_92(_swig_i_0), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_slice_capi_4312ecef83334e91(C.swig_type_96(_swig_i_0), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1134,7 +1168,7 @@ func Dlb_tensor_select(arg1 int64, arg2 int, arg3 int64) (_swig_ret int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_select_capi_4312ecef83334e91(C.swig_type_95(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_96(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_select_capi_4312ecef83334e91(C.swig_type_99(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_100(_swig_i_2)))
 	return swig_r
 }
 
@@ -1142,7 +1176,7 @@ func Dlb_tensor_reshape(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_reshape_capi_4312ecef83334e91(C.swig_type_98(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_reshape_capi_4312ecef83334e91(C.swig_type_102(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1153,7 +1187,7 @@ func Dlb_tensor_permute(arg1 int64, arg2 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_permute_capi_4312ecef83334e91(C.swig_type_101(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_permute_capi_4312ecef83334e91(C.swig_type_105(_swig_i_0), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1163,7 +1197,7 @@ func Dlb_tensor_permute(arg1 int64, arg2 []int32) (_swig_ret int64) {
 func Dlb_tensor_transpose(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_tensor_transpose_capi_4312ecef83334e91(C.swig_type_104(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_tensor_transpose_capi_4312ecef83334e91(C.swig_type_108(_swig_i_0)))
 	return swig_r
 }
 
@@ -1171,7 +1205,7 @@ func Dlb_tensor_copy(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_capi_4312ecef83334e91(C.swig_type_106(_swig_i_0), C.swig_type_107(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_capi_4312ecef83334e91(C.swig_type_110(_swig_i_0), C.swig_type_111(_swig_i_1)))
 	return swig_r
 }
 
@@ -1179,7 +1213,27 @@ func Dlb_tensor_copy_into(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_capi_4312ecef83334e91(C.swig_type_109(_swig_i_0), C.swig_type_110(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_capi_4312ecef83334e91(C.swig_type_113(_swig_i_0), C.swig_type_114(_swig_i_1)))
+	return swig_r
+}
+
+func Dlb_tensor_copy_to_host(arg1 int64, arg2 int, arg3 int64, arg4 uint64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_to_host_capi_4312ecef83334e91(C.swig_type_116(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_117(_swig_i_2), C.swig_type_118(_swig_i_3)))
+	return swig_r
+}
+
+func Dlb_tensor_copy_from_host(arg1 int64, arg2 int, arg3 int64, arg4 uint64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_from_host_capi_4312ecef83334e91(C.swig_type_120(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_121(_swig_i_2), C.swig_type_122(_swig_i_3)))
 	return swig_r
 }
 
@@ -1188,7 +1242,7 @@ func Dlb_tensor_copy_async(arg1 int64, arg2 int64, arg3 int64) (_swig_ret int64)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_async_capi_4312ecef83334e91(C.swig_type_112(_swig_i_0), C.swig_type_113(_swig_i_1), C.swig_type_114(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_async_capi_4312ecef83334e91(C.swig_type_124(_swig_i_0), C.swig_type_125(_swig_i_1), C.swig_type_126(_swig_i_2)))
 	return swig_r
 }
 
@@ -1197,7 +1251,7 @@ func Dlb_tensor_copy_into_async(arg1 int64, arg2 int64, arg3 int64) (_swig_ret i
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_async_capi_4312ecef83334e91(C.swig_type_116(_swig_i_0), C.swig_type_117(_swig_i_1), C.swig_type_118(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_async_capi_4312ecef83334e91(C.swig_type_128(_swig_i_0), C.swig_type_129(_swig_i_1), C.swig_type_130(_swig_i_2)))
 	return swig_r
 }
 
@@ -1205,7 +1259,7 @@ func Dlb_device_synchronize(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_device_synchronize_capi_4312ecef83334e91(C.swig_type_120(_swig_i_0), C.swig_type_121(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_device_synchronize_capi_4312ecef83334e91(C.swig_type_132(_swig_i_0), C.swig_type_133(_swig_i_1)))
 	return swig_r
 }
 
@@ -1218,7 +1272,7 @@ func Dlb_cuda_is_available() (_swig_ret int64) {
 func Dlb_cuda_device_count(arg1 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_cuda_device_count_capi_4312ecef83334e91(*(*C.swig_type_124)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_cuda_device_count_capi_4312ecef83334e91(*(*C.swig_type_136)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1229,7 +1283,7 @@ func Dlb_cuda_pointer_device(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_cuda_pointer_device_capi_4312ecef83334e91(C.swig_type_126(_swig_i_0), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_cuda_pointer_device_capi_4312ecef83334e91(C.swig_type_138(_swig_i_0), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1241,7 +1295,7 @@ func Dlb_cuda_stream_handshake(arg1 int, arg2 int64, arg3 int64) (_swig_ret int6
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_cuda_stream_handshake_capi_4312ecef83334e91(C.swig_intgo(_swig_i_0), C.swig_type_129(_swig_i_1), C.swig_type_130(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_cuda_stream_handshake_capi_4312ecef83334e91(C.swig_intgo(_swig_i_0), C.swig_type_141(_swig_i_1), C.swig_type_142(_swig_i_2)))
 	return swig_r
 }
 
@@ -1254,7 +1308,7 @@ func Dlb_opencl_is_available() (_swig_ret int64) {
 func Dlb_opencl_device_count(arg1 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_opencl_device_count_capi_4312ecef83334e91(*(*C.swig_type_133)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_count_capi_4312ecef83334e91(*(*C.swig_type_145)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1268,7 +1322,7 @@ func Dlb_opencl_device_objects(arg1 int, arg2 []int64, arg3 []int64, arg4 []int6
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_opencl_device_objects_capi_4312ecef83334e91(C.swig_intgo(_swig_i_0), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_objects_capi_4312ecef83334e91(C.swig_intgo(_swig_i_0), *(*C.swig_type_147)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_149)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1288,7 +1342,7 @@ func Dlb_opencl_device_name(arg1 int, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_opencl_device_name_capi_4312ecef83334e91(C.swig_intgo(_swig_i_0), *(*C.swig_type_140)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_name_capi_4312ecef83334e91(C.swig_intgo(_swig_i_0), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1299,27 +1353,27 @@ func Dlb_opencl_queue_handshake(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(C.swig_type_142(_swig_i_0), C.swig_type_143(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(C.swig_type_154(_swig_i_0), C.swig_type_155(_swig_i_1)))
 	return swig_r
 }
 
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(C.swig_type_144(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(C.swig_type_156(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(C.swig_type_145(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(C.swig_type_157(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_4312ecef83334e91(C.swig_type_147(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_4312ecef83334e91(C.swig_type_159(_swig_i_0)))
 	return swig_r
 }

@@ -2004,6 +2004,71 @@ long long _wrap_dlb_tensor_element_data_capi_4312ecef83334e91(long long _swig_go
 }
 
 
+long long _wrap_dlb_tensor_host_elements_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  DLDataType arg2 ;
+  int arg3 ;
+  void **arg4 = (void **) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  dlb_error *arg6 = (dlb_error *) 0 ;
+  void *value_tmp4 ;
+  int64_t value_tmp5 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg6 = &dlb_err_;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  (&arg2)->code = (uint8_t)(_swig_go_1 & 0xff);
+  (&arg2)->bits = (uint8_t)((_swig_go_1 >> 8) & 0xff);
+  (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
+  
+  arg3 = (int)_swig_go_2; 
+  
+  if (DLB_ARRAY_LENGTH(_swig_go_3) < 1) {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    return _swig_go_result;
+  }
+  memset(&value_tmp4, 0, sizeof value_tmp4);
+  arg4 = &value_tmp4;
+  
+  
+  if (DLB_ARRAY_LENGTH(_swig_go_4) < 1) {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    return _swig_go_result;
+  }
+  memset(&value_tmp5, 0, sizeof value_tmp5);
+  arg5 = &value_tmp5;
+  
+  
+  result = (dlb_status)dlb_tensor_host_elements((struct DLManagedTensorVersioned const *)arg1,arg2,arg3,arg4,arg5,arg6);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  {
+    void* value_ = *arg4;
+    int64_t bits_ = (int64_t)(intptr_t)value_; DLB_ARRAY_SET_I64(_swig_go_3, 1, &bits_);
+  }
+  
+  
+  {
+    int64_t value_ = *arg5;
+    DLB_ARRAY_SET_I64(_swig_go_4, 1, &value_);
+  }
+  
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlb_tensor_slice_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
@@ -2256,6 +2321,76 @@ long long _wrap_dlb_tensor_copy_into_capi_4312ecef83334e91(long long _swig_go_0,
   arg2 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_1; 
   
   result = (dlb_status)dlb_tensor_copy_into((struct DLManagedTensorVersioned const *)arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_tensor_copy_to_host_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  DLDataType arg2 ;
+  void *arg3 = (void *) 0 ;
+  uint64_t arg4 ;
+  dlb_error *arg5 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg5 = &dlb_err_;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  (&arg2)->code = (uint8_t)(_swig_go_1 & 0xff);
+  (&arg2)->bits = (uint8_t)((_swig_go_1 >> 8) & 0xff);
+  (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
+  
+  arg3 = (void *)(intptr_t)_swig_go_2; 
+  arg4 = (uint64_t)_swig_go_3; 
+  
+  result = (dlb_status)dlb_tensor_copy_to_host((struct DLManagedTensorVersioned const *)arg1,arg2,arg3,arg4,arg5);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_tensor_copy_from_host_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  DLDataType arg2 ;
+  void *arg3 = (void *) 0 ;
+  uint64_t arg4 ;
+  dlb_error *arg5 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg5 = &dlb_err_;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  (&arg2)->code = (uint8_t)(_swig_go_1 & 0xff);
+  (&arg2)->bits = (uint8_t)((_swig_go_1 >> 8) & 0xff);
+  (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
+  
+  arg3 = (void *)(intptr_t)_swig_go_2; 
+  arg4 = (uint64_t)_swig_go_3; 
+  
+  result = (dlb_status)dlb_tensor_copy_from_host(arg1,arg2,(void const *)arg3,arg4,arg5);
   
   if (result != DLB_OK) {
     DLB_THROW_STATUS(result, dlb_err_.message);

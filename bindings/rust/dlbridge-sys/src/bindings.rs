@@ -17,8 +17,10 @@ pub const DLB_ERR_LAYOUT: i32 = 6;
 pub const DLB_ERR_OVERFLOW: i32 = 7;
 pub const DLB_ERR_DEVICE: i32 = 8;
 pub const DLB_ERR_DEVICE_UNAVAILABLE: i32 = 9;
+pub const DLB_ERR_CLOSED: i32 = 10;
 pub const DLB_ERROR_MESSAGE_SIZE: i32 = 512;
 pub const DLB_STRIDES_LENGTH_MESSAGE: &[u8; 39usize] = b"strides must have one value per extent\0";
+pub const DLB_CLOSED_MESSAGE: &[u8; 21usize] = b"the tensor is closed\0";
 pub const DLB_DTYPE_NAME_SIZE: i32 = 40;
 pub const DLB_DEVICE_NAME_SIZE: i32 = 48;
 pub const DLB_CPU_ALIGNMENT: i32 = 256;
@@ -360,6 +362,17 @@ extern "C" {
     ) -> dlb_status;
 }
 extern "C" {
+    pub fn dlb_tensor_wrap_buffer(
+        tensor: *const DLTensor,
+        buffer_size: u64,
+        flags: u64,
+        release: dlb_release_fn,
+        release_ctx: *mut ::std::os::raw::c_void,
+        out: *mut *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
     pub fn dlb_tensor_import(
         src: *mut DLManagedTensorVersioned,
         out: *mut *mut DLManagedTensorVersioned,
@@ -517,6 +530,16 @@ extern "C" {
         error: *mut dlb_error,
     ) -> dlb_status;
 }
+extern "C" {
+    pub fn dlb_tensor_host_elements(
+        tensor: *const DLManagedTensorVersioned,
+        dtype: DLDataType,
+        writable: ::std::os::raw::c_int,
+        out_data: *mut *mut ::std::os::raw::c_void,
+        out_count: *mut i64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dlb_slice {
@@ -579,6 +602,24 @@ extern "C" {
     pub fn dlb_tensor_copy_into(
         src: *const DLManagedTensorVersioned,
         dst: *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_tensor_copy_to_host(
+        src: *const DLManagedTensorVersioned,
+        dtype: DLDataType,
+        buffer: *mut ::std::os::raw::c_void,
+        buffer_size: u64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_tensor_copy_from_host(
+        dst: *mut DLManagedTensorVersioned,
+        dtype: DLDataType,
+        buffer: *const ::std::os::raw::c_void,
+        buffer_size: u64,
         error: *mut dlb_error,
     ) -> dlb_status;
 }
