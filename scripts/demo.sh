@@ -2,9 +2,5 @@
 # Installs what is missing, builds dlbridge (release) in ./build and runs the demo program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh build
-if [[ ! -f build/build.ninja ]]; then
-  meson setup build -Dtests=disabled
-fi
-ninja -C build
+bash scripts/build.sh build examples/demo
 ./build/examples/demo
