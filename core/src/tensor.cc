@@ -251,6 +251,41 @@ void legacy_export_deleter(DLManagedTensor* self) {
   if (source->deleter != nullptr) source->deleter(source);
 }
 
+// dlb_tensor_wrap and dlb_tensor_wrap_buffer: with a `buffer_size`, every byte the elements
+// reach must lie in [0, *buffer_size) from data; without one, the caller vouches for the memory
+// (negative strides may then reach before data, as validation allows).
+int wrap(const DLTensor* tensor, const uint64_t* buffer_size, uint64_t flags,
+         dlb_release_fn release, void* release_ctx, DLManagedTensorVersioned** out,
+         dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  dlb::Geometry g{};
+  int status = dlb::validate_tensor(tensor, flags, &g, error);
+  if (status != DLB_OK) return status;
+  if (buffer_size != nullptr && g.span_bits != 0) {
+    // Validation bounded the span below 2^60 bytes, so these never overflow.
+    const int64_t begin = g.begin_bits >> 3;
+    const int64_t end = (g.begin_bits + static_cast<int64_t>(g.span_bits) + 7) >> 3;
+    if (begin < 0 || static_cast<uint64_t>(end) > *buffer_size) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                       "the tensor's elements reach bytes [%lld, %lld) of a buffer of %llu bytes",
+                       static_cast<long long>(begin), static_cast<long long>(end),
+                       static_cast<unsigned long long>(*buffer_size));
+    }
+  }
+  status = dlb::check_device_memory(tensor, flags, error);
+  if (status != DLB_OK) return status;
+  void* memory = std::malloc(block_size(tensor->ndim));
+  if (memory == nullptr) return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory wrapping a tensor");
+  Block* block = init_block(memory, nullptr, Owner::kRelease, flags, tensor->data, tensor->device,
+                            tensor->dtype, tensor->ndim, tensor->shape, tensor->strides,
+                            tensor->byte_offset);
+  block->source.release.fn = release;
+  block->source.release.ctx = release_ctx;
+  *out = &block->managed;
+  return DLB_OK;
+}
+
 }  // namespace
 
 namespace dlb {
@@ -366,39 +401,13 @@ DLB_API dlb_status dlb_tensor_wrap_buffer(const DLTensor* tensor, uint64_t buffe
                                           uint64_t flags, dlb_release_fn release,
                                           void* release_ctx, DLManagedTensorVersioned** out,
                                           dlb_error* error) {
-  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
-  *out = nullptr;
-  dlb::Geometry g{};
-  int status = dlb::validate_tensor(tensor, flags, &g, error);
-  if (status != DLB_OK) return status;
-  if (g.span_bits != 0) {
-    // Validation bounded the span below 2^60 bytes, so these never overflow.
-    const int64_t begin = g.begin_bits >> 3;
-    const int64_t end = (g.begin_bits + static_cast<int64_t>(g.span_bits) + 7) >> 3;
-    if (begin < 0 || static_cast<uint64_t>(end) > buffer_size) {
-      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                       "the tensor's elements reach bytes [%lld, %lld) of a buffer of %llu bytes",
-                       static_cast<long long>(begin), static_cast<long long>(end),
-                       static_cast<unsigned long long>(buffer_size));
-    }
-  }
-  status = dlb::check_device_memory(tensor, flags, error);
-  if (status != DLB_OK) return status;
-  void* memory = std::malloc(block_size(tensor->ndim));
-  if (memory == nullptr) return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory wrapping a tensor");
-  Block* block = init_block(memory, nullptr, Owner::kRelease, flags, tensor->data, tensor->device,
-                            tensor->dtype, tensor->ndim, tensor->shape, tensor->strides,
-                            tensor->byte_offset);
-  block->source.release.fn = release;
-  block->source.release.ctx = release_ctx;
-  *out = &block->managed;
-  return DLB_OK;
+  return wrap(tensor, &buffer_size, flags, release, release_ctx, out, error);
 }
 
 DLB_API dlb_status dlb_tensor_wrap(const DLTensor* tensor, uint64_t flags, dlb_release_fn release,
                             void* release_ctx, DLManagedTensorVersioned** out,
                             dlb_error* error) {
-  return dlb_tensor_wrap_buffer(tensor, UINT64_MAX, flags, release, release_ctx, out, error);
+  return wrap(tensor, nullptr, flags, release, release_ctx, out, error);
 }
 
 DLB_API dlb_status dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTensorVersioned** out,

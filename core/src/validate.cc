@@ -436,7 +436,7 @@ DLB_API dlb_status dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, 
 }
 
 DLB_API dlb_status dlb_tensor_host_elements(const DLManagedTensorVersioned* tensor,
-                                            DLDataType dtype, int writable, void** out_data,
+                                            DLDataType dtype, uint32_t access, void** out_data,
                                             int64_t* out_count, dlb_error* error) {
   if (out_data != nullptr) *out_data = nullptr;
   if (out_count != nullptr) *out_count = 0;
@@ -447,9 +447,9 @@ DLB_API dlb_status dlb_tensor_host_elements(const DLManagedTensorVersioned* tens
   if (status == DLB_OK) status = dlb::check_element_type(t.dtype, dtype, error);
   if (status != DLB_OK) return status;
   if (g.packed) return dlb::refuse_packed(t.dtype, error);
-  status = dlb::check_host_access(*tensor, writable, error);
+  status = dlb::check_host_access(*tensor, (access & DLB_ACCESS_WRITE) != 0, error);
   if (status != DLB_OK) return status;
-  if (!is_contiguous(&t, true)) {
+  if ((access & DLB_ACCESS_ANY_LAYOUT) == 0 && !is_contiguous(&t, true)) {
     return dlb::fail(error, DLB_ERR_LAYOUT,
                      "the tensor is not C-contiguous: copy it to a contiguous tensor first");
   }

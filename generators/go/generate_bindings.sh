@@ -36,7 +36,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 # the checkout lives.
 cd "$root"
 "$swig" -go -cgo -intgosize 64 -package capi \
-  -Igenerators/swig -Icore/include \
+  -Igenerators/swig -Igenerators/swig/native -Icore/include \
   -outdir "$tmp" -o "$tmp/dlbridge_wrap.c" generators/go/dlbridge_go.i
 # SWIG's Go module leaves $null (dlbridge.i's "return value after DLB_THROW_STATUS") as is; in
 # a Go wrapper that value is _swig_go_result, which DLB_THROW_STATUS has just set.
@@ -47,10 +47,14 @@ if grep -n '\$' "$tmp/dlbridge_wrap.c" "$tmp/dlbridge.go"; then
   exit 1
 fi
 "$gofmt" -w "$tmp/dlbridge.go"
+# The shared native layer the wrapper includes and calls: cgo compiles the package's own C files
+# only, and a Go user has no generators/ folder, so the module carries a copy.
+cp generators/swig/native/dlbx_pack.h generators/swig/native/dlbx_release.h \
+  generators/swig/native/dlbx_release.c "$tmp/"
 
 if [ "$mode" = check ]; then
   status=0
-  for f in dlbridge.go dlbridge_wrap.c; do
+  for f in dlbridge.go dlbridge_wrap.c dlbx_pack.h dlbx_release.h dlbx_release.c; do
     if ! [ -f "$out/$f" ]; then
       echo "error: $out/$f does not exist; run $0" >&2
       status=1
@@ -70,5 +74,6 @@ if [ "$mode" = check ]; then
 fi
 
 mkdir -p "$out"
-cp "$tmp/dlbridge.go" "$tmp/dlbridge_wrap.c" "$out/"
-echo "wrote $out/dlbridge.go and $out/dlbridge_wrap.c"
+cp "$tmp/dlbridge.go" "$tmp/dlbridge_wrap.c" "$tmp/dlbx_pack.h" "$tmp/dlbx_release.h" \
+  "$tmp/dlbx_release.c" "$out/"
+echo "wrote $out: dlbridge.go, dlbridge_wrap.c and the shared native layer"

@@ -49,6 +49,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "dlbridge/dlbridge.h"
+#include "dlbx_pack.h"
+#include "dlbx_release.h"
 %}
 
 /* ---- Integers --------------------------------------------------------------------------- */
@@ -119,23 +121,13 @@ DLB_TENSOR_OUT(DLManagedTensorVersioned)
 DLB_TENSOR_OUT(DLManagedTensor)
 
 /* ---- DLDevice and DLDataType by value ------------------------------------------------------ */
+/* The packing is dlbx_pack.h's (generators/swig/native), shared with every native file. */
 %apply long long { DLDevice };
-%typemap(in) DLDevice %{
-  $1.device_type = (DLDeviceType)(int32_t)((uint64_t)$input >> 32);
-  $1.device_id = (int32_t)(uint32_t)((uint64_t)$input & 0xffffffffu);
-%}
-%typemap(out) DLDevice %{
-  $result = (int64_t)(((uint64_t)(uint32_t)$1.device_type << 32) | (uint32_t)$1.device_id);
-%}
+%typemap(in) DLDevice %{ $1 = dlbx_unpack_device((int64_t)$input); %}
+%typemap(out) DLDevice %{ $result = dlbx_pack_device($1); %}
 %apply int { DLDataType };
-%typemap(in) DLDataType %{
-  $1.code = (uint8_t)($input & 0xff);
-  $1.bits = (uint8_t)(($input >> 8) & 0xff);
-  $1.lanes = (uint16_t)(((uint32_t)$input >> 16) & 0xffff);
-%}
-%typemap(out) DLDataType %{
-  $result = (int32_t)((uint32_t)$1.code | ((uint32_t)$1.bits << 8) | ((uint32_t)$1.lanes << 16));
-%}
+%typemap(in) DLDataType %{ $1 = dlbx_unpack_dtype((int32_t)$input); %}
+%typemap(out) DLDataType %{ $result = dlbx_pack_dtype($1); %}
 
 /* ---- arrays in ------------------------------------------------------------------------------ */
 /* Refuses an array argument that is null or longer than `max` (DLB_ERR_INVALID_ARGUMENT);
@@ -180,8 +172,8 @@ DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
 %}
 
 /* Strides travel with the shape they describe: null (compact row-major) or one per extent.
- * Only dlb_tensor_allocate takes them, where the shape's length is its third argument (arg3).
- * The message is dlbridge.h's, a constant of every generated module too. */
+ * Only dlb_tensor_allocate and dlbx_tensor_wrap take them, both with the shape's length as their
+ * third argument (arg3). The message is dlbridge.h's, a constant of every generated module too. */
 DLB_ARRAY_TYPES(const int64_t* strides, I64)
 %typemap(in) const int64_t* strides (int64_t strides_tmp[DLB_MAX_NDIM]) %{
   $1 = NULL;
@@ -297,13 +289,9 @@ DLB_OUT_ADDRESS(void** device)
 DLB_OUT_ADDRESS(void** context)
 DLB_OUT_ADDRESS(void** queue)
 DLB_SCALAR_OUT(DLDevice* out, DLDevice, I64,
-    int64_t packed_ = (int64_t)(((uint64_t)(uint32_t)value_.device_type << 32) |
-                                (uint32_t)value_.device_id);
-    DLB_ARRAY_SET_I64($input, 1, &packed_))
+    int64_t packed_ = dlbx_pack_device(value_); DLB_ARRAY_SET_I64($input, 1, &packed_))
 DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
-    int32_t packed_ = (int32_t)((uint32_t)value_.code | ((uint32_t)value_.bits << 8) |
-                                ((uint32_t)value_.lanes << 16));
-    DLB_ARRAY_SET_I32($input, 1, &packed_))
+    int32_t packed_ = dlbx_pack_dtype(value_); DLB_ARRAY_SET_I32($input, 1, &packed_))
 
 /* ---- what does not cross ------------------------------------------------------------------- */
 /* No struct becomes a class: tensors are addresses, devices and dtypes integers. */
@@ -343,6 +331,44 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %constant int64_t DLB_CUDA_STREAM_NONE = DLB_CUDA_STREAM_NONE;
 %include "dlpack/dlpack.h"
 %include "dlbridge/dlbridge.h"
+
+/* ---- wrapping a language's memory ----------------------------------------------------------- */
+/* dlb_tensor_wrap_buffer takes a C function and its context, which no target language can pass.
+ * A language passes a release token instead (see generators/swig/native/dlbx_release.h): a
+ * non-zero 64-bit value naming what it must let go of when the memory is released, or 0 for
+ * memory nothing needs to release. The release function is the language's DLBX_RELEASE_FN
+ * (its typemaps file: the shared engine dlbx_release, or the language's own). */
+%inline %{
+/* dlb_tensor_wrap_buffer over the fields of a DLTensor: `data` (an address or a device handle)
+ * of which `buffer_size` bytes may be reached, shape and strides (null: compact row-major) as
+ * arrays, device and dtype packed. Ownership: on success the new tensor owns the memory and
+ * `release_token` comes back exactly once through the release engine when its last reference
+ * is freed; on error nothing changed hands and the token is the caller's. */
+static dlb_status dlbx_tensor_wrap(void* data, uint64_t buffer_size, int32_t ndim,
+                                   const int64_t* shape, const int64_t* strides, DLDevice device,
+                                   DLDataType dtype, uint64_t byte_offset, uint64_t flags,
+                                   int64_t release_token, DLManagedTensorVersioned** out,
+                                   dlb_error* error) {
+  DLTensor t;
+  t.data = data;
+  t.device = device;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  t.shape = (int64_t*)(intptr_t)shape;
+  t.strides = (int64_t*)(intptr_t)strides;
+  t.byte_offset = byte_offset;
+  return dlb_tensor_wrap_buffer(&t, buffer_size, flags,
+                                release_token != 0 ? DLBX_RELEASE_FN : NULL,
+                                (void*)(intptr_t)release_token, out, error);
+}
+%}
+%newobject dlbx_tensor_wrap;
+
+/* The managed side of the release engine (dlbx_release.h). */
+DLB_ADDRESS(const int64_t*)
+int64_t dlbx_tensor_free(DLManagedTensorVersioned* tensor);
+int32_t dlbx_release_drain(int32_t capacity, int64_t* out);
+const int64_t* dlbx_release_queued(void);
 
 /* ---- shims: what C cannot call directly ----------------------------------------------------- */
 %inline %{

@@ -70,3 +70,8 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
  * constants would become a 32-bit uint, dropping any flag above bit 31 that DLPack adds. */
 %apply long long { long };
 %apply unsigned long long { unsigned long };
+
+/* The release function of dlbx_tensor_wrap (dlbridge.i): the shared engine: C# drains the tokens (GCHandles). */
+%{
+#define DLBX_RELEASE_FN dlbx_release
+%}

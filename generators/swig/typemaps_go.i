@@ -107,3 +107,8 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
 
 /* 4. Go has uint64: nothing to do. 5. SWIG's Go module gives every enumerator as a plain
  * `int` variable read from C at package initialisation (KDLCPU, KDLFloat, ...). */
+
+/* The release function of dlbx_tensor_wrap (dlbridge.i): the shared engine (the Go package drains the tokens). */
+%{
+#define DLBX_RELEASE_FN dlbx_release
+%}

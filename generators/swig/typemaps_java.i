@@ -73,3 +73,8 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
   }
 %}
 %typemap(freearg) const char* ""
+
+/* The release function of dlbx_tensor_wrap (dlbridge.i): the shared engine: Java drains the tokens (slots). */
+%{
+#define DLBX_RELEASE_FN dlbx_release
+%}

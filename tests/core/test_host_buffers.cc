@@ -130,7 +130,7 @@ TEST_SUITE("core.host_buffers") {
     DLManagedTensorVersioned* t = iota({2, 3});
     void* data = nullptr;
     int64_t count = -1;
-    REQUIRE(dlb_tensor_host_elements(t, f32(), 1, &data, &count, err.fresh()) == DLB_OK);
+    REQUIRE(dlb_tensor_host_elements(t, f32(), DLB_ACCESS_WRITE, &data, &count, err.fresh()) == DLB_OK);
     CHECK(data == t->dl_tensor.data);
     CHECK(count == 6);
 
@@ -142,12 +142,17 @@ TEST_SUITE("core.host_buffers") {
 
     DLManagedTensorVersioned* tr = nullptr;
     REQUIRE(dlb_tensor_transpose(t, &tr, nullptr) == DLB_OK);
-    CHECK(dlb_tensor_host_elements(tr, f32(), 0, &data, &count, err.fresh()) == DLB_ERR_LAYOUT);
+    CHECK(dlb_tensor_host_elements(tr, f32(), DLB_ACCESS_READ, &data, &count, err.fresh()) == DLB_ERR_LAYOUT);
     CHECK(err.text() == "the tensor is not C-contiguous: copy it to a contiguous tensor first");
+    // A strided view asks for any layout: the first element, whatever the strides.
+    REQUIRE(dlb_tensor_host_elements(tr, f32(), DLB_ACCESS_ANY_LAYOUT | DLB_ACCESS_WRITE, &data, &count,
+                                     err.fresh()) == DLB_OK);
+    CHECK(data == tr->dl_tensor.data);
+    CHECK(count == 6);
 
     DLManagedTensorVersioned* ro = nullptr;
     REQUIRE(dlb_tensor_share(t, kReadOnly, &ro, nullptr) == DLB_OK);
-    CHECK(dlb_tensor_host_elements(ro, f32(), 1, &data, &count, err.fresh()) == DLB_ERR_READ_ONLY);
+    CHECK(dlb_tensor_host_elements(ro, f32(), DLB_ACCESS_WRITE, &data, &count, err.fresh()) == DLB_ERR_READ_ONLY);
     CHECK(err.text() == "the tensor is read-only");
     REQUIRE(dlb_tensor_host_elements(ro, f32(), 0, &data, &count, err.fresh()) == DLB_OK);
     CHECK(count == 6);

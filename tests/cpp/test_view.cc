@@ -68,18 +68,17 @@ TEST_SUITE("cpp.view") {
   TEST_CASE("index checks") {
     Tensor t = Tensor::empty<float>({2, 3});
     auto v = t.view<float>();
-    CHECK_THROWS_WITH_AS(v(0, 3), "index 3 is out of range for axis 1 with extent 3",
-                         std::out_of_range);
-    CHECK_THROWS_WITH_AS(v(2, 0), "index 2 is out of range for axis 0 with extent 2",
-                         std::out_of_range);
-    CHECK_THROWS_WITH_AS(v(-1, 0), "index -1 is out of range for axis 0 with extent 2",
-                         std::out_of_range);
-    CHECK_THROWS_WITH_AS(v.at({1, 7}), "index 7 is out of range for axis 1 with extent 3",
-                         std::out_of_range);
-    CHECK_THROWS_WITH_AS(v(1), "1 indices given for a 2-dimensional view", std::invalid_argument);
-    CHECK_THROWS_WITH_AS(v.at({0, 0, 0}), "3 indices given for a 2-dimensional view",
-                         std::invalid_argument);
-    CHECK_THROWS_WITH_AS(v(), "0 indices given for a 2-dimensional view", std::invalid_argument);
+    CHECK_DLB_ERROR(v(0, 3), DLB_ERR_INVALID_ARGUMENT, "index 3 is out of range for axis 1 with extent 3");
+    CHECK_DLB_ERROR(v(2, 0), DLB_ERR_INVALID_ARGUMENT, "index 2 is out of range for axis 0 with extent 2");
+    CHECK_DLB_ERROR(v(-3, 0), DLB_ERR_INVALID_ARGUMENT, "index -3 is out of range for axis 0 with extent 2");
+    // Negative indices count from the end.
+    v(1, 2) = 9.0f;
+    CHECK(v(-1, -1) == 9.0f);
+    CHECK_DLB_ERROR(v.at({1, 7}), DLB_ERR_INVALID_ARGUMENT, "index 7 is out of range for axis 1 with extent 3");
+    CHECK_DLB_ERROR(v(1), DLB_ERR_INVALID_ARGUMENT, "1 indices given for a tensor with 2 dimensions");
+    CHECK_DLB_ERROR(v.at({0, 0, 0}), DLB_ERR_INVALID_ARGUMENT,
+                    "3 indices given for a tensor with 2 dimensions");
+    CHECK_DLB_ERROR(v(), DLB_ERR_INVALID_ARGUMENT, "0 indices given for a tensor with 2 dimensions");
     // Any integer type works as an index.
     const std::size_t i = 1;
     const unsigned short j = 2;
@@ -97,35 +96,33 @@ TEST_SUITE("cpp.view") {
     CHECK(v.size() == 1);
     v() = 3.5;
     CHECK(s.cview<double>().at({}) == 3.5);
-    CHECK_THROWS_WITH_AS(v(0), "1 indices given for a 0-dimensional view", std::invalid_argument);
+    CHECK_DLB_ERROR(v(0), DLB_ERR_INVALID_ARGUMENT, "1 indices given for a tensor with 0 dimensions");
 
     Tensor e = Tensor::empty<float>({3, 0});
     auto ev = e.view<float>();
     CHECK(ev.size() == 0);
-    CHECK_THROWS_WITH_AS(ev(0, 0), "index 0 is out of range for axis 1 with extent 0",
-                         std::out_of_range);
+    CHECK_DLB_ERROR(ev(0, 0), DLB_ERR_INVALID_ARGUMENT, "index 0 is out of range for axis 1 with extent 0");
   }
 
   TEST_CASE("dtype mismatch names both dtypes") {
     Tensor t = Tensor::empty<int32_t>({2});
     CHECK_DLB_ERROR(t.view<float>(), DLB_ERR_INVALID_ARGUMENT,
-                    "requested element type float32 does not match the tensor's dtype int32");
+                    "the tensor holds int32 elements, not float32");
     CHECK_DLB_ERROR(t.cview<uint32_t>(), DLB_ERR_INVALID_ARGUMENT,
-                    "requested element type uint32 does not match the tensor's dtype int32");
+                    "the tensor holds int32 elements, not uint32");
     Tensor vec = Tensor::allocate(Device::cpu(), DType::float32().with_lanes(4), {2});
     CHECK_DLB_ERROR(vec.view<float>(), DLB_ERR_INVALID_ARGUMENT,
-                    "requested element type float32 does not match the tensor's dtype float32x4");
+                    "the tensor holds float32x4 elements, not float32");
   }
 
   TEST_CASE("READ_ONLY tensors give only const views") {
     Tensor t = Tensor::allocate(Device::cpu(), DType::float32(), {2}, {},
                                 DLPACK_FLAG_BITMASK_READ_ONLY);
-    CHECK_DLB_ERROR(t.view<float>(), DLB_ERR_READ_ONLY,
-                    "cannot make a mutable view of a READ_ONLY tensor (use cview<T>())");
+    CHECK_DLB_ERROR(t.view<float>(), DLB_ERR_READ_ONLY, "the tensor is read-only");
     CHECK_NOTHROW(t.cview<float>());
     // The dtype is checked first.
     CHECK_DLB_ERROR(t.view<int32_t>(), DLB_ERR_INVALID_ARGUMENT,
-                    "requested element type int32 does not match the tensor's dtype float32");
+                    "the tensor holds float32 elements, not int32");
   }
 
   TEST_CASE("memory the host cannot read is refused") {
@@ -141,8 +138,7 @@ TEST_SUITE("cpp.view") {
     CHECK(t.device() == Device::cuda(1));
     CHECK_FALSE(t.host_readable());
     const std::string message =
-        "cannot view a tensor on cuda:1 from the host: its memory is not host-readable (copy it "
-        "to the CPU first)";
+        "cuda:1 memory is not readable by the host: copy the tensor to the cpu first";
     CHECK_DLB_ERROR(t.view<float>(), DLB_ERR_UNSUPPORTED, message);
     CHECK_DLB_ERROR(t.cview<float>(), DLB_ERR_UNSUPPORTED, message);
 

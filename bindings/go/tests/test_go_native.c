@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "dlbridge_wrap.c"
+#include "dlbx_release.c"
 #include "shims.c"
 
 /* The wrapper functions carry SWIG's per-package suffix, which Meson reads from the file. */

@@ -531,21 +531,30 @@ DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tenso
                                            const int64_t* index, int writable, void** out_data,
                                            dlb_error* error);
 
-/* Typed host access: the elements of a tensor as a host array of `dtype`, for a binding that
- * hands out a typed array, slice or span over the tensor's memory. Writes the address of the
- * first element and the number of elements (0 for an empty tensor; the address may then be
- * NULL). Checks, in this order, each with the core's one message:
+/* What a binding asks of dlb_tensor_host_elements (bits, combined with |). */
+#define DLB_ACCESS_READ 0u
+/* Writes too: refused for a READ_ONLY tensor. */
+#define DLB_ACCESS_WRITE 1u
+/* Any strides (the caller honours them itself, as a strided view does): no layout check. */
+#define DLB_ACCESS_ANY_LAYOUT 2u
+
+/* Typed host access: the elements of a tensor as host memory of `dtype`, for a binding that
+ * hands out a typed array, slice, span or strided view over the tensor's memory. Writes the
+ * address of the first element (data + byte_offset) and the number of elements (0 for an empty
+ * tensor; the address may then be NULL). Checks, in this order, each with the core's one
+ * message:
  *  - the tensor is valid (its validation error);
  *  - `dtype` is the tensor's dtype (code, bits and lanes), DLB_ERR_INVALID_ARGUMENT:
  *    "the tensor holds float32 elements, not int32";
  *  - the elements take whole bytes (DLB_ERR_UNSUPPORTED for packed sub-byte data);
- *  - the host can read the memory (DLB_ERR_UNSUPPORTED, naming the device), and it is not
- *    READ_ONLY when `writable` is non-zero (DLB_ERR_READ_ONLY);
- *  - the tensor is C-contiguous (DLB_ERR_LAYOUT: copy it, or use dlb_tensor_copy_to_host).
+ *  - the host can read the memory (DLB_ERR_UNSUPPORTED, naming the device), and, with
+ *    DLB_ACCESS_WRITE in `access`, it is not READ_ONLY (DLB_ERR_READ_ONLY);
+ *  - unless `access` has DLB_ACCESS_ANY_LAYOUT, the tensor is C-contiguous (DLB_ERR_LAYOUT:
+ *    copy it, or use dlb_tensor_copy_to_host).
  * Ownership: nothing is allocated; the address is valid while `tensor` (or another reference
  * to its memory) lives. */
 DLB_API dlb_status dlb_tensor_host_elements(const DLManagedTensorVersioned* tensor,
-                                            DLDataType dtype, int writable, void** out_data,
+                                            DLDataType dtype, uint32_t access, void** out_data,
                                             int64_t* out_count, dlb_error* error);
 
 /* ========================================================================================== */

@@ -32,6 +32,7 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -382,6 +383,100 @@ inline int64_t live_count() noexcept { return dlb_tensor_live_count(); }
 /* The library version as a string such as "0.2.0". */
 inline std::string version_string() { return dlb_version_string(); }
 
+/* Waits until the work queued on `stream` is done; with a NULL stream, all work on `device`
+ * (dlb_device_synchronize; a no-op on the CPU). Throws Error with the runtime's failure. */
+inline void synchronize(Device device, void* stream = nullptr) {
+  dlb_error error{};
+  detail::check(dlb_device_synchronize(device.dl(), stream, &error), error);
+}
+
+/* ========================================================================================== */
+/* Device runtimes                                                                            */
+/* ========================================================================================== */
+
+/* CUDA (see dlbridge.h): nothing here allocates anything the caller must free. */
+namespace cuda {
+
+/* Why CUDA cannot run here (dlb_cuda_is_available's status and message: no driver, no device,
+ * built without CUDA), or nothing when it can. */
+inline std::optional<Error> unavailable_reason() {
+  dlb_error error{};
+  const int status = dlb_cuda_is_available(&error);
+  if (status == DLB_OK) return std::nullopt;
+  return Error(status, error.message);
+}
+
+/* True when CUDA work can run here; unavailable_reason() says why not. */
+inline bool is_available() { return dlb_cuda_is_available(nullptr) == DLB_OK; }
+
+/* The number of CUDA devices (Error DLB_ERR_DEVICE_UNAVAILABLE without a driver or device). */
+inline int32_t device_count() {
+  int32_t count = 0;
+  dlb_error error{};
+  detail::check(dlb_cuda_device_count(&count, &error), error);
+  return count;
+}
+
+/* The device `pointer` lives on: CUDA device, pinned or managed memory, else the CPU. */
+inline Device pointer_device(const void* pointer) {
+  DLDevice out{kDLCPU, 0};
+  dlb_error error{};
+  detail::check(dlb_cuda_pointer_device(pointer, &out, &error), error);
+  return Device(out);
+}
+
+/* The "not given" consumer stream (Python's None): the legacy default stream. */
+constexpr int64_t kStreamNone = DLB_CUDA_STREAM_NONE;
+
+/* The DLPack stream handshake (dlb_cuda_stream_handshake): work queued so far on
+ * `producer_stream` of device `device_id` is visible to work the consumer queues on
+ * `consumer_stream` (a DLPack stream value: kStreamNone, 1, 2, -1 or a cudaStream_t). */
+inline void stream_handshake(int32_t device_id, void* producer_stream, int64_t consumer_stream) {
+  dlb_error error{};
+  detail::check(dlb_cuda_stream_handshake(device_id, producer_stream, consumer_stream, &error),
+                error);
+}
+
+}  // namespace cuda
+
+/* OpenCL (see dlbridge.h): the objects named here belong to the library. */
+namespace opencl {
+
+/* Why OpenCL cannot run here (no loader, no platform, built without OpenCL), or nothing. */
+inline std::optional<Error> unavailable_reason() {
+  dlb_error error{};
+  const int status = dlb_opencl_is_available(&error);
+  if (status == DLB_OK) return std::nullopt;
+  return Error(status, error.message);
+}
+
+/* True when an OpenCL platform with a device was found; unavailable_reason() says why not. */
+inline bool is_available() { return dlb_opencl_is_available(nullptr) == DLB_OK; }
+
+/* The number of OpenCL devices over all platforms. */
+inline int32_t device_count() {
+  int32_t count = 0;
+  dlb_error error{};
+  detail::check(dlb_opencl_device_count(&count, &error), error);
+  return count;
+}
+
+/* "platform name / device name" of device `device_id`. */
+inline std::string device_name(int32_t device_id) {
+  char buffer[DLB_ERROR_MESSAGE_SIZE];
+  dlb_error error{};
+  detail::check(dlb_opencl_device_name(device_id, buffer, sizeof(buffer), &error), error);
+  return buffer;
+}
+
+/* The OpenCL counterpart of the stream handshake (dlb_opencl_queue_handshake). */
+inline void queue_handshake(void* producer_queue, void* consumer_queue) {
+  dlb_error error{};
+  detail::check(dlb_opencl_queue_handshake(producer_queue, consumer_queue, &error), error);
+}
+
+}  // namespace opencl
+
 /* ========================================================================================== */
 /* Legacy tensors                                                                             */
 /* ========================================================================================== */
@@ -485,9 +580,9 @@ class BasicTensorView {
   /* Pointer to the first element (data + byte_offset); may be NULL for an empty tensor. */
   E* data() const noexcept { return reinterpret_cast<E*>(base_); }
 
-  /* The element at index {i, j, ...}: exactly ndim() indices, each 0 <= index < extent.
-   * Throws std::invalid_argument for a wrong number of indices and std::out_of_range (naming
-   * the index, the axis and the extent) for an index out of range. at({}) reads a scalar. */
+  /* The element at index {i, j, ...}: exactly ndim() indices, each -extent <= index < extent (a
+   * negative one counts from the end). Throws Error (DLB_ERR_INVALID_ARGUMENT, the core's
+   * message) for a wrong number of indices or an index out of range. at({}) reads a scalar. */
   E& at(std::initializer_list<int64_t> index) const {
     return *element(index.begin(), index.size());
   }
@@ -529,20 +624,37 @@ class BasicTensorView {
   }
 
   E* element(const int64_t* index, std::size_t count) const {
-    if (count != static_cast<std::size_t>(ndim_)) {
-      throw std::invalid_argument(std::to_string(count) + " indices given for a " +
-                                  std::to_string(ndim_) + "-dimensional view");
-    }
     const auto n = static_cast<std::size_t>(ndim_);
+    bool in_range = count == n;
     int64_t offset = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (index[i] < 0 || index[i] >= dims_[i]) {
-        throw std::out_of_range("index " + std::to_string(index[i]) + " is out of range for axis " +
-                                std::to_string(i) + " with extent " + std::to_string(dims_[i]));
-      }
-      offset += index[i] * dims_[n + i];
+    for (std::size_t i = 0; in_range && i < n; ++i) {
+      // A negative index counts from the end, as everywhere in dlbridge (dlb_tensor_select).
+      const int64_t position = index[i] < 0 ? index[i] + dims_[i] : index[i];
+      in_range = position >= 0 && position < dims_[i];
+      offset += position * dims_[n + i];
     }
+    if (!in_range) refuse(index, count);
     return reinterpret_cast<E*>(base_ + offset * static_cast<int64_t>(sizeof(E)));
+  }
+
+  // The fast path above only tells in range from not; what is wrong, and in which words, is the
+  // core's element check (dlb_tensor_element_data), asked about the same shape and index.
+  [[noreturn]] void refuse(const int64_t* index, std::size_t count) const {
+    std::vector<int64_t> dims(dims_);
+    DLManagedTensorVersioned probe{};
+    probe.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+    probe.dl_tensor.data = base_ != nullptr ? base_ : reinterpret_cast<char*>(&probe);
+    probe.dl_tensor.device = DLDevice{kDLCPU, 0};
+    probe.dl_tensor.ndim = ndim_;
+    probe.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
+    probe.dl_tensor.shape = ndim_ > 0 ? dims.data() : nullptr;
+    probe.dl_tensor.strides = ndim_ > 0 ? dims.data() + ndim_ : nullptr;
+    void* address = nullptr;
+    dlb_error error{};
+    const int status = dlb_tensor_element_data(&probe, detail::clamp_count(count), index, 0,
+                                               &address, &error);
+    throw Error(status != DLB_OK ? status : DLB_ERR_INVALID_ARGUMENT,
+                status != DLB_OK ? error.message : "index out of range");
   }
 
   char* base_ = nullptr;
@@ -597,9 +709,7 @@ class Tensor {
   static Tensor allocate(Device device, DType dtype, const std::vector<int64_t>& shape,
                          const std::vector<int64_t>& strides = {}, uint64_t flags = 0) {
     if (!strides.empty() && strides.size() != shape.size()) {
-      throw Error(DLB_ERR_INVALID_ARGUMENT,
-                  "strides " + detail::format_dims(strides) + " do not match shape " +
-                      detail::format_dims(shape) + ": expected one stride per dimension");
+      throw Error(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
     }
     DLManagedTensorVersioned* out = nullptr;
     dlb_error error{};
@@ -623,9 +733,19 @@ class Tensor {
    * still owns the memory. */
   static Tensor wrap(const DLTensor& desc, uint64_t flags, dlb_release_fn release,
                      void* release_ctx) {
+    return wrap_buffer(desc, UINT64_MAX, flags, release, release_ctx);
+  }
+
+  /* wrap() of memory of known extent: `buffer_size` bytes from desc.data, which every byte the
+   * elements reach must lie in (dlb_tensor_wrap_buffer; Error with the core's message before
+   * anything is built otherwise). Ownership as wrap(). */
+  static Tensor wrap_buffer(const DLTensor& desc, uint64_t buffer_size, uint64_t flags,
+                            dlb_release_fn release, void* release_ctx) {
     DLManagedTensorVersioned* out = nullptr;
     dlb_error error{};
-    detail::check(dlb_tensor_wrap(&desc, flags, release, release_ctx, &out, &error), error);
+    detail::check(dlb_tensor_wrap_buffer(&desc, buffer_size, flags, release, release_ctx, &out,
+                                         &error),
+                  error);
     return from_raw(out);
   }
 
@@ -644,10 +764,11 @@ class Tensor {
     return result;
   }
 
-  /* Moves a std::vector<T> into a new CPU tensor of shape `shape` (whose element count must
-   * equal values.size()), zero-copy: the vector's buffer becomes the tensor's memory and the
-   * vector is destroyed when the last reference is freed. Ownership: on success `values` is
-   * left empty (moved from); on error (Error) `values` is left exactly as it was. */
+  /* Moves a std::vector<T> into a new CPU tensor of shape `shape`, zero-copy: the vector's
+   * buffer becomes the tensor's memory and the vector is destroyed when the last reference is
+   * freed. The shape must not reach beyond the vector's elements (the core's buffer check,
+   * dlb_tensor_wrap_buffer). Ownership: on success `values` is left empty (moved from); on
+   * error (Error) `values` is left exactly as it was. */
   template <class T>
   static Tensor from_vector(std::vector<T>&& values, const std::vector<int64_t>& shape,
                             uint64_t flags = 0) {
@@ -664,24 +785,14 @@ class Tensor {
     desc.byte_offset = 0;
     DLManagedTensorVersioned* out = nullptr;
     dlb_error error{};
-    const int status = dlb_tensor_wrap(&desc, flags, &delete_vector<T>, holder, &out, &error);
+    const int status = dlb_tensor_wrap_buffer(&desc, holder->size() * sizeof(T), flags,
+                                              &delete_vector<T>, holder, &out, &error);
     if (status != DLB_OK) {
       values = std::move(*holder);
       delete holder;
       detail::check(status, error);
     }
-    Tensor result = from_raw(out);
-    const int64_t count = result.numel();
-    if (static_cast<uint64_t>(count) != holder->size()) {
-      const std::size_t have = holder->size();
-      values = std::move(*holder);  // the deleter then destroys an empty vector
-      result.reset();
-      throw Error(DLB_ERR_INVALID_ARGUMENT, "shape " + detail::format_dims(shape) + " holds " +
-                                                std::to_string(count) +
-                                                " elements but the vector has " +
-                                                std::to_string(have));
-    }
-    return result;
+    return from_raw(out);
   }
 
   /* from_vector() as a 1-D tensor of values.size() elements, without flags. (There is no
@@ -843,6 +954,38 @@ class Tensor {
     detail::check(dlb_tensor_copy_into_async(require(), dst.require(), stream, &error), error);
   }
 
+  /* The elements, whatever the layout and device, copied into a new vector in C order
+   * (dlb_tensor_copy_to_host). Error when dtype_of<T>() is not the tensor's dtype (the core's
+   * message). Ownership: this Tensor is borrowed; the vector is the caller's. */
+  template <class T>
+  std::vector<T> to_vector() const {
+    static_assert(!std::is_same<T, bool>::value, "use to_vector<uint8_t>() for bool tensors");
+    std::vector<T> out(static_cast<std::size_t>(numel()));
+    dlb_error error{};
+    detail::check(dlb_tensor_copy_to_host(require(), dtype_of<T>().dl(), out.data(),
+                                          out.size() * sizeof(T), &error),
+                  error);
+    return out;
+  }
+
+  /* Copies `count` C-ordered values of T into this tensor, whatever its layout and device
+   * (dlb_tensor_copy_from_host): exactly numel() of them, of the tensor's dtype, into a tensor
+   * that is not READ_ONLY (else Error with the core's message). Both are borrowed. */
+  template <class T>
+  void copy_from(const T* values, std::size_t count) {
+    dlb_error error{};
+    detail::check(dlb_tensor_copy_from_host(require(), dtype_of<T>().dl(), values,
+                                            count * sizeof(T), &error),
+                  error);
+  }
+
+  /* copy_from() of a vector's elements. */
+  template <class T>
+  void copy_from(const std::vector<T>& values) {
+    static_assert(!std::is_same<T, bool>::value, "use a std::vector<uint8_t> for bool tensors");
+    copy_from(values.data(), values.size());
+  }
+
   /* ---- queries ------------------------------------------------------------------------ */
 
   /* The described memory (data, device, ndim, dtype, shape, strides, byte_offset). The
@@ -930,23 +1073,23 @@ class Tensor {
 
   /* ---- typed element access ----------------------------------------------------------- */
 
-  /* A mutable typed view of the elements. Throws Error when the tensor is empty; when it is
-   * malformed (dlb_tensor_validate's status and message: possible only for a tensor taken with
-   * from_raw); when dtype_of<T>() differs from dtype() (DLB_ERR_INVALID_ARGUMENT, naming both dtypes); when the
-   * tensor is READ_ONLY (DLB_ERR_READ_ONLY: use cview<T>()); when its memory is not
-   * host-readable (DLB_ERR_UNSUPPORTED: copy() it to the CPU first). The view must not outlive
+  /* A mutable typed view of the elements, any strides. Throws Error with the core's status and
+   * message (dlb_tensor_host_elements) when the tensor is malformed (possible only for one taken
+   * with from_raw), when dtype_of<T>() is not its dtype, when its elements are packed below a
+   * byte, when it is READ_ONLY (use cview<T>()) or when its memory is not host-readable (copy()
+   * it to the CPU first); DLB_ERR_CLOSED when this Tensor is empty. The view must not outlive
    * the memory (see BasicTensorView). */
   template <class T>
   TensorView<T> view() {
     static_assert(!std::is_const<T>::value, "use cview<T>() for const access");
-    check_view(dtype_of<T>(), true);
+    check_view(dtype_of<T>(), DLB_ACCESS_WRITE);
     return TensorView<T>(dl_tensor());
   }
 
   /* A read-only typed view; the same checks as view<T>() except READ_ONLY, which is allowed. */
   template <class T>
   ConstTensorView<T> cview() const {
-    check_view(dtype_of<T>(), false);
+    check_view(dtype_of<T>(), DLB_ACCESS_READ);
     return ConstTensorView<T>(dl_tensor());
   }
 
@@ -954,8 +1097,10 @@ class Tensor {
   void swap(Tensor& other) noexcept { std::swap(ptr_, other.ptr_); }
 
  private:
+  // An empty Tensor was released, moved from or reset: the closed-object error every binding
+  // reports.
   DLManagedTensorVersioned* require() const {
-    if (ptr_ == nullptr) throw Error(DLB_ERR_INVALID_ARGUMENT, "dlbridge::Tensor is empty");
+    if (ptr_ == nullptr) throw Error(DLB_ERR_CLOSED, DLB_CLOSED_MESSAGE);
     return ptr_;
   }
 
@@ -979,26 +1124,16 @@ class Tensor {
     return static_cast<std::size_t>(axis);
   }
 
-  void check_view(DType wanted, bool writable) const {
-    // Validated first, so that every in-range index lands inside the tensor's memory even for a
-    // tensor taken with from_raw.
+  // The core's typed-access check (dlb_tensor_host_elements) for a strided view: validation,
+  // so that every in-range index lands inside the tensor's memory even for a tensor taken with
+  // from_raw; the dtype; host-readable memory; READ_ONLY for a mutable view.
+  void check_view(DType wanted, uint32_t access) const {
+    void* data = nullptr;
+    int64_t count = 0;
     dlb_error error{};
-    detail::check(dlb_tensor_validate(&dl_tensor(), flags(), &error), error);
-    const DType have = dtype();
-    if (have != wanted) {
-      throw Error(DLB_ERR_INVALID_ARGUMENT, "requested element type " + wanted.to_string() +
-                                                " does not match the tensor's dtype " +
-                                                have.to_string());
-    }
-    if (writable && read_only()) {
-      throw Error(DLB_ERR_READ_ONLY,
-                  "cannot make a mutable view of a READ_ONLY tensor (use cview<T>())");
-    }
-    if (!host_readable()) {
-      throw Error(DLB_ERR_UNSUPPORTED, "cannot view a tensor on " + device().name() +
-                                           " from the host: its memory is not host-readable "
-                                           "(copy it to the CPU first)");
-    }
+    detail::check(dlb_tensor_host_elements(require(), wanted.dl(), access | DLB_ACCESS_ANY_LAYOUT,
+                                           &data, &count, &error),
+                  error);
   }
 
   template <class Fn>

@@ -184,6 +184,8 @@ static void* Swig_malloc(int c) {
 #include <stdint.h>
 #include <string.h>
 #include "dlbridge/dlbridge.h"
+#include "dlbx_pack.h"
+#include "dlbx_release.h"
 
 
 #include <stdint.h>		// Use the C99 official header
@@ -239,6 +241,9 @@ static void dlbx_go_error_free(int64_t result) {
 #define DLB_ARRAY_SET_I8(a, n, src) memcpy((a).array, (src), (size_t)(n))
 
 
+#define DLBX_RELEASE_FN dlbx_release
+
+
 #define DLB_CHECK_ARRAY(input, max, what, null_value)                                  \
   do {                                                                                 \
     int64_t length_ = DLB_ARRAY_LENGTH(input);                                         \
@@ -262,6 +267,30 @@ static void dlbx_go_error_free(int64_t result) {
       return null_value;                                                                    \
     }                                                                                       \
   } while (0)
+
+
+/* dlb_tensor_wrap_buffer over the fields of a DLTensor: `data` (an address or a device handle)
+ * of which `buffer_size` bytes may be reached, shape and strides (null: compact row-major) as
+ * arrays, device and dtype packed. Ownership: on success the new tensor owns the memory and
+ * `release_token` comes back exactly once through the release engine when its last reference
+ * is freed; on error nothing changed hands and the token is the caller's. */
+static dlb_status dlbx_tensor_wrap(void* data, uint64_t buffer_size, int32_t ndim,
+                                   const int64_t* shape, const int64_t* strides, DLDevice device,
+                                   DLDataType dtype, uint64_t byte_offset, uint64_t flags,
+                                   int64_t release_token, DLManagedTensorVersioned** out,
+                                   dlb_error* error) {
+  DLTensor t;
+  t.data = data;
+  t.device = device;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  t.shape = (int64_t*)(intptr_t)shape;
+  t.strides = (int64_t*)(intptr_t)strides;
+  t.byte_offset = byte_offset;
+  return dlb_tensor_wrap_buffer(&t, buffer_size, flags,
+                                release_token != 0 ? DLBX_RELEASE_FN : NULL,
+                                (void*)(intptr_t)release_token, out, error);
+}
 
 
 /* Fields of the managed struct: C reads them in place, a target language holds only the
@@ -903,9 +932,7 @@ long long _wrap_dlb_dtype_parse_capi_4312ecef83334e91(_gostring_ _swig_go_0, _go
   
   {
     DLDataType value_ = *arg2;
-    int32_t packed_ = (int32_t)((uint32_t)value_.code | ((uint32_t)value_.bits << 8) |
-      ((uint32_t)value_.lanes << 16));
-    DLB_ARRAY_SET_I32(_swig_go_1, 1, &packed_);
+    int32_t packed_ = dlbx_pack_dtype(value_); DLB_ARRAY_SET_I32(_swig_go_1, 1, &packed_);
   }
   
   
@@ -927,11 +954,7 @@ long long _wrap_dlb_dtype_format_capi_4312ecef83334e91(intgo _swig_go_0, _goslic
   dlb_err_.message[0] = '\0';
   arg4 = &dlb_err_;
   
-  
-  (&arg1)->code = (uint8_t)(_swig_go_0 & 0xff);
-  (&arg1)->bits = (uint8_t)((_swig_go_0 >> 8) & 0xff);
-  (&arg1)->lanes = (uint16_t)(((uint32_t)_swig_go_0 >> 16) & 0xffff);
-  
+  arg1 = dlbx_unpack_dtype((int32_t)_swig_go_0); 
   
   DLB_CHECK_ARRAY(_swig_go_1, DLB_ERROR_MESSAGE_SIZE, "the text buffer", _swig_go_result);
   arg3 = (uint64_t)DLB_ARRAY_LENGTH(_swig_go_1);
@@ -992,11 +1015,7 @@ long long _wrap_dlb_dtype_validate_capi_4312ecef83334e91(intgo _swig_go_0) {
   dlb_err_.message[0] = '\0';
   arg2 = &dlb_err_;
   
-  
-  (&arg1)->code = (uint8_t)(_swig_go_0 & 0xff);
-  (&arg1)->bits = (uint8_t)((_swig_go_0 >> 8) & 0xff);
-  (&arg1)->lanes = (uint16_t)(((uint32_t)_swig_go_0 >> 16) & 0xffff);
-  
+  arg1 = dlbx_unpack_dtype((int32_t)_swig_go_0); 
   
   result = (dlb_status)dlb_dtype_validate(arg1,arg2);
   
@@ -1015,11 +1034,7 @@ intgo _wrap_dlb_dtype_element_bits_capi_4312ecef83334e91(intgo _swig_go_0) {
   uint32_t result;
   intgo _swig_go_result;
   
-  
-  (&arg1)->code = (uint8_t)(_swig_go_0 & 0xff);
-  (&arg1)->bits = (uint8_t)((_swig_go_0 >> 8) & 0xff);
-  (&arg1)->lanes = (uint16_t)(((uint32_t)_swig_go_0 >> 16) & 0xffff);
-  
+  arg1 = dlbx_unpack_dtype((int32_t)_swig_go_0); 
   
   result = (uint32_t)dlb_dtype_element_bits(arg1);
   _swig_go_result = result; 
@@ -1032,11 +1047,7 @@ intgo _wrap_dlb_dtype_is_subbyte_capi_4312ecef83334e91(intgo _swig_go_0) {
   int result;
   intgo _swig_go_result;
   
-  
-  (&arg1)->code = (uint8_t)(_swig_go_0 & 0xff);
-  (&arg1)->bits = (uint8_t)((_swig_go_0 >> 8) & 0xff);
-  (&arg1)->lanes = (uint16_t)(((uint32_t)_swig_go_0 >> 16) & 0xffff);
-  
+  arg1 = dlbx_unpack_dtype((int32_t)_swig_go_0); 
   
   result = (int)dlb_dtype_is_subbyte(arg1);
   _swig_go_result = result; 
@@ -1049,11 +1060,7 @@ long long _wrap_dlb_dtype_element_size_capi_4312ecef83334e91(intgo _swig_go_0) {
   uint64_t result;
   long long _swig_go_result;
   
-  
-  (&arg1)->code = (uint8_t)(_swig_go_0 & 0xff);
-  (&arg1)->bits = (uint8_t)((_swig_go_0 >> 8) & 0xff);
-  (&arg1)->lanes = (uint16_t)(((uint32_t)_swig_go_0 >> 16) & 0xffff);
-  
+  arg1 = dlbx_unpack_dtype((int32_t)_swig_go_0); 
   
   result = (uint64_t)dlb_dtype_element_size(arg1);
   _swig_go_result = result; 
@@ -1076,11 +1083,7 @@ long long _wrap_dlb_dtype_storage_size_capi_4312ecef83334e91(intgo _swig_go_0, l
   dlb_err_.message[0] = '\0';
   arg5 = &dlb_err_;
   
-  
-  (&arg1)->code = (uint8_t)(_swig_go_0 & 0xff);
-  (&arg1)->bits = (uint8_t)((_swig_go_0 >> 8) & 0xff);
-  (&arg1)->lanes = (uint16_t)(((uint32_t)_swig_go_0 >> 16) & 0xffff);
-  
+  arg1 = dlbx_unpack_dtype((int32_t)_swig_go_0); 
   arg2 = (int64_t)_swig_go_1; 
   arg3 = (uint64_t)_swig_go_2; 
   
@@ -1141,10 +1144,7 @@ intgo _wrap_dlb_device_is_host_readable_capi_4312ecef83334e91(long long _swig_go
   int result;
   intgo _swig_go_result;
   
-  
-  (&arg1)->device_type = (DLDeviceType)(int32_t)((uint64_t)_swig_go_0 >> 32);
-  (&arg1)->device_id = (int32_t)(uint32_t)((uint64_t)_swig_go_0 & 0xffffffffu);
-  
+  arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
   
   result = (int)dlb_device_is_host_readable(arg1);
   _swig_go_result = result; 
@@ -1166,10 +1166,7 @@ long long _wrap_dlb_device_format_capi_4312ecef83334e91(long long _swig_go_0, _g
   dlb_err_.message[0] = '\0';
   arg4 = &dlb_err_;
   
-  
-  (&arg1)->device_type = (DLDeviceType)(int32_t)((uint64_t)_swig_go_0 >> 32);
-  (&arg1)->device_id = (int32_t)(uint32_t)((uint64_t)_swig_go_0 & 0xffffffffu);
-  
+  arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
   
   DLB_CHECK_ARRAY(_swig_go_1, DLB_ERROR_MESSAGE_SIZE, "the text buffer", _swig_go_result);
   arg3 = (uint64_t)DLB_ARRAY_LENGTH(_swig_go_1);
@@ -1231,9 +1228,7 @@ long long _wrap_dlb_device_parse_capi_4312ecef83334e91(_gostring_ _swig_go_0, _g
   
   {
     DLDevice value_ = *arg2;
-    int64_t packed_ = (int64_t)(((uint64_t)(uint32_t)value_.device_type << 32) |
-      (uint32_t)value_.device_id);
-    DLB_ARRAY_SET_I64(_swig_go_1, 1, &packed_);
+    int64_t packed_ = dlbx_pack_device(value_); DLB_ARRAY_SET_I64(_swig_go_1, 1, &packed_);
   }
   
   
@@ -1275,15 +1270,8 @@ long long _wrap_dlb_tensor_allocate_capi_4312ecef83334e91(long long _swig_go_0, 
   dlb_err_.message[0] = '\0';
   arg8 = &dlb_err_;
   
-  
-  (&arg1)->device_type = (DLDeviceType)(int32_t)((uint64_t)_swig_go_0 >> 32);
-  (&arg1)->device_id = (int32_t)(uint32_t)((uint64_t)_swig_go_0 & 0xffffffffu);
-  
-  
-  (&arg2)->code = (uint8_t)(_swig_go_1 & 0xff);
-  (&arg2)->bits = (uint8_t)((_swig_go_1 >> 8) & 0xff);
-  (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
-  
+  arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
+  arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
   
   DLB_CHECK_SHAPE_LENGTH(_swig_go_2, _swig_go_result);
   DLB_CHECK_ARRAY(_swig_go_2, DLB_MAX_NDIM, "shape", _swig_go_result);
@@ -2007,7 +1995,7 @@ long long _wrap_dlb_tensor_element_data_capi_4312ecef83334e91(long long _swig_go
 long long _wrap_dlb_tensor_host_elements_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
-  int arg3 ;
+  uint32_t arg3 ;
   void **arg4 = (void **) 0 ;
   int64_t *arg5 = (int64_t *) 0 ;
   dlb_error *arg6 = (dlb_error *) 0 ;
@@ -2022,12 +2010,8 @@ long long _wrap_dlb_tensor_host_elements_capi_4312ecef83334e91(long long _swig_g
   arg6 = &dlb_err_;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  (&arg2)->code = (uint8_t)(_swig_go_1 & 0xff);
-  (&arg2)->bits = (uint8_t)((_swig_go_1 >> 8) & 0xff);
-  (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
-  
-  arg3 = (int)_swig_go_2; 
+  arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
+  arg3 = (uint32_t)_swig_go_2; 
   
   if (DLB_ARRAY_LENGTH(_swig_go_3) < 1) {
     DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
@@ -2285,10 +2269,7 @@ long long _wrap_dlb_tensor_copy_capi_4312ecef83334e91(long long _swig_go_0, long
   arg4 = &dlb_err_;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  (&arg2)->device_type = (DLDeviceType)(int32_t)((uint64_t)_swig_go_1 >> 32);
-  (&arg2)->device_id = (int32_t)(uint32_t)((uint64_t)_swig_go_1 & 0xffffffffu);
-  
+  arg2 = dlbx_unpack_device((int64_t)_swig_go_1); 
   
   result = (dlb_status)dlb_tensor_copy((struct DLManagedTensorVersioned const *)arg1,arg2,arg3,arg4);
   
@@ -2347,11 +2328,7 @@ long long _wrap_dlb_tensor_copy_to_host_capi_4312ecef83334e91(long long _swig_go
   arg5 = &dlb_err_;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  (&arg2)->code = (uint8_t)(_swig_go_1 & 0xff);
-  (&arg2)->bits = (uint8_t)((_swig_go_1 >> 8) & 0xff);
-  (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
-  
+  arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
   arg3 = (void *)(intptr_t)_swig_go_2; 
   arg4 = (uint64_t)_swig_go_3; 
   
@@ -2382,11 +2359,7 @@ long long _wrap_dlb_tensor_copy_from_host_capi_4312ecef83334e91(long long _swig_
   arg5 = &dlb_err_;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  (&arg2)->code = (uint8_t)(_swig_go_1 & 0xff);
-  (&arg2)->bits = (uint8_t)((_swig_go_1 >> 8) & 0xff);
-  (&arg2)->lanes = (uint16_t)(((uint32_t)_swig_go_1 >> 16) & 0xffff);
-  
+  arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
   arg3 = (void *)(intptr_t)_swig_go_2; 
   arg4 = (uint64_t)_swig_go_3; 
   
@@ -2419,10 +2392,7 @@ long long _wrap_dlb_tensor_copy_async_capi_4312ecef83334e91(long long _swig_go_0
   arg5 = &dlb_err_;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  (&arg2)->device_type = (DLDeviceType)(int32_t)((uint64_t)_swig_go_1 >> 32);
-  (&arg2)->device_id = (int32_t)(uint32_t)((uint64_t)_swig_go_1 & 0xffffffffu);
-  
+  arg2 = dlbx_unpack_device((int64_t)_swig_go_1); 
   arg3 = (void *)(intptr_t)_swig_go_2; 
   
   result = (dlb_status)dlb_tensor_copy_async((struct DLManagedTensorVersioned const *)arg1,arg2,arg3,arg4,arg5);
@@ -2481,10 +2451,7 @@ long long _wrap_dlb_device_synchronize_capi_4312ecef83334e91(long long _swig_go_
   dlb_err_.message[0] = '\0';
   arg3 = &dlb_err_;
   
-  
-  (&arg1)->device_type = (DLDeviceType)(int32_t)((uint64_t)_swig_go_0 >> 32);
-  (&arg1)->device_id = (int32_t)(uint32_t)((uint64_t)_swig_go_0 & 0xffffffffu);
-  
+  arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
   arg2 = (void *)(intptr_t)_swig_go_1; 
   
   result = (dlb_status)dlb_device_synchronize(arg1,arg2,arg3);
@@ -2595,9 +2562,7 @@ long long _wrap_dlb_cuda_pointer_device_capi_4312ecef83334e91(long long _swig_go
   
   {
     DLDevice value_ = *arg2;
-    int64_t packed_ = (int64_t)(((uint64_t)(uint32_t)value_.device_type << 32) |
-      (uint32_t)value_.device_id);
-    DLB_ARRAY_SET_I64(_swig_go_1, 1, &packed_);
+    int64_t packed_ = dlbx_pack_device(value_); DLB_ARRAY_SET_I64(_swig_go_1, 1, &packed_);
   }
   
   return _swig_go_result;
@@ -2847,6 +2812,118 @@ long long _wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(long long _swig
 }
 
 
+long long _wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
+  void *arg1 = (void *) 0 ;
+  uint64_t arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  DLDevice arg6 ;
+  DLDataType arg7 ;
+  uint64_t arg8 ;
+  uint64_t arg9 ;
+  int64_t arg10 ;
+  DLManagedTensorVersioned **arg11 = (DLManagedTensorVersioned **) 0 ;
+  dlb_error *arg12 = (dlb_error *) 0 ;
+  int64_t shape_tmp3[DLB_MAX_NDIM] ;
+  int64_t strides_tmp5[DLB_MAX_NDIM] ;
+  DLManagedTensorVersioned *out_tmp11 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg11 = &out_tmp11;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg12 = &dlb_err_;
+  
+  arg1 = (void *)(intptr_t)_swig_go_0; 
+  arg2 = (uint64_t)_swig_go_1; 
+  
+  DLB_CHECK_SHAPE_LENGTH(_swig_go_2, _swig_go_result);
+  DLB_CHECK_ARRAY(_swig_go_2, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg3 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_2);
+  if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
+  arg4 = shape_tmp3;
+  
+  
+  arg5 = NULL;
+  if (DLB_ARRAY_LENGTH(_swig_go_3) >= 0) {
+    if (DLB_ARRAY_LENGTH(_swig_go_3) != (int64_t)arg3) {
+      DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
+      return _swig_go_result;
+    }
+    if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_3, arg3, strides_tmp5);
+    arg5 = strides_tmp5;
+  }
+  
+  arg6 = dlbx_unpack_device((int64_t)_swig_go_4); 
+  arg7 = dlbx_unpack_dtype((int32_t)_swig_go_5); 
+  arg8 = (uint64_t)_swig_go_6; 
+  arg9 = (uint64_t)_swig_go_7; 
+  arg10 = (int64_t)_swig_go_8; 
+  
+  result = (dlb_status)dlbx_tensor_wrap(arg1,arg2,arg3,(long const *)arg4,(long const *)arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg11;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_tensor_free_capi_4312ecef83334e91(long long _swig_go_0) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  result = (int64_t)dlbx_tensor_free(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_dlbx_release_drain_capi_4312ecef83334e91(_goslice_ _swig_go_0) {
+  int32_t arg1 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  int64_t values_tmp1[DLB_MAX_NDIM] ;
+  int32_t result;
+  intgo _swig_go_result;
+  
+  
+  DLB_CHECK_ARRAY(_swig_go_0, DLB_MAX_NDIM, "the output array", _swig_go_result);
+  arg1 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_0);
+  arg2 = values_tmp1;
+  
+  
+  result = (int32_t)dlbx_release_drain(arg1,arg2);
+  _swig_go_result = result; 
+  
+  if (arg1 > 0) DLB_ARRAY_SET_I64(_swig_go_0, arg1, arg2);
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_release_queued_capi_4312ecef83334e91() {
+  int64_t *result = 0 ;
+  long long _swig_go_result;
+  
+  
+  result = (int64_t *)dlbx_release_queued();
+  _swig_go_result = (int64_t)(intptr_t)result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t result;
@@ -2868,9 +2945,7 @@ intgo _wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(long long _swig_go_0) {
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
   
   result = dlbx_tensor_dtype((struct DLManagedTensorVersioned const *)arg1);
-  
-  _swig_go_result = (int32_t)((uint32_t)(&result)->code | ((uint32_t)(&result)->bits << 8) | ((uint32_t)(&result)->lanes << 16));
-  
+  _swig_go_result = dlbx_pack_dtype(result); 
   return _swig_go_result;
 }
 
@@ -2883,9 +2958,7 @@ long long _wrap_dlbx_tensor_device_capi_4312ecef83334e91(long long _swig_go_0) {
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
   
   result = dlbx_tensor_device((struct DLManagedTensorVersioned const *)arg1);
-  
-  _swig_go_result = (int64_t)(((uint64_t)(uint32_t)(&result)->device_type << 32) | (uint32_t)(&result)->device_id);
-  
+  _swig_go_result = dlbx_pack_device(result); 
   return _swig_go_result;
 }
 

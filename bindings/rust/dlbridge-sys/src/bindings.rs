@@ -24,6 +24,9 @@ pub const DLB_CLOSED_MESSAGE: &[u8; 21usize] = b"the tensor is closed\0";
 pub const DLB_DTYPE_NAME_SIZE: i32 = 40;
 pub const DLB_DEVICE_NAME_SIZE: i32 = 48;
 pub const DLB_CPU_ALIGNMENT: i32 = 256;
+pub const DLB_ACCESS_READ: i32 = 0;
+pub const DLB_ACCESS_WRITE: i32 = 1;
+pub const DLB_ACCESS_ANY_LAYOUT: i32 = 2;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -534,7 +537,7 @@ extern "C" {
     pub fn dlb_tensor_host_elements(
         tensor: *const DLManagedTensorVersioned,
         dtype: DLDataType,
-        writable: ::std::os::raw::c_int,
+        access: u32,
         out_data: *mut *mut ::std::os::raw::c_void,
         out_count: *mut i64,
         error: *mut dlb_error,
