@@ -31,6 +31,9 @@ pub mod status {
     pub const DEVICE: i32 = ffi::DLB_ERR_DEVICE;
     /// The device's runtime or hardware is not available in this process.
     pub const DEVICE_UNAVAILABLE: i32 = ffi::DLB_ERR_DEVICE_UNAVAILABLE;
+    /// An object was used after it was closed. Rust's ownership rules this out at compile
+    /// time for [`Tensor`](crate::Tensor); other bindings report it with this status.
+    pub const CLOSED: i32 = ffi::DLB_ERR_CLOSED;
 }
 
 /// An error reported by dlbridge (or by this binding's own checks): a status code from

@@ -116,11 +116,15 @@
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+mod access;
+mod create;
 mod device;
 mod dtype;
 mod element;
 mod error;
+mod exchange;
 mod tensor;
+mod views;
 
 /// The raw C API (`dlbridge-sys`), for calls this crate does not wrap.
 pub use dlbridge_sys as ffi;
@@ -129,7 +133,10 @@ pub use device::{cuda, opencl, Stream};
 pub use dtype::{device_type, dtype_code, DType, Device};
 pub use element::{Bf16, Element, F16};
 pub use error::{status, status_name, Error, Result};
-pub use tensor::{flags, ExportError, RawParts, Slice, Tensor};
+pub use create::RawParts;
+pub use exchange::ExportError;
+pub use tensor::{flags, Tensor};
+pub use views::Slice;
 
 /// The number of dlbridge tensors alive in this process (`dlb_tensor_live_count`), across all
 /// threads and languages: for leak checks.

@@ -290,12 +290,13 @@ fn from_vec_errors_drop_the_vec_once() {
     unsafe impl dlbridge::Element for Counted {
         const DTYPE: DType = DType::FLOAT32;
     }
-    // Length mismatch: refused before anything is handed to C; the Vec is simply dropped.
+    // A shape beyond the vector: the C library refuses it before it builds anything (its
+    // buffer check), the Vec is dropped here, once.
     let err = Tensor::from_vec(vec![Counted(1.0); 5], &[2, 3]).unwrap_err();
     assert_eq!(err.status(), status::INVALID_ARGUMENT);
     assert_eq!(
         err.message(),
-        "shape [2, 3] holds 6 elements but the data has 5"
+        "the tensor's elements reach bytes [0, 24) of a buffer of 20 bytes"
     );
     let err = Tensor::from_vec(vec![0.0f32; 0], &[-1]).unwrap_err();
     assert_eq!(

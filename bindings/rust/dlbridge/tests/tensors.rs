@@ -133,9 +133,9 @@ fn misuse_returns_errors() {
     // Wrong element type.
     let e = t.as_slice::<f64>().unwrap_err();
     assert_eq!(e.status(), status::INVALID_ARGUMENT);
-    assert_eq!(e.message(), "tensor has dtype float32, not float64 (f64)");
+    assert_eq!(e.message(), "the tensor holds float32 elements, not float64");
     let e = t.as_slice::<i32>().unwrap_err();
-    assert_eq!(e.message(), "tensor has dtype float32, not int32 (i32)");
+    assert_eq!(e.message(), "the tensor holds float32 elements, not int32");
     // Exclusive: writable.
     t.as_mut_slice::<f32>().unwrap()[0] = 10.0;
     // Read-only share: no mutable slice, no copy into it.
@@ -153,7 +153,7 @@ fn misuse_returns_errors() {
     assert_eq!(e.status(), status::INVALID_ARGUMENT);
     assert_eq!(
         e.message(),
-        "tensor memory is shared with other tensors (a view, a share or an import); copy it (copy_to) or use the unsafe as_mut_slice_aliased"
+        "tensor memory is shared with other tensors (a view, a share or an import); copy it (copy_to) or use the unsafe *_aliased variant"
     );
     // ...but through the unsafe escape hatch, when the caller orders the accesses.
     unsafe { t.as_mut_slice_aliased::<f32>() }.unwrap()[1] = 20.0;
@@ -285,4 +285,43 @@ fn exclusivity_follows_the_c_reference_count() {
     let legacy = back.into_raw_legacy().unwrap();
     let l = unsafe { Tensor::from_raw_legacy(legacy) }.unwrap();
     assert!(!l.is_exclusive());
+}
+
+#[test]
+fn copies_to_and_from_rust_data_work_for_every_layout() {
+    let _g = LiveGuard::new();
+    let t = Tensor::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), &[3, 4]).unwrap();
+    // x[::-1, ::2]: negative and step strides, one core call.
+    let v = t.slice(&[Slice::step(-1), Slice::step(2)]).unwrap();
+    assert_eq!(v.to_vec::<f32>().unwrap(), vec![8.0, 10.0, 4.0, 6.0, 0.0, 2.0]);
+    assert_eq!(
+        v.to_vec::<i32>().unwrap_err().message(),
+        "the tensor holds float32 elements, not int32"
+    );
+    // Into a transposed view of shared memory: the unsafe aliased variant, then the base reads
+    // back in its own order.
+    let mut tr = t.transpose().unwrap();
+    let values: Vec<f32> = (100..112).map(|i| i as f32).collect();
+    assert_eq!(
+        tr.copy_from_slice(&values).unwrap_err().status(),
+        status::INVALID_ARGUMENT
+    );
+    // SAFETY: nothing else reads or writes the memory during the call.
+    unsafe { tr.copy_from_slice_aliased(&values) }.unwrap();
+    assert_eq!(
+        t.to_vec::<f32>().unwrap(),
+        vec![100.0, 103.0, 106.0, 109.0, 101.0, 104.0, 107.0, 110.0, 102.0, 105.0, 108.0, 111.0]
+    );
+    // SAFETY: as above.
+    let e = unsafe { tr.copy_from_slice_aliased(&values[..5]) }.unwrap_err();
+    assert_eq!(e.status(), status::INVALID_ARGUMENT);
+    assert_eq!(
+        e.message(),
+        "the buffer holds 20 bytes but the tensor's 12 float32 elements take 48"
+    );
+    // from_slice checks the count through the same core call.
+    assert_eq!(
+        Tensor::from_slice(&[1.0f32; 5], &[2, 3]).unwrap_err().message(),
+        "the buffer holds 20 bytes but the tensor's 6 float32 elements take 24"
+    );
 }

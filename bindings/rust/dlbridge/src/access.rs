@@ -1,0 +1,189 @@
+//! Element access on the host: slices over contiguous memory, copies of any layout to and from
+//! Rust data.
+
+use crate::error::{status, Error, ErrorBuf, Result};
+use crate::{Element, Tensor};
+use dlbridge_sys as ffi;
+use std::ffi::c_void;
+use std::mem::{align_of, size_of};
+use std::ptr::{self, NonNull};
+
+impl Tensor {
+    /// The host address and element count of a C-contiguous, host-readable tensor of `T`'s
+    /// dtype, aligned for `T`, whose bytes are valid `T`s: the checks before a slice is handed
+    /// out. The dtype, readability, layout (and READ_ONLY when `writable`) are the C library's
+    /// one rule for typed access (`dlb_tensor_host_elements`, with its messages); the alignment
+    /// of `T` and the validity of its bytes are Rust's own.
+    fn host_elements<T: Element>(&self, writable: bool) -> Result<(*mut T, usize)> {
+        let access = if writable {
+            ffi::DLB_ACCESS_WRITE as u32
+        } else {
+            ffi::DLB_ACCESS_READ as u32
+        };
+        let (mut data, mut count) = (ptr::null_mut(), 0i64);
+        let err = ErrorBuf::new();
+        // SAFETY: a valid tensor; out pointers and error buffer valid for writes.
+        err.check(unsafe {
+            ffi::dlb_tensor_host_elements(
+                self.raw(),
+                T::DTYPE.into(),
+                access,
+                &mut data,
+                &mut count,
+                err.as_mut_ptr(),
+            )
+        })?;
+        let n = count as usize;
+        if n == 0 {
+            return Ok((NonNull::dangling().as_ptr(), 0));
+        }
+        if data as usize % align_of::<T>() != 0 {
+            return Err(Error::new(
+                status::LAYOUT,
+                format!(
+                    "first element is not aligned to {} bytes for {}",
+                    align_of::<T>(),
+                    std::any::type_name::<T>()
+                ),
+            ));
+        }
+        // SAFETY: dlb_tensor_host_elements vouches for n readable elements of T's dtype
+        // (size_of::<T>() bytes each, the `Element` promise) at `data`, which live as long as
+        // self.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), n * size_of::<T>()) };
+        check_valid::<T>(bytes)?;
+        Ok((data.cast::<T>(), n))
+    }
+
+    /// The elements as a slice, in C order. Errors: another dtype than `T`'s, memory the host
+    /// cannot read (`DLB_ERR_UNSUPPORTED`), a non-C-contiguous layout (`DLB_ERR_LAYOUT`: use
+    /// [`copy_to`](Tensor::copy_to) first), a misaligned first element, and for `bool`, bytes
+    /// other than 0 and 1.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+        let (data, n) = self.host_elements::<T>(false)?;
+        // SAFETY: n valid, aligned elements of T at data (host_elements); the memory lives as
+        // long as self; safe code cannot write it while this borrow of self lasts (writes need
+        // &mut access to an exclusive tensor, and this tensor is borrowed).
+        Ok(unsafe { std::slice::from_raw_parts(data, n) })
+    }
+
+    /// The elements as a mutable slice. Besides the checks of [`as_slice`](Tensor::as_slice),
+    /// refused with `DLB_ERR_INVALID_ARGUMENT` while the memory is shared with other tensors
+    /// ([`is_exclusive`](Tensor::is_exclusive) is false; see
+    /// [`as_mut_slice_aliased`](Tensor::as_mut_slice_aliased)) and with `DLB_ERR_READ_ONLY` for
+    /// a READ_ONLY tensor.
+    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
+        if !self.is_exclusive() {
+            return Err(Error::new(status::INVALID_ARGUMENT, SHARED_MESSAGE));
+        }
+        // SAFETY: the only holder of the memory, and &mut self excludes every other borrow of
+        // this handle, so no holder can appear while the slice lives (see is_exclusive).
+        unsafe { self.as_mut_slice_aliased() }
+    }
+
+    /// [`as_mut_slice`](Tensor::as_mut_slice) without the exclusivity check: for writing through
+    /// a view or share.
+    ///
+    /// # Safety
+    /// While the returned slice lives, no other tensor (view, share, foreign holder) over the
+    /// same memory may be read or written, on any thread.
+    pub unsafe fn as_mut_slice_aliased<T: Element>(&mut self) -> Result<&mut [T]> {
+        let (data, n) = self.host_elements::<T>(true)?;
+        // SAFETY: as as_slice, plus writable memory (host_elements refused READ_ONLY) and the
+        // caller's (or as_mut_slice's) guarantee that nothing else accesses it.
+        Ok(unsafe { std::slice::from_raw_parts_mut(data, n) })
+    }
+
+    /// The elements in C order as a new `Vec`, whatever the strides and the device (one copy,
+    /// `dlb_tensor_copy_to_host`). Errors: another dtype than `T`'s (the C library's message),
+    /// a device without a backend, and for `bool`, bytes other than 0 and 1.
+    ///
+    /// ```
+    /// let t = dlbridge::Tensor::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// assert_eq!(t.transpose()?.to_vec::<i32>()?, vec![1, 4, 2, 5, 3, 6]);
+    /// # Ok::<(), dlbridge::Error>(())
+    /// ```
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let n = self.numel();
+        let mut out = Vec::<T>::with_capacity(n);
+        let err = ErrorBuf::new();
+        // SAFETY: `out` has room for n elements of T, size_of::<T>() bytes each; the C library
+        // writes exactly the tensor's n elements (it checks the byte count and the dtype).
+        err.check(unsafe {
+            ffi::dlb_tensor_copy_to_host(
+                self.raw(),
+                T::DTYPE.into(),
+                out.as_mut_ptr().cast::<c_void>(),
+                (n * size_of::<T>()) as u64,
+                err.as_mut_ptr(),
+            )
+        })?;
+        // SAFETY: n elements' bytes were written above.
+        let bytes = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), n * size_of::<T>()) };
+        check_valid::<T>(bytes)?;
+        // SAFETY: n initialised elements, each a valid T (checked above).
+        unsafe { out.set_len(n) };
+        Ok(out)
+    }
+
+    /// Copies `data` (C order) into the tensor, whatever its strides and device
+    /// (`dlb_tensor_copy_from_host`): exactly [`numel`](Tensor::numel) elements of the tensor's
+    /// dtype into a tensor that is not READ_ONLY, each checked by the C library with its
+    /// message. Like [`as_mut_slice`](Tensor::as_mut_slice), refused while the memory is
+    /// shared with other tensors (see [`copy_from_slice_aliased`](Tensor::copy_from_slice_aliased)).
+    ///
+    /// ```
+    /// let mut t = dlbridge::Tensor::zeros::<f32>(&[2, 2])?;
+    /// t.copy_from_slice(&[1.0f32, 2.0, 3.0, 4.0])?;
+    /// assert_eq!(t.as_slice::<f32>()?, &[1.0, 2.0, 3.0, 4.0]);
+    /// # Ok::<(), dlbridge::Error>(())
+    /// ```
+    pub fn copy_from_slice<T: Element>(&mut self, data: &[T]) -> Result<()> {
+        if !self.is_exclusive() {
+            return Err(Error::new(status::INVALID_ARGUMENT, SHARED_MESSAGE));
+        }
+        // SAFETY: the only holder of the memory, borrowed mutably.
+        unsafe { self.copy_from_slice_aliased(data) }
+    }
+
+    /// [`copy_from_slice`](Tensor::copy_from_slice) into memory other tensors share (a view or a
+    /// share), without the exclusivity check.
+    ///
+    /// # Safety
+    /// While the call runs, no other tensor over the same memory is read or written, on any
+    /// thread.
+    pub unsafe fn copy_from_slice_aliased<T: Element>(&mut self, data: &[T]) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: `data` holds data.len() elements of T for the call; the C library reads
+        // exactly that many bytes (or refuses the count) and copies overlapping memory as if
+        // through a temporary; the caller vouches for access to the destination.
+        err.check(unsafe {
+            ffi::dlb_tensor_copy_from_host(
+                self.raw(),
+                T::DTYPE.into(),
+                data.as_ptr().cast::<c_void>(),
+                std::mem::size_of_val(data) as u64,
+                err.as_mut_ptr(),
+            )
+        })
+    }
+}
+
+/// Why safe code may not write memory that other tensors share.
+pub(crate) const SHARED_MESSAGE: &str = "tensor memory is shared with other tensors (a view, a \
+     share or an import); copy it (copy_to) or use the unsafe *_aliased variant";
+
+/// Rust's own rule for handing out `T`s: their bytes must be valid values of `T` (for `bool`,
+/// 0 or 1).
+fn check_valid<T: Element>(bytes: &[u8]) -> Result<()> {
+    if T::valid_bytes(bytes) {
+        return Ok(());
+    }
+    Err(Error::new(
+        status::INVALID_ARGUMENT,
+        format!(
+            "tensor holds bytes that are not valid {}",
+            std::any::type_name::<T>()
+        ),
+    ))
+}
