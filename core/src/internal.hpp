@@ -228,6 +228,18 @@ int apply_offset(const DLTensor* tensor, const Geometry& geometry, int64_t delta
 // the one registered for its device type now. NULL if there is none.
 Backend* acquire_tensor_backend(const DLManagedTensorVersioned* tensor);
 
+// The memory dlb_tensor_allocate reserves for a tensor: checks the device, the flags (no
+// IS_COPIED) and the layout, and writes the offset of the first element from the start of the
+// memory (what negative strides reach before it) and the bytes to reserve.
+int allocation_layout(DLDevice device, DLDataType dtype, int32_t ndim, const int64_t* shape,
+                      const int64_t* strides, uint64_t flags, uint64_t* byte_offset,
+                      uint64_t* nbytes, dlb_error* error);
+
+// The release context of the memory behind `tensor` (itself, or the tensor its view or share
+// came from) when that memory was wrapped with `release`; NULL otherwise. How a part of the
+// library recognises memory it wrapped itself (shareable segments).
+void* release_context(const DLManagedTensorVersioned* tensor, dlb_release_fn release);
+
 // ---- copies -------------------------------------------------------------------------------
 
 // Copies the elements of `src` into `dst` (same shape and dtype, both validated: `gd` and `gs`

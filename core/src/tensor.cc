@@ -322,6 +322,35 @@ Backend* acquire_tensor_backend(const DLManagedTensorVersioned* tensor) {
   return acquire_backend(tensor->dl_tensor.device.device_type);
 }
 
+int allocation_layout(DLDevice device, DLDataType dtype, int32_t ndim, const int64_t* shape,
+                      const int64_t* strides, uint64_t flags, uint64_t* byte_offset,
+                      uint64_t* nbytes, dlb_error* error) {
+  int status = check_device(device, error);
+  if (status != DLB_OK) return status;
+  if ((flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "flag IS_COPIED cannot be requested for a new allocation");
+  }
+  Geometry g{};
+  status = compute_geometry(ndim, shape, strides, dtype, flags, 0, &g, error);
+  if (status != DLB_OK) return status;
+  // With negative strides the first element sits after the memory the others reach back to.
+  *byte_offset = g.begin_bits < 0 ? static_cast<uint64_t>((-g.begin_bits + 7) / 8) : 0;
+  *nbytes = g.span_bits == 0
+                ? 0
+                : (*byte_offset * 8 + static_cast<uint64_t>(g.begin_bits) + g.span_bits + 7) / 8;
+  return DLB_OK;
+}
+
+void* release_context(const DLManagedTensorVersioned* tensor, dlb_release_fn release) {
+  Block* block = block_of(const_cast<DLManagedTensorVersioned*>(tensor));
+  if (block != nullptr && block->parent != nullptr) block = block->parent;
+  if (block == nullptr || block->owner != Owner::kRelease || block->source.release.fn != release) {
+    return nullptr;
+  }
+  return block->source.release.ctx;
+}
+
 }  // namespace dlb
 
 extern "C" {
@@ -331,19 +360,10 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
                                 DLManagedTensorVersioned** out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
-  int status = dlb::check_device(device, error);
+  uint64_t byte_offset = 0, nbytes = 0;
+  int status = dlb::allocation_layout(device, dtype, ndim, shape, strides, flags, &byte_offset,
+                                      &nbytes, error);
   if (status != DLB_OK) return status;
-  if ((flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "flag IS_COPIED cannot be requested for a new allocation");
-  }
-  dlb::Geometry g{};
-  status = dlb::compute_geometry(ndim, shape, strides, dtype, flags, 0, &g, error);
-  if (status != DLB_OK) return status;
-  // With negative strides the first element sits after the memory the others reach back to.
-  const uint64_t byte_offset = g.begin_bits < 0 ? static_cast<uint64_t>((-g.begin_bits + 7) / 8) : 0;
-  const uint64_t nbytes =
-      g.span_bits == 0 ? 0 : (byte_offset * 8 + static_cast<uint64_t>(g.begin_bits) + g.span_bits + 7) / 8;
 
   if (device.device_type == kDLCPU) {
     // The first element is at an aligned address (data, once the offset is folded into it);

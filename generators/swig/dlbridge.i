@@ -304,6 +304,15 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %ignore dlb_exchange_allocator;
 %ignore dlb_tensor_wrap;
 %ignore dlb_tensor_wrap_buffer;
+/* Channels between processes reach the bindings with their own typemaps (not yet). */
+%ignore dlb_channel_listen;
+%ignore dlb_channel_accept;
+%ignore dlb_channel_connect;
+%ignore dlb_channel_allow_uid;
+%ignore dlb_channel_peer;
+%ignore dlb_channel_send;
+%ignore dlb_channel_receive;
+%ignore dlb_channel_close;
 /* Struct outputs: dlb_version_string gives the library version. */
 %ignore dlb_get_version;
 /* An output array sized by ndim, not by a capacity; the core applies it inside allocate. */

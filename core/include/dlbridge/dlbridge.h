@@ -770,6 +770,93 @@ DLB_API dlb_status dlb_opencl_device_name(int32_t device_id, char* buffer, uint6
 DLB_API dlb_status dlb_opencl_queue_handshake(void* producer_queue, void* consumer_queue,
                                               dlb_error* error);
 
+/* ========================================================================================== */
+/* Sharing tensors across processes                                                           */
+/* ========================================================================================== */
+/* A tensor in shareable memory can be sent to another process over a channel (a Unix domain
+ * socket) without copying: the memory's file descriptor travels with SCM_RIGHTS beside a
+ * versioned descriptor of the tensor, and the receiver maps the same memory. Host memory is a
+ * memfd mapped MAP_SHARED and sealed against shrinking and growing, so no process can ever see
+ * the segment shrink under its mapping; it has no name in any file system (nothing in
+ * /dev/shm). The memory lives while any process maps it or holds its descriptor (the kernel's
+ * count): a process that exits or is killed leaks nothing once the others release it.
+ * A received tensor is an ordinary dlbridge tensor (every function works on it; its deleter
+ * unmaps and closes), and is itself shareable: it can be sent on.
+ * Linux only; elsewhere these functions return DLB_ERR_UNSUPPORTED. Shareable CUDA memory is not
+ * implemented yet (DLB_ERR_UNSUPPORTED). */
+
+/* Allocates like dlb_tensor_allocate, in memory another process can map (see above): on kDLCPU
+ * a sealed memfd, zero-filled, the first element DLB_CPU_ALIGNMENT-aligned.
+ * Ownership: on success the caller owns *out; on error nothing is allocated or left open. */
+DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dtype, int32_t ndim,
+                                                 const int64_t* shape, const int64_t* strides,
+                                                 uint64_t flags, DLManagedTensorVersioned** out,
+                                                 dlb_error* error);
+
+/* 1 if `tensor`'s memory is shareable: made by dlb_tensor_allocate_shareable, received from a
+ * channel, or a view or share of one of those. */
+DLB_API int dlb_tensor_is_shareable(const DLManagedTensorVersioned* tensor);
+
+/* A channel: one end of a connection between two processes, or a listener that accepts them.
+ * Safe to use from one thread at a time; different channels from any threads. */
+typedef struct dlb_channel dlb_channel;
+
+/* Listens at `path`, a Unix domain socket the call creates with mode 0600. Its folder must be
+ * one only the calling user can enter: the call creates it (mode 0700) when it does not exist,
+ * and refuses one that others can enter or that another user owns. A stale socket file left by
+ * a process that died is replaced; a live one (something accepts on it) is refused.
+ * Ownership: on success the caller owns *out (dlb_channel_close also removes the socket file);
+ * on error nothing is created. */
+DLB_API dlb_status dlb_channel_listen(const char* path, dlb_channel** out, dlb_error* error);
+
+/* Waits for the next connection on a listener and returns it as a channel. The peer's
+ * credentials are checked: a peer running as another user than the caller is refused unless
+ * its uid was allowed with dlb_channel_allow_uid (its connection is then closed, the listener
+ * stays usable). Ownership: on success the caller owns *out. */
+DLB_API dlb_status dlb_channel_accept(dlb_channel* listener, dlb_channel** out, dlb_error* error);
+
+/* Connects to a listener at `path`; the listener's process must run as the caller's user (or
+ * one allowed later with dlb_channel_allow_uid before the first receive).
+ * Ownership: on success the caller owns *out. */
+DLB_API dlb_status dlb_channel_connect(const char* path, dlb_channel** out, dlb_error* error);
+
+/* Accepts peers running as `uid` too (the caller's own uid always is). On a listener it applies
+ * to every channel it accepts from now on. */
+DLB_API dlb_status dlb_channel_allow_uid(dlb_channel* channel, uint32_t uid, dlb_error* error);
+
+/* The peer's process id and user id, as the kernel reported them when the connection was made.
+ * Either pointer may be NULL. Errors: a listener (no peer). */
+DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, uint32_t* uid,
+                                    dlb_error* error);
+
+/* Options of dlb_channel_send. */
+#define DLB_SEND_COPY 1u
+
+/* Sends `tensor` to the peer: its memory's descriptor and the tensor's layout (dtype, shape,
+ * strides, flags, offset). The memory must be shareable (else DLB_ERR_UNSUPPORTED, "the tensor's
+ * memory is not shareable: allocate it with dlb_tensor_allocate_shareable, or send with
+ * DLB_SEND_COPY"), unless `options` has DLB_SEND_COPY: a tensor that is not shareable is then
+ * copied into new shareable memory first (the receiver's tensor is then marked IS_COPIED).
+ * The peer sees writes made through the tensor afterwards, and the tensor sees the peer's
+ * (the same memory), unless it is READ_ONLY: the receiver then maps it read-only.
+ * Ownership: `tensor` is borrowed; it stays the caller's, and the memory lives on in the peer
+ * after the caller frees it. */
+DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
+                                    uint32_t options, dlb_error* error);
+
+/* Waits for the next tensor from the peer and maps it. Everything that arrives is checked
+ * before it is mapped: the peer's credentials, the descriptor's size and version, exactly one
+ * file descriptor, the segment's real size (fstat) and its seals, then the tensor as an import
+ * validates it, and that its elements lie inside the segment. Each refusal has its own
+ * message; nothing received is left open after an error.
+ * Ownership: on success the caller owns *out (freeing it unmaps and closes the segment). */
+DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,
+                                       dlb_error* error);
+
+/* Closes a channel (a listener also removes its socket file). NULL is a no-op. Tensors already
+ * received stay valid. */
+DLB_API void dlb_channel_close(dlb_channel* channel);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

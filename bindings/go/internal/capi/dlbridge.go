@@ -187,21 +187,27 @@ typedef long long swig_type_154;
 typedef long long swig_type_155;
 typedef long long swig_type_156;
 typedef long long swig_type_157;
-typedef long long swig_type_158;
+typedef _goslice_ swig_type_158;
 typedef _goslice_ swig_type_159;
-typedef _goslice_ swig_type_160;
+typedef long long swig_type_160;
 typedef long long swig_type_161;
 typedef long long swig_type_162;
 typedef long long swig_type_163;
 typedef long long swig_type_164;
-typedef long long swig_type_165;
-typedef long long swig_type_166;
-typedef _goslice_ swig_type_167;
+typedef _goslice_ swig_type_165;
+typedef _goslice_ swig_type_166;
+typedef long long swig_type_167;
 typedef long long swig_type_168;
 typedef long long swig_type_169;
 typedef long long swig_type_170;
 typedef long long swig_type_171;
 typedef long long swig_type_172;
+typedef _goslice_ swig_type_173;
+typedef long long swig_type_174;
+typedef long long swig_type_175;
+typedef long long swig_type_176;
+typedef long long swig_type_177;
+typedef long long swig_type_178;
 extern void _wrap_Swig_free_capi_4312ecef83334e91(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_4312ecef83334e91(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_4312ecef83334e91(swig_type_1 arg1);
@@ -313,13 +319,15 @@ extern swig_type_144 _wrap_dlb_opencl_device_count_capi_4312ecef83334e91(swig_ty
 extern swig_type_146 _wrap_dlb_opencl_device_objects_capi_4312ecef83334e91(swig_intgo arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5);
 extern swig_type_151 _wrap_dlb_opencl_device_name_capi_4312ecef83334e91(swig_intgo arg1, swig_type_152 arg2);
 extern swig_type_153 _wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(swig_type_154 arg1, swig_type_155 arg2);
-extern swig_type_156 _wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(swig_type_157 arg1, swig_type_158 arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5, swig_intgo arg6, swig_type_162 arg7, swig_type_163 arg8, swig_type_164 arg9);
-extern swig_type_165 _wrap_dlbx_tensor_free_capi_4312ecef83334e91(swig_type_166 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_4312ecef83334e91(swig_type_167 arg1);
-extern swig_type_168 _wrap_dlbx_release_queued_capi_4312ecef83334e91(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(swig_type_169 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(swig_type_170 arg1);
-extern swig_type_171 _wrap_dlbx_tensor_device_capi_4312ecef83334e91(swig_type_172 arg1);
+extern swig_type_156 _wrap_dlb_tensor_allocate_shareable_capi_4312ecef83334e91(swig_type_157 arg1, swig_intgo arg2, swig_type_158 arg3, swig_type_159 arg4, swig_type_160 arg5);
+extern swig_intgo _wrap_dlb_tensor_is_shareable_capi_4312ecef83334e91(swig_type_161 arg1);
+extern swig_type_162 _wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(swig_type_163 arg1, swig_type_164 arg2, swig_type_165 arg3, swig_type_166 arg4, swig_type_167 arg5, swig_intgo arg6, swig_type_168 arg7, swig_type_169 arg8, swig_type_170 arg9);
+extern swig_type_171 _wrap_dlbx_tensor_free_capi_4312ecef83334e91(swig_type_172 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_4312ecef83334e91(swig_type_173 arg1);
+extern swig_type_174 _wrap_dlbx_release_queued_capi_4312ecef83334e91(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(swig_type_175 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(swig_type_176 arg1);
+extern swig_type_177 _wrap_dlbx_tensor_device_capi_4312ecef83334e91(swig_type_178 arg1);
 #undef intgo
 */
 import "C"
@@ -1378,6 +1386,32 @@ func Dlb_opencl_queue_handshake(arg1 int64, arg2 int64) (_swig_ret int64) {
 	return swig_r
 }
 
+func Dlb_tensor_allocate_shareable(arg1 int64, arg2 int, arg3 []int64, arg4 []int64, arg5 uint64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int64)(C._wrap_dlb_tensor_allocate_shareable_capi_4312ecef83334e91(C.swig_type_157(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_159)(unsafe.Pointer(&_swig_i_3)), C.swig_type_160(_swig_i_4)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	return swig_r
+}
+
+func Dlb_tensor_is_shareable(arg1 int64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	swig_r = (int)(C._wrap_dlb_tensor_is_shareable_capi_4312ecef83334e91(C.swig_type_161(_swig_i_0)))
+	return swig_r
+}
+
+const DLB_SEND_COPY uint = 1
+
 func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 int64, arg6 int, arg7 uint64, arg8 uint64, arg9 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
@@ -1389,7 +1423,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(C.swig_type_157(_swig_i_0), C.swig_type_158(_swig_i_1), *(*C.swig_type_159)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_3)), C.swig_type_161(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_162(_swig_i_6), C.swig_type_163(_swig_i_7), C.swig_type_164(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(C.swig_type_163(_swig_i_0), C.swig_type_164(_swig_i_1), *(*C.swig_type_165)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_166)(unsafe.Pointer(&_swig_i_3)), C.swig_type_167(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_168(_swig_i_6), C.swig_type_169(_swig_i_7), C.swig_type_170(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1402,14 +1436,14 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_4312ecef83334e91(C.swig_type_166(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_4312ecef83334e91(C.swig_type_172(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_4312ecef83334e91(*(*C.swig_type_167)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_4312ecef83334e91(*(*C.swig_type_173)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1425,20 +1459,20 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(C.swig_type_169(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(C.swig_type_175(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(C.swig_type_170(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(C.swig_type_176(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_4312ecef83334e91(C.swig_type_172(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_4312ecef83334e91(C.swig_type_178(_swig_i_0)))
 	return swig_r
 }

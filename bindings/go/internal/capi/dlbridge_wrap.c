@@ -2812,6 +2812,77 @@ long long _wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(long long _swig
 }
 
 
+long long _wrap_dlb_tensor_allocate_shareable_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+  DLDevice arg1 ;
+  DLDataType arg2 ;
+  int32_t arg3 ;
+  int64_t *arg4 = (int64_t *) 0 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  uint64_t arg6 ;
+  DLManagedTensorVersioned **arg7 = (DLManagedTensorVersioned **) 0 ;
+  dlb_error *arg8 = (dlb_error *) 0 ;
+  int64_t shape_tmp3[DLB_MAX_NDIM] ;
+  int64_t strides_tmp5[DLB_MAX_NDIM] ;
+  DLManagedTensorVersioned *out_tmp7 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg7 = &out_tmp7;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg8 = &dlb_err_;
+  
+  arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
+  arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
+  
+  DLB_CHECK_SHAPE_LENGTH(_swig_go_2, _swig_go_result);
+  DLB_CHECK_ARRAY(_swig_go_2, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg3 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_2);
+  if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
+  arg4 = shape_tmp3;
+  
+  
+  arg5 = NULL;
+  if (DLB_ARRAY_LENGTH(_swig_go_3) >= 0) {
+    if (DLB_ARRAY_LENGTH(_swig_go_3) != (int64_t)arg3) {
+      DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
+      return _swig_go_result;
+    }
+    if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_3, arg3, strides_tmp5);
+    arg5 = strides_tmp5;
+  }
+  
+  arg6 = (uint64_t)_swig_go_4; 
+  
+  result = (dlb_status)dlb_tensor_allocate_shareable(arg1,arg2,arg3,(long const *)arg4,(long const *)arg5,arg6,arg7,arg8);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg7;
+  
+  return _swig_go_result;
+}
+
+
+intgo _wrap_dlb_tensor_is_shareable_capi_4312ecef83334e91(long long _swig_go_0) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  result = (int)dlb_tensor_is_shareable((struct DLManagedTensorVersioned const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;

@@ -27,6 +27,7 @@ pub const DLB_CPU_ALIGNMENT: i32 = 256;
 pub const DLB_ACCESS_READ: i32 = 0;
 pub const DLB_ACCESS_WRITE: i32 = 1;
 pub const DLB_ACCESS_ANY_LAYOUT: i32 = 2;
+pub const DLB_SEND_COPY: i32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -701,4 +702,80 @@ extern "C" {
         consumer_queue: *mut ::std::os::raw::c_void,
         error: *mut dlb_error,
     ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_tensor_allocate_shareable(
+        device: DLDevice,
+        dtype: DLDataType,
+        ndim: i32,
+        shape: *const i64,
+        strides: *const i64,
+        flags: u64,
+        out: *mut *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_tensor_is_shareable(
+        tensor: *const DLManagedTensorVersioned,
+    ) -> ::std::os::raw::c_int;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dlb_channel {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn dlb_channel_listen(
+        path: *const ::std::os::raw::c_char,
+        out: *mut *mut dlb_channel,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_accept(
+        listener: *mut dlb_channel,
+        out: *mut *mut dlb_channel,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_connect(
+        path: *const ::std::os::raw::c_char,
+        out: *mut *mut dlb_channel,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_allow_uid(
+        channel: *mut dlb_channel,
+        uid: u32,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_peer(
+        channel: *const dlb_channel,
+        pid: *mut i32,
+        uid: *mut u32,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_send(
+        channel: *mut dlb_channel,
+        tensor: *const DLManagedTensorVersioned,
+        options: u32,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_receive(
+        channel: *mut dlb_channel,
+        out: *mut *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_close(channel: *mut dlb_channel);
 }

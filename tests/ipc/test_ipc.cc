@@ -1,0 +1,642 @@
+// Suite ipc: tensors shared between processes (fork) through channels: zero copy both ways,
+// layouts, READ_ONLY mapped read-only, a receiver killed with SIGKILL and a sender that exits
+// first leak nothing, forged descriptors get their exact errors with nothing left open, and
+// the socket's folder, mode and peer credentials are enforced.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "dlbridge/dlbridge.h"
+#include "ipc_wire.hpp"
+
+namespace {
+
+const DLDevice kCpu = {kDLCPU, 0};
+const DLDataType kF32 = {kDLFloat, 32, 1};
+
+std::string message(const dlb_error& e) { return e.message; }
+
+// A folder only this user can enter, with a socket path in it; removed at the end.
+struct Folder {
+  std::string dir;
+  std::string socket;
+  Folder() {
+    char templ[] = "/tmp/dlbridge-ipc-XXXXXX";
+    dir = mkdtemp(templ);
+    socket = dir + "/channel.sock";
+  }
+  ~Folder() {
+    unlink(socket.c_str());
+    rmdir(dir.c_str());
+  }
+};
+
+// Open file descriptors of this process, and how many of them are shared segments.
+struct FdCount {
+  int total = 0;
+  int segments = 0;
+};
+FdCount count_fds() {
+  FdCount c;
+  DIR* d = opendir("/proc/self/fd");
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ++c.total;
+    char link[256] = {0};
+    const std::string path = std::string("/proc/self/fd/") + e->d_name;
+    if (readlink(path.c_str(), link, sizeof link - 1) > 0 && std::strstr(link, "memfd:dlbridge")) {
+      ++c.segments;
+    }
+  }
+  closedir(d);
+  return c;
+}
+
+// Mappings of shared segments in this process (/proc/self/maps), with their permissions.
+std::vector<std::string> segment_mappings() {
+  std::vector<std::string> out;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("memfd:dlbridge") != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+// Processes anywhere that still hold a shared segment open or mapped (every /proc/PID).
+int segment_holders_elsewhere() {
+  int holders = 0;
+  DIR* proc = opendir("/proc");
+  while (dirent* p = readdir(proc)) {
+    const int pid = std::atoi(p->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    std::ifstream maps(std::string("/proc/") + p->d_name + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      if (line.find("memfd:dlbridge") != std::string::npos) {
+        ++holders;
+        break;
+      }
+    }
+  }
+  closedir(proc);
+  return holders;
+}
+
+DLManagedTensorVersioned* shareable_iota(std::vector<int64_t> shape) {
+  DLManagedTensorVersioned* t = nullptr;
+  dlb_error err;
+  REQUIRE(dlb_tensor_allocate_shareable(kCpu, kF32, static_cast<int32_t>(shape.size()), shape.data(),
+                                        nullptr, 0, &t, &err) == DLB_OK);
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  for (int64_t i = 0; i < n; ++i) static_cast<float*>(t->dl_tensor.data)[i] = static_cast<float>(i);
+  return t;
+}
+
+std::vector<float> contents(const DLManagedTensorVersioned* t) {
+  int64_t n = 0;
+  dlb_tensor_element_count(&t->dl_tensor, &n, nullptr);
+  std::vector<float> v(static_cast<size_t>(n));
+  REQUIRE(dlb_tensor_copy_to_host(t, kF32, v.data(), v.size() * sizeof(float), nullptr) == DLB_OK);
+  return v;
+}
+
+// A connected pair in this process: the listener's accepted end and the connecting end.
+struct Pair {
+  Folder folder;
+  dlb_channel* listener = nullptr;
+  dlb_channel* server = nullptr;
+  dlb_channel* client = nullptr;
+  Pair() {
+    dlb_error err;
+    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, &err) == DLB_OK);
+    REQUIRE(dlb_channel_connect(folder.socket.c_str(), &client, &err) == DLB_OK);
+    REQUIRE(dlb_channel_accept(listener, &server, &err) == DLB_OK);
+  }
+  ~Pair() {
+    dlb_channel_close(client);
+    dlb_channel_close(server);
+    dlb_channel_close(listener);
+  }
+};
+
+// A raw client socket to `path`, for forging what a channel would send.
+int raw_connect(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+void raw_send(int fd, const void* data, size_t size, std::vector<int> fds) {
+  iovec io{const_cast<void*>(data), size};
+  msghdr m{};
+  m.msg_iov = &io;
+  m.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+  if (!fds.empty()) {
+    std::memset(control, 0, sizeof control);
+    m.msg_control = control;
+    m.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
+    cmsghdr* h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+    std::memcpy(CMSG_DATA(h), fds.data(), fds.size() * sizeof(int));
+  }
+  REQUIRE(sendmsg(fd, &m, MSG_NOSIGNAL) == static_cast<ssize_t>(size));
+}
+
+// A sealed (or not) memfd of `size` bytes, as a forger would make one.
+int memfd_of(uint64_t size, bool sealed) {
+  const int fd = memfd_create("dlbridge", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  REQUIRE(ftruncate(fd, static_cast<off_t>(size)) == 0);
+  if (sealed) REQUIRE(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
+  return fd;
+}
+
+dlb::ipc::Wire wire_for(int64_t n, uint64_t segment_size) {
+  dlb::ipc::Wire w{};
+  std::memcpy(w.magic, dlb::ipc::kWireMagic, sizeof w.magic);
+  w.major = dlb::ipc::kWireMajor;
+  w.size = sizeof w;
+  w.device_type = kDLCPU;
+  w.ndim = 1;
+  w.code = kDLFloat;
+  w.bits = 32;
+  w.lanes = 1;
+  w.segment_size = segment_size;
+  w.shape[0] = n;
+  w.strides[0] = 1;
+  return w;
+}
+
+// Forks a child running `body`, whose return value is its exit status.
+template <class F>
+pid_t child(F&& body) {
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  REQUIRE(pid > 0);
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_SUITE("ipc.exchange") {
+  TEST_CASE("a tensor crosses to another process without a copy, and writes are seen both ways") {
+    Folder folder;
+    dlb_error err;
+    dlb_channel* listener = nullptr;
+    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, &err) == DLB_OK);
+    struct stat info {};
+    REQUIRE(stat(folder.socket.c_str(), &info) == 0);
+    CHECK((info.st_mode & 0777) == 0600);
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    const pid_t sender = child([&] {
+      dlb_channel* c = nullptr;
+      if (dlb_channel_connect(folder.socket.c_str(), &c, nullptr) != DLB_OK) return 10;
+      DLManagedTensorVersioned* t = nullptr;
+      const int64_t shape[2] = {2, 3};
+      if (dlb_tensor_allocate_shareable(kCpu, kF32, 2, shape, nullptr, 0, &t, nullptr) != DLB_OK) return 11;
+      float* v = static_cast<float*>(t->dl_tensor.data);
+      for (int i = 0; i < 6; ++i) v[i] = static_cast<float>(i);
+      if (dlb_channel_send(c, t, 0, nullptr) != DLB_OK) return 12;
+      char byte;
+      if (read(go[0], &byte, 1) != 1) return 13;  // the receiver wrote element 0
+      const int seen = v[0] == 100.0f ? 0 : 14;
+      v[5] = 500.0f;  // and now the sender writes
+      dlb_tensor_free(t);
+      dlb_channel_close(c);
+      return seen;
+    });
+    dlb_channel* server = nullptr;
+    REQUIRE(dlb_channel_accept(listener, &server, &err) == DLB_OK);
+    int32_t pid = 0;
+    uint32_t uid = 1;
+    REQUIRE(dlb_channel_peer(server, &pid, &uid, &err) == DLB_OK);
+    CHECK(pid == sender);
+    CHECK(uid == geteuid());
+    DLManagedTensorVersioned* t = nullptr;
+    REQUIRE(dlb_channel_receive(server, &t, &err) == DLB_OK);
+    CHECK(dlb_tensor_is_shareable(t) == 1);
+    CHECK(contents(t) == std::vector<float>{0, 1, 2, 3, 4, 5});
+    static_cast<float*>(t->dl_tensor.data)[0] = 100.0f;
+    REQUIRE(write(go[1], "x", 1) == 1);
+    CHECK(wait_exit(sender) == 0);
+    CHECK(static_cast<float*>(t->dl_tensor.data)[5] == 500.0f);  // the sender's write, after it exited
+    dlb_tensor_free(t);
+    dlb_channel_close(server);
+    dlb_channel_close(listener);
+    close(go[0]);
+    close(go[1]);
+    CHECK(access(folder.socket.c_str(), F_OK) != 0);  // the listener removed its socket
+    CHECK(count_fds().segments == 0);
+    CHECK(segment_mappings().empty());
+    CHECK(dlb_tensor_live_count() == 0);
+  }
+
+  TEST_CASE("views, strides, offsets and scalars travel as they are") {
+    Pair p;
+    dlb_error err;
+    DLManagedTensorVersioned* base = shareable_iota({3, 4});
+    DLManagedTensorVersioned *tr = nullptr, *sl = nullptr, *row = nullptr, *scalar = nullptr;
+    REQUIRE(dlb_tensor_transpose(base, &tr, nullptr) == DLB_OK);
+    const dlb_slice slices[2] = {{DLB_SLICE_NONE, DLB_SLICE_NONE, -1}, {1, 4, 2}};
+    REQUIRE(dlb_tensor_slice(base, 2, slices, &sl, nullptr) == DLB_OK);
+    REQUIRE(dlb_tensor_select(tr, 0, 3, &row, nullptr) == DLB_OK);
+    REQUIRE(dlb_tensor_select(row, 0, 2, &scalar, nullptr) == DLB_OK);  // base[2][3], 0-d
+    for (DLManagedTensorVersioned* t : {tr, sl, row, scalar}) {
+      CHECK(dlb_tensor_is_shareable(t) == 1);
+      REQUIRE(dlb_channel_send(p.client, t, 0, &err) == DLB_OK);
+      DLManagedTensorVersioned* got = nullptr;
+      REQUIRE(dlb_channel_receive(p.server, &got, &err) == DLB_OK);
+      CHECK(contents(got) == contents(t));
+      CHECK(got->dl_tensor.ndim == t->dl_tensor.ndim);
+      dlb_tensor_free(got);
+    }
+    for (DLManagedTensorVersioned* t : {base, tr, sl, row, scalar}) dlb_tensor_free(t);
+  }
+
+  TEST_CASE("a received tensor is shareable: it can be sent on") {
+    Pair a, b;
+    DLManagedTensorVersioned* t = shareable_iota({4});
+    DLManagedTensorVersioned *hop = nullptr, *end = nullptr;
+    REQUIRE(dlb_channel_send(a.client, t, 0, nullptr) == DLB_OK);
+    REQUIRE(dlb_channel_receive(a.server, &hop, nullptr) == DLB_OK);
+    REQUIRE(dlb_channel_send(b.client, hop, 0, nullptr) == DLB_OK);
+    REQUIRE(dlb_channel_receive(b.server, &end, nullptr) == DLB_OK);
+    static_cast<float*>(end->dl_tensor.data)[3] = 42.0f;
+    CHECK(static_cast<float*>(t->dl_tensor.data)[3] == 42.0f);  // one segment, three mappings
+    for (DLManagedTensorVersioned* x : {t, hop, end}) dlb_tensor_free(x);
+    CHECK(count_fds().segments == 0);
+  }
+
+  TEST_CASE("READ_ONLY is mapped read-only on the receiving side") {
+    Pair p;
+    dlb_error err;
+    DLManagedTensorVersioned* t = shareable_iota({8});
+    DLManagedTensorVersioned* ro = nullptr;
+    REQUIRE(dlb_tensor_share(t, DLPACK_FLAG_BITMASK_READ_ONLY, &ro, nullptr) == DLB_OK);
+    REQUIRE(dlb_channel_send(p.client, ro, 0, &err) == DLB_OK);
+    DLManagedTensorVersioned* got = nullptr;
+    REQUIRE(dlb_channel_receive(p.server, &got, &err) == DLB_OK);
+    CHECK(dlb_tensor_is_read_only(got) == 1);
+    void* data = nullptr;
+    int64_t count = 0;
+    CHECK(dlb_tensor_host_elements(got, kF32, DLB_ACCESS_WRITE, &data, &count, &err) == DLB_ERR_READ_ONLY);
+    // The receiver's mapping itself has no write permission: the last mapping made is r--s.
+    bool read_only_mapping = false;
+    for (const std::string& line : segment_mappings()) {
+      const uintptr_t start = std::strtoull(line.c_str(), nullptr, 16);
+      if (start <= reinterpret_cast<uintptr_t>(got->dl_tensor.data) &&
+          line.find(" r--s ") != std::string::npos) {
+        read_only_mapping = true;
+      }
+    }
+    CHECK(read_only_mapping);
+    for (DLManagedTensorVersioned* x : {t, ro, got}) dlb_tensor_free(x);
+  }
+
+  TEST_CASE("memory that is not shareable is refused, or copied when asked") {
+    Pair p;
+    dlb_error err;
+    DLManagedTensorVersioned* plain = nullptr;
+    const int64_t shape[2] = {2, 2};
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 2, shape, nullptr, 0, &plain, nullptr) == DLB_OK);
+    for (int i = 0; i < 4; ++i) static_cast<float*>(plain->dl_tensor.data)[i] = static_cast<float>(i * 10);
+    CHECK(dlb_tensor_is_shareable(plain) == 0);
+    CHECK(dlb_channel_send(p.client, plain, 0, &err) == DLB_ERR_UNSUPPORTED);
+    CHECK(message(err) ==
+          "the tensor's memory is not shareable: allocate it with dlb_tensor_allocate_shareable, or "
+          "send with DLB_SEND_COPY");
+    CHECK(dlb_channel_send(p.client, plain, 4, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "unknown send options 0x4");
+    DLManagedTensorVersioned* tr = nullptr;
+    REQUIRE(dlb_tensor_transpose(plain, &tr, nullptr) == DLB_OK);
+    REQUIRE(dlb_channel_send(p.client, tr, DLB_SEND_COPY, &err) == DLB_OK);
+    DLManagedTensorVersioned* got = nullptr;
+    REQUIRE(dlb_channel_receive(p.server, &got, &err) == DLB_OK);
+    CHECK((dlb_tensor_flags(got) & DLPACK_FLAG_BITMASK_IS_COPIED) != 0);
+    CHECK(contents(got) == std::vector<float>{0, 20, 10, 30});
+    for (DLManagedTensorVersioned* x : {plain, tr, got}) dlb_tensor_free(x);
+    CHECK(count_fds().segments == 0);
+    CHECK(dlb_tensor_live_count() == 0);
+  }
+}
+
+TEST_SUITE("ipc.lifetime") {
+  TEST_CASE("a receiver killed with SIGKILL mid-use leaks nothing once the sender releases") {
+    Folder folder;
+    dlb_channel* listener = nullptr;
+    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, nullptr) == DLB_OK);
+    const FdCount before = count_fds();
+    int ready[2];
+    REQUIRE(pipe(ready) == 0);
+    const pid_t receiver = child([&] {
+      dlb_channel* c = nullptr;
+      DLManagedTensorVersioned* t = nullptr;
+      if (dlb_channel_connect(folder.socket.c_str(), &c, nullptr) != DLB_OK) return 10;
+      if (dlb_channel_receive(c, &t, nullptr) != DLB_OK) return 11;
+      static_cast<float*>(t->dl_tensor.data)[0] = 7.0f;  // in use
+      if (write(ready[1], "r", 1) != 1) return 12;
+      pause();  // killed here, holding the mapping and the descriptor
+      return 13;
+    });
+    dlb_channel* server = nullptr;
+    REQUIRE(dlb_channel_accept(listener, &server, nullptr) == DLB_OK);
+    DLManagedTensorVersioned* t = shareable_iota({1 << 20});
+    REQUIRE(dlb_channel_send(server, t, 0, nullptr) == DLB_OK);
+    char byte;
+    REQUIRE(read(ready[0], &byte, 1) == 1);
+    CHECK(static_cast<float*>(t->dl_tensor.data)[0] == 7.0f);
+    CHECK(segment_holders_elsewhere() >= 1);
+    kill(receiver, SIGKILL);
+    CHECK(wait_exit(receiver) == 128 + SIGKILL);
+    dlb_tensor_free(t);
+    dlb_channel_close(server);
+    dlb_channel_close(listener);
+    close(ready[0]);
+    close(ready[1]);
+    const FdCount after = count_fds();
+    CHECK(after.total == before.total - 1);  // the listener's own socket is gone
+    CHECK(after.segments == 0);
+    CHECK(segment_mappings().empty());
+    CHECK(segment_holders_elsewhere() == 0);
+  }
+
+  TEST_CASE("a sender that exits first leaves the receiver's tensor valid") {
+    Folder folder;
+    dlb_channel* listener = nullptr;
+    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, nullptr) == DLB_OK);
+    const pid_t sender = child([&] {
+      dlb_channel* c = nullptr;
+      if (dlb_channel_connect(folder.socket.c_str(), &c, nullptr) != DLB_OK) return 10;
+      DLManagedTensorVersioned* t = nullptr;
+      const int64_t n = 1000;
+      if (dlb_tensor_allocate_shareable(kCpu, kF32, 1, &n, nullptr, 0, &t, nullptr) != DLB_OK) return 11;
+      for (int i = 0; i < 1000; ++i) static_cast<float*>(t->dl_tensor.data)[i] = static_cast<float>(i);
+      if (dlb_channel_send(c, t, 0, nullptr) != DLB_OK) return 12;
+      dlb_tensor_free(t);
+      dlb_channel_close(c);
+      return 0;  // exits before the receiver has even accepted
+    });
+    CHECK(wait_exit(sender) == 0);
+    dlb_channel* server = nullptr;
+    REQUIRE(dlb_channel_accept(listener, &server, nullptr) == DLB_OK);
+    DLManagedTensorVersioned* t = nullptr;
+    dlb_error err;
+    REQUIRE(dlb_channel_receive(server, &t, &err) == DLB_OK);
+    CHECK(static_cast<float*>(t->dl_tensor.data)[999] == 999.0f);
+    // The sender is gone: the next receive says so.
+    DLManagedTensorVersioned* none = nullptr;
+    CHECK(dlb_channel_receive(server, &none, &err) == DLB_ERR_DEVICE);
+    CHECK(message(err) == "the peer closed the channel");
+    dlb_tensor_free(t);
+    dlb_channel_close(server);
+    dlb_channel_close(listener);
+  }
+}
+
+TEST_SUITE("ipc.forgery") {
+  // Each forged descriptor is refused with its own message, and nothing it carried stays open.
+  struct Forgery {
+    Folder folder;
+    dlb_channel* listener = nullptr;
+    dlb_channel* server = nullptr;
+    int raw = -1;
+    FdCount before;
+    Forgery() {
+      REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, nullptr) == DLB_OK);
+      raw = raw_connect(folder.socket);
+      REQUIRE(dlb_channel_accept(listener, &server, nullptr) == DLB_OK);
+      before = count_fds();
+    }
+    // Receives what was forged: the status, with *message set; the fds it carried are closed.
+    int receive(std::string* text) {
+      dlb_error err;
+      DLManagedTensorVersioned* t = reinterpret_cast<DLManagedTensorVersioned*>(1);
+      const int status = dlb_channel_receive(server, &t, &err);
+      CHECK(t == nullptr);
+      *text = err.message;
+      return status;
+    }
+    ~Forgery() {
+      close(raw);
+      dlb_channel_close(server);
+      dlb_channel_close(listener);
+    }
+  };
+
+  TEST_CASE("truncated, wrong version, no descriptor, two descriptors") {
+    Forgery f;
+    std::string text;
+    dlb::ipc::Wire w = wire_for(4, 4096);
+    raw_send(f.raw, &w, 100, {});
+    close(f.raw);
+    f.raw = -1;
+    CHECK(f.receive(&text) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(text == "truncated descriptor: the peer closed the channel after 100 of " +
+                      std::to_string(sizeof w) + " bytes");
+  }
+
+  TEST_CASE("version, count of descriptors, sizes, seals, spans") {
+    struct Case {
+      const char* name;
+      uint32_t major;
+      uint64_t said_size;     // the descriptor's segment size
+      uint64_t real_size;     // the memfd's
+      bool sealed;
+      int nfds;
+      int64_t n;              // float32 elements
+      int64_t extent0_sign;   // -1 forges a negative extent
+      int status;
+      std::string message;
+    };
+    const std::string size = std::to_string(sizeof(dlb::ipc::Wire));
+    const Case cases[] = {
+        {"another major version", 2, 4096, 4096, true, 1, 4, 1, DLB_ERR_UNSUPPORTED_VERSION,
+         "tensor descriptor version 2.0 of " + size + " bytes is not supported (dlbridge reads version 1 of " + size + " bytes)"},
+        {"no file descriptor", 1, 4096, 4096, true, 0, 4, 1, DLB_ERR_INVALID_ARGUMENT,
+         "a tensor descriptor must come with exactly one file descriptor, not 0"},
+        {"two file descriptors", 1, 4096, 4096, true, 2, 4, 1, DLB_ERR_INVALID_ARGUMENT,
+         "a tensor descriptor must come with exactly one file descriptor, not 2"},
+        {"a smaller file than said", 1, 8192, 4096, true, 1, 4, 1, DLB_ERR_INVALID_ARGUMENT,
+         "the received segment holds 4096 bytes but its descriptor says 8192"},
+        {"an unsealed segment", 1, 4096, 4096, false, 1, 4, 1, DLB_ERR_INVALID_ARGUMENT,
+         "the received segment is not sealed against shrinking and growing: its sender could cut "
+         "it short under the mapping"},
+        {"a span beyond the segment", 1, 4096, 4096, true, 1, 2000, 1, DLB_ERR_INVALID_ARGUMENT,
+         "the tensor's elements reach bytes [0, 8000) of a buffer of 4096 bytes"},
+        {"a negative extent", 1, 4096, 4096, true, 1, 4, -1, DLB_ERR_INVALID_ARGUMENT,
+         "shape[0] is -4; extents must not be negative"},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      Forgery f;
+      dlb::ipc::Wire w = wire_for(c.n * c.extent0_sign, c.said_size);
+      w.major = c.major;
+      std::vector<int> fds;
+      for (int i = 0; i < c.nfds; ++i) fds.push_back(memfd_of(c.real_size, c.sealed));
+      raw_send(f.raw, &w, sizeof w, fds);
+      for (int fd : fds) close(fd);  // the receiver holds its own copies now
+      std::string text;
+      CHECK(f.receive(&text) == c.status);
+      CHECK(text == c.message);
+      const FdCount after = count_fds();
+      CHECK(after.total == f.before.total);
+      CHECK(after.segments == 0);
+      CHECK(segment_mappings().empty());
+    }
+  }
+
+  TEST_CASE("a regular file, and garbage") {
+    Forgery f;
+    char path[] = "/tmp/dlbridge-ipc-file-XXXXXX";
+    const int file = mkstemp(path);
+    REQUIRE(ftruncate(file, 4096) == 0);
+    unlink(path);
+    dlb::ipc::Wire w = wire_for(4, 4096);
+    raw_send(f.raw, &w, sizeof w, {file});
+    close(file);
+    std::string text;
+    CHECK(f.receive(&text) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(text == "the received segment is not sealed against shrinking and growing: its sender "
+                  "could cut it short under the mapping");
+    std::vector<char> garbage(sizeof w, 'x');
+    raw_send(f.raw, garbage.data(), garbage.size(), {});
+    CHECK(f.receive(&text) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(text == "not a dlbridge tensor descriptor (bad magic)");
+    CHECK(count_fds().total == f.before.total);
+  }
+}
+
+TEST_SUITE("ipc.security") {
+  TEST_CASE("the socket's folder must be the user's alone") {
+    char templ[] = "/tmp/dlbridge-ipc-open-XXXXXX";
+    const std::string dir = mkdtemp(templ);
+    REQUIRE(chmod(dir.c_str(), 0755) == 0);
+    dlb_channel* c = reinterpret_cast<dlb_channel*>(1);
+    dlb_error err;
+    CHECK(dlb_channel_listen((dir + "/s").c_str(), &c, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(c == nullptr);
+    CHECK(message(err) == "folder '" + dir +
+                              "' can be entered by other users (mode 0755): a channel's socket "
+                              "must live in a folder only its user can enter (mode 0700)");
+    // A missing folder is created for the user alone.
+    const std::string fresh = dir + "/fresh";
+    REQUIRE(chmod(dir.c_str(), 0700) == 0);
+    REQUIRE(dlb_channel_listen((fresh + "/s").c_str(), &c, &err) == DLB_OK);
+    struct stat info {};
+    REQUIRE(stat(fresh.c_str(), &info) == 0);
+    CHECK((info.st_mode & 0777) == 0700);
+    // A live socket is not taken over; a stale one is.
+    dlb_channel* second = nullptr;
+    CHECK(dlb_channel_listen((fresh + "/s").c_str(), &second, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "something already listens at '" + fresh + "/s'");
+    dlb_channel_close(c);
+    // A socket file left by a process that died (bound, never unlinked, nobody listening).
+    const int dead = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s/s", fresh.c_str());
+    REQUIRE(bind(dead, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    close(dead);
+    REQUIRE(dlb_channel_listen((fresh + "/s").c_str(), &c, &err) == DLB_OK);
+    dlb_channel_close(c);
+    CHECK(dlb_channel_listen("", &c, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "socket path '' is 0 bytes; a Unix socket path holds 1 to 107");
+    rmdir(fresh.c_str());
+    rmdir(dir.c_str());
+  }
+
+  TEST_CASE("a peer running as another user is refused unless allowed") {
+    if (geteuid() != 0) {
+      MESSAGE("skipped: switching to another uid needs root");
+      return;
+    }
+    Folder folder;
+    dlb_channel* listener = nullptr;
+    dlb_error err;
+    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, &err) == DLB_OK);
+    // Past the first defence (a folder nobody else can enter), to reach the second: credentials.
+    REQUIRE(chmod(folder.dir.c_str(), 0711) == 0);
+    REQUIRE(chmod(folder.socket.c_str(), 0666) == 0);
+    const uid_t nobody = 65534;
+    auto connect_as_nobody = [&] {
+      return child([&] {
+        if (setgid(nobody) != 0 || setuid(nobody) != 0) return 20;
+        dlb_channel* c = nullptr;
+        dlb_error e;
+        // The connecting side checks too: the listener runs as root, not as nobody.
+        const int status = dlb_channel_connect(folder.socket.c_str(), &c, &e);
+        const bool refused = status == DLB_ERR_INVALID_ARGUMENT &&
+                             std::string(e.message).find(") runs as uid 0, which this channel does not accept") !=
+                                 std::string::npos;
+        dlb_channel_close(c);
+        return refused ? 0 : 21;
+      });
+    };
+    pid_t pid = connect_as_nobody();
+    dlb_channel* server = nullptr;
+    CHECK(dlb_channel_accept(listener, &server, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(server == nullptr);
+    CHECK(message(err) == "the peer (pid " + std::to_string(pid) +
+                              ") runs as uid 65534, which this channel does not accept (allow it "
+                              "with dlb_channel_allow_uid)");
+    CHECK(wait_exit(pid) == 0);
+    REQUIRE(dlb_channel_allow_uid(listener, nobody, &err) == DLB_OK);
+    pid = connect_as_nobody();
+    REQUIRE(dlb_channel_accept(listener, &server, &err) == DLB_OK);
+    uint32_t uid = 0;
+    REQUIRE(dlb_channel_peer(server, nullptr, &uid, &err) == DLB_OK);
+    CHECK(uid == nobody);
+    CHECK(wait_exit(pid) == 0);
+    dlb_channel_close(server);
+    dlb_channel_close(listener);
+  }
+
+  TEST_CASE("listeners neither send nor receive; a listener has no peer") {
+    Pair p;
+    dlb_error err;
+    DLManagedTensorVersioned* t = shareable_iota({2});
+    DLManagedTensorVersioned* got = nullptr;
+    CHECK(dlb_channel_send(p.listener, t, 0, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "a listener cannot send: accept a connection");
+    CHECK(dlb_channel_receive(p.listener, &got, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "a listener cannot receive: accept a connection");
+    CHECK(dlb_channel_peer(p.listener, nullptr, nullptr, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "a listener has no peer");
+    dlb_channel* none = nullptr;
+    CHECK(dlb_channel_accept(p.client, &none, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "the channel is not a listener");
+    dlb_tensor_free(t);
+  }
+}
