@@ -240,6 +240,11 @@ int allocation_layout(DLDevice device, DLDataType dtype, int32_t ndim, const int
 // library recognises memory it wrapped itself (shareable segments).
 void* release_context(const DLManagedTensorVersioned* tensor, dlb_release_fn release);
 
+// True when memory wrapped with `release` and `ctx` may be reached by another process (a shared
+// segment that was sent, or received without IS_COPIED): such memory is never exclusive to a
+// tensor of this process. ipc.cc answers it.
+bool memory_is_exposed(dlb_release_fn release, void* ctx);
+
 // ---- copies -------------------------------------------------------------------------------
 
 // Copies the elements of `src` into `dst` (same shape and dtype, both validated: `gd` and `gs`

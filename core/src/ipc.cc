@@ -1,10 +1,12 @@
 // Sharing tensors across processes (dlbridge.h, "Sharing tensors across processes"): shareable
 // host memory is a sealed memfd wrapped with release_segment; a channel is a Unix stream socket
 // that carries a fixed-size descriptor with the segment's file descriptor (SCM_RIGHTS).
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "internal.hpp"
 #include "ipc_wire.hpp"
@@ -32,12 +34,16 @@ struct Segment {
   int fd;
   void* base;
   uint64_t size;  // bytes mapped (the memfd's size)
+  // Set once the segment was sent, or when it was received from a peer that keeps it: another
+  // process may map it, so no tensor of this process is its only holder any more.
+  std::atomic<bool> exposed;
 };
 
 void release_segment(void* ctx) {
   auto* segment = static_cast<Segment*>(ctx);
   munmap(segment->base, segment->size);
   close(segment->fd);
+  segment->exposed.~atomic();
   std::free(segment);
 }
 
@@ -51,7 +57,7 @@ constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 // Wraps `size` bytes of `fd`, mapped at `base`, as a tensor described by `desc` (its data is the
 // mapping's start plus desc->byte_offset). Ownership: the segment record and the mapping move into
 // the tensor on success; on error they are released here.
-int wrap_segment(int fd, void* base, uint64_t size, DLTensor* desc, uint64_t flags,
+int wrap_segment(int fd, void* base, uint64_t size, bool exposed, DLTensor* desc, uint64_t flags,
                  DLManagedTensorVersioned** out, dlb_error* error) {
   auto* segment = static_cast<Segment*>(std::malloc(sizeof(Segment)));
   if (segment == nullptr) {
@@ -62,6 +68,7 @@ int wrap_segment(int fd, void* base, uint64_t size, DLTensor* desc, uint64_t fla
   segment->fd = fd;
   segment->base = base;
   segment->size = size;
+  new (&segment->exposed) std::atomic<bool>(exposed);
   desc->data = base;
   const int status = dlb_tensor_wrap_buffer(desc, size, flags, release_segment, segment, out, error);
   if (status != DLB_OK) release_segment(segment);
@@ -314,8 +321,19 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dty
   desc.shape = const_cast<int64_t*>(shape);
   desc.strides = const_cast<int64_t*>(strides);
   desc.byte_offset = lead;  // the first element, from the mapping's start
-  return wrap_segment(fd, base, size, &desc, flags, out, error);
+  return wrap_segment(fd, base, size, false, &desc, flags, out, error);
 }
+
+}  // extern "C"
+
+namespace dlb {
+bool memory_is_exposed(dlb_release_fn release, void* ctx) {
+  return release == release_segment &&
+         static_cast<Segment*>(ctx)->exposed.load(std::memory_order_acquire);
+}
+}  // namespace dlb
+
+extern "C" {
 
 DLB_API int dlb_tensor_is_shareable(const DLManagedTensorVersioned* tensor) {
   return tensor != nullptr && dlb::release_context(tensor, release_segment) != nullptr;
@@ -495,6 +513,7 @@ DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorV
                                            static_cast<const char*>(segment->base)) +
                      t.byte_offset;
   wire.segment_size = segment->size;
+  segment->exposed.store(true, std::memory_order_release);
   dlb_tensor_get_shape(&t, DLB_MAX_NDIM, wire.shape, nullptr);
   dlb_tensor_get_strides(&t, DLB_MAX_NDIM, wire.strides, nullptr);
   return send_all(channel->fd, &wire, sizeof wire, segment->fd, error);
@@ -581,7 +600,9 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   desc.byte_offset = wire.byte_offset;
   // The core validates the tensor as an import and checks that its elements lie inside the
   // segment (dlb_tensor_wrap_buffer), with its messages.
-  return wrap_segment(fd, base, wire.segment_size, &desc, wire.flags, out, error);
+  // A copy made for this exchange (IS_COPIED) was dropped by its sender: it is ours alone.
+  const bool exposed = (wire.flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0;
+  return wrap_segment(fd, base, wire.segment_size, exposed, &desc, wire.flags, out, error);
 }
 
 DLB_API void dlb_channel_close(dlb_channel* channel) {
@@ -598,6 +619,10 @@ DLB_API void dlb_channel_close(dlb_channel* channel) {
 struct dlb_channel {
   int unused;
 };
+
+namespace dlb {
+bool memory_is_exposed(dlb_release_fn, void*) { return false; }
+}  // namespace dlb
 
 namespace {
 int unsupported(dlb_error* error) {

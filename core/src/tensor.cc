@@ -560,8 +560,10 @@ DLB_API int dlb_tensor_is_exclusive(const DLManagedTensorVersioned* tensor) {
   switch (block->owner) {
     case Owner::kInline:
     case Owner::kBackend:
-    case Owner::kRelease:
       return 1;
+    case Owner::kRelease:
+      // Wrapped memory is the wrapper's alone, unless another process maps it too.
+      return dlb::memory_is_exposed(block->source.release.fn, block->source.release.ctx) ? 0 : 1;
     case Owner::kForeignVersioned:
       // The producer promised with IS_COPIED that nobody else holds this memory.
       return (tensor->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0 ? 1 : 0;

@@ -325,6 +325,26 @@ TEST_SUITE("ipc.exchange") {
     for (DLManagedTensorVersioned* x : {t, ro, got}) dlb_tensor_free(x);
   }
 
+  TEST_CASE("shared memory is exclusive only until another process may map it") {
+    Pair p;
+    DLManagedTensorVersioned* t = shareable_iota({4});
+    CHECK(dlb_tensor_is_exclusive(t) == 1);  // fresh: this tensor is its only holder
+    REQUIRE(dlb_channel_send(p.client, t, 0, nullptr) == DLB_OK);
+    CHECK(dlb_tensor_is_exclusive(t) == 0);  // sent: the peer maps it, for as long as it likes
+    DLManagedTensorVersioned* got = nullptr;
+    REQUIRE(dlb_channel_receive(p.server, &got, nullptr) == DLB_OK);
+    CHECK(dlb_tensor_is_exclusive(got) == 0);  // received: the sender still maps it
+    // A copy made for the exchange is the receiver's alone.
+    DLManagedTensorVersioned* plain = nullptr;
+    const int64_t two = 2;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &two, nullptr, 0, &plain, nullptr) == DLB_OK);
+    REQUIRE(dlb_channel_send(p.client, plain, DLB_SEND_COPY, nullptr) == DLB_OK);
+    DLManagedTensorVersioned* copied = nullptr;
+    REQUIRE(dlb_channel_receive(p.server, &copied, nullptr) == DLB_OK);
+    CHECK(dlb_tensor_is_exclusive(copied) == 1);
+    for (DLManagedTensorVersioned* x : {t, got, plain, copied}) dlb_tensor_free(x);
+  }
+
   TEST_CASE("memory that is not shareable is refused, or copied when asked") {
     Pair p;
     dlb_error err;

@@ -257,7 +257,10 @@ fn main() {
         "| {:<24} | {:>9} | {:>15} | {:>11} | {:>6} |",
         "cycle", "Rust ns", "C = floor ns", "overhead ns", "target"
     );
-    println!("|{:-<26}|{:->11}|{:->17}|{:->13}|{:->8}|", "", "", "", "", "");
+    println!(
+        "|{:-<26}|{:->11}|{:->17}|{:->13}|{:->8}|",
+        "", "", "", "", ""
+    );
     for (name, rust, raw) in &rows {
         let overhead = rust - raw;
         println!(

@@ -97,14 +97,8 @@ fn main() {
 
     row("import_versioned", {
         let start = FOREIGN_DELETES.load(Ordering::SeqCst);
-        let raw = common::foreign_versioned(
-            vec![0.0, 1.0, 2.0, 3.0],
-            &[4],
-            None,
-            1,
-            0,
-            &FOREIGN_DELETES,
-        );
+        let raw =
+            common::foreign_versioned(vec![0.0, 1.0, 2.0, 3.0], &[4], None, 1, 0, &FOREIGN_DELETES);
         // SAFETY: a foreign producer's tensor, owned here and consumed by the call.
         unsafe { Tensor::from_raw(raw) }.and_then(|t| {
             let read = values(&t.to_vec::<f32>()?);
@@ -125,8 +119,7 @@ fn main() {
     {
         // The refused tensor's deleter has run: the detail follows the message on this row.
         let start = FOREIGN_DELETES.load(Ordering::SeqCst);
-        let raw =
-            common::foreign_versioned(vec![0.0; 4], &[4], None, 2, 0, &FOREIGN_DELETES);
+        let raw = common::foreign_versioned(vec![0.0; 4], &[4], None, 2, 0, &FOREIGN_DELETES);
         // SAFETY: as above; refused, and its deleter called.
         match unsafe { Tensor::from_raw(raw) } {
             Ok(_) => println!("import_major_2\tDLB_OK\t"),
@@ -139,11 +132,18 @@ fn main() {
         }
     }
     row("export_import_legacy", {
-        iota(&[2, 3]).into_raw_legacy().map_err(Error::from).and_then(|raw| {
-            // SAFETY: our own export, handed straight back.
-            let back = unsafe { Tensor::from_raw_legacy(raw) }?;
-            Ok(format!("{} {}", layout(&back), values(&back.to_vec::<f32>()?)))
-        })
+        iota(&[2, 3])
+            .into_raw_legacy()
+            .map_err(Error::from)
+            .and_then(|raw| {
+                // SAFETY: our own export, handed straight back.
+                let back = unsafe { Tensor::from_raw_legacy(raw) }?;
+                Ok(format!(
+                    "{} {}",
+                    layout(&back),
+                    values(&back.to_vec::<f32>()?)
+                ))
+            })
     });
     row("export_import_versioned", {
         // SAFETY: our own export, handed straight back.
@@ -222,7 +222,10 @@ fn main() {
         iota(&[2, 3, 4]).permute(&[0, 0, 1]).map(|v| layout(&v)),
     );
 
-    row("copy_out", iota(&[2, 3]).to_vec::<f32>().map(|v| values(&v)));
+    row(
+        "copy_out",
+        iota(&[2, 3]).to_vec::<f32>().map(|v| values(&v)),
+    );
     row(
         "copy_out_transposed",
         iota(&[2, 3])
@@ -313,12 +316,18 @@ fn main() {
         "Rust's ownership drops a Tensor exactly once, at compile time",
     );
 
-    row("cuda_available", cuda::is_available().map(|()| String::new()));
+    row(
+        "cuda_available",
+        cuda::is_available().map(|()| String::new()),
+    );
     row(
         "cuda_allocate",
         Tensor::allocate(Device::cuda(0), DType::FLOAT32, &[2]).map(|t| layout(&t)),
     );
-    row("opencl_available", opencl::is_available().map(|()| String::new()));
+    row(
+        "opencl_available",
+        opencl::is_available().map(|()| String::new()),
+    );
     row(
         "dtype_parse_unknown",
         DType::parse("float33").map(|d| format!("{d}")),

@@ -119,7 +119,8 @@ impl Tensor {
             )
         })?;
         // SAFETY: n elements' bytes were written above.
-        let bytes = unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), n * size_of::<T>()) };
+        let bytes =
+            unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), n * size_of::<T>()) };
         check_valid::<T>(bytes)?;
         // SAFETY: n initialised elements, each a valid T (checked above).
         unsafe { out.set_len(n) };

@@ -123,17 +123,18 @@ mod dtype;
 mod element;
 mod error;
 mod exchange;
+pub mod ipc;
 mod tensor;
 mod views;
 
 /// The raw C API (`dlbridge-sys`), for calls this crate does not wrap.
 pub use dlbridge_sys as ffi;
 
+pub use create::RawParts;
 pub use device::{cuda, opencl, Stream};
 pub use dtype::{device_type, dtype_code, DType, Device};
 pub use element::{Bf16, Element, F16};
 pub use error::{status, status_name, Error, Result};
-pub use create::RawParts;
 pub use exchange::ExportError;
 pub use tensor::{flags, Tensor};
 pub use views::Slice;

@@ -133,7 +133,10 @@ fn misuse_returns_errors() {
     // Wrong element type.
     let e = t.as_slice::<f64>().unwrap_err();
     assert_eq!(e.status(), status::INVALID_ARGUMENT);
-    assert_eq!(e.message(), "the tensor holds float32 elements, not float64");
+    assert_eq!(
+        e.message(),
+        "the tensor holds float32 elements, not float64"
+    );
     let e = t.as_slice::<i32>().unwrap_err();
     assert_eq!(e.message(), "the tensor holds float32 elements, not int32");
     // Exclusive: writable.
@@ -293,7 +296,10 @@ fn copies_to_and_from_rust_data_work_for_every_layout() {
     let t = Tensor::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), &[3, 4]).unwrap();
     // x[::-1, ::2]: negative and step strides, one core call.
     let v = t.slice(&[Slice::step(-1), Slice::step(2)]).unwrap();
-    assert_eq!(v.to_vec::<f32>().unwrap(), vec![8.0, 10.0, 4.0, 6.0, 0.0, 2.0]);
+    assert_eq!(
+        v.to_vec::<f32>().unwrap(),
+        vec![8.0, 10.0, 4.0, 6.0, 0.0, 2.0]
+    );
     assert_eq!(
         v.to_vec::<i32>().unwrap_err().message(),
         "the tensor holds float32 elements, not int32"
@@ -321,7 +327,9 @@ fn copies_to_and_from_rust_data_work_for_every_layout() {
     );
     // from_slice checks the count through the same core call.
     assert_eq!(
-        Tensor::from_slice(&[1.0f32; 5], &[2, 3]).unwrap_err().message(),
+        Tensor::from_slice(&[1.0f32; 5], &[2, 3])
+            .unwrap_err()
+            .message(),
         "the buffer holds 20 bytes but the tensor's 6 float32 elements take 24"
     );
 }

@@ -1,0 +1,207 @@
+//! Tensors across processes without copying (see `docs/ipc.md`): shareable memory, and channels
+//! over a Unix domain socket that pass it with its file descriptor.
+//!
+//! ```
+//! use dlbridge::ipc::{Channel, Listener};
+//! use dlbridge::{DType, Device, Tensor};
+//!
+//! let dir = std::env::temp_dir().join(format!("dlbridge-doc-{}", std::process::id()));
+//! let path = dir.join("tensors.sock");
+//! let listener = Listener::bind(&path)?;      // creates `dir` (mode 0700) and the socket (0600)
+//! let to_peer = Channel::connect(&path)?;     // in the producer's process
+//! let from_peer = listener.accept()?;         // in the consumer's process
+//!
+//! let mut t = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &[2, 3])?;
+//! t.copy_from_slice(&[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+//! to_peer.send(&t)?;
+//! let got = from_peer.receive()?;             // the same memory, mapped again
+//! assert_eq!(got.to_vec::<f32>()?, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+//! drop(listener);                              // removes the socket file
+//! std::fs::remove_dir(&dir).ok();
+//! # Ok::<(), dlbridge::Error>(())
+//! ```
+
+use crate::error::{ErrorBuf, Result};
+use crate::tensor::{count_of, made_by};
+use crate::{DType, Device, Error, Tensor};
+use dlbridge_sys as ffi;
+use std::ffi::CString;
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+impl Tensor {
+    /// Allocates a compact tensor in memory another process can map
+    /// (`dlb_tensor_allocate_shareable`: a sealed memfd, zero-filled). Only [`Device::CPU`]
+    /// for now.
+    pub fn allocate_shareable(device: Device, dtype: DType, shape: &[i64]) -> Result<Tensor> {
+        // SAFETY: shape holds its length of values for the call; out/err valid for writes.
+        made_by(|out, err| unsafe {
+            ffi::dlb_tensor_allocate_shareable(
+                device.into(),
+                dtype.into(),
+                count_of(shape.len()),
+                shape.as_ptr(),
+                ptr::null(),
+                0,
+                out,
+                err,
+            )
+        })
+    }
+
+    /// True if the memory can be sent over a [`Channel`] without a copy: allocated with
+    /// [`allocate_shareable`](Tensor::allocate_shareable), received from a channel, or a view or
+    /// share of one of those.
+    pub fn is_shareable(&self) -> bool {
+        // SAFETY: a valid tensor.
+        unsafe { ffi::dlb_tensor_is_shareable(self.raw()) != 0 }
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_encoded_bytes().to_vec()).map_err(|_| {
+        Error::new(
+            crate::status::INVALID_ARGUMENT,
+            "the socket path contains a NUL byte",
+        )
+    })
+}
+
+/// A listening socket; [`accept`](Listener::accept) gives one [`Channel`] per connection.
+/// Dropping it closes the socket and removes its file.
+pub struct Listener {
+    handle: NonNull<ffi::dlb_channel>,
+}
+
+/// One end of a connection between two processes. Dropping it closes the connection; tensors
+/// already received stay valid.
+pub struct Channel {
+    handle: NonNull<ffi::dlb_channel>,
+}
+
+// SAFETY: a channel is a socket file descriptor and a small record the C library owns; its
+// functions may be called from any thread, one at a time per channel, which `&mut`-free use
+// from one owner at a time guarantees (neither type is Sync).
+unsafe impl Send for Listener {}
+// SAFETY: as for Listener.
+unsafe impl Send for Channel {}
+
+fn channel_from(
+    call: impl FnOnce(*mut *mut ffi::dlb_channel, *mut ffi::dlb_error) -> ffi::dlb_status,
+) -> Result<NonNull<ffi::dlb_channel>> {
+    let mut out = ptr::null_mut();
+    let err = ErrorBuf::new();
+    err.check(call(&mut out, err.as_mut_ptr()))?;
+    // A successful call writes a non-NULL channel.
+    NonNull::new(out).ok_or_else(|| Error::new(crate::status::DEVICE, "no channel was made"))
+}
+
+impl Listener {
+    /// Listens at `path` (`dlb_channel_listen`): the socket is created with mode 0600 in a
+    /// folder only this user can enter (created with mode 0700 when missing; refused when
+    /// others can enter it).
+    pub fn bind(path: impl AsRef<Path>) -> Result<Listener> {
+        let path = c_path(path.as_ref())?;
+        // SAFETY: a NUL-terminated path for the call; out/err valid.
+        let handle =
+            channel_from(|out, err| unsafe { ffi::dlb_channel_listen(path.as_ptr(), out, err) })?;
+        Ok(Listener { handle })
+    }
+
+    /// Waits for the next connection (`dlb_channel_accept`). A peer running as another user is
+    /// refused unless allowed with [`allow_uid`](Listener::allow_uid).
+    pub fn accept(&self) -> Result<Channel> {
+        // SAFETY: a valid listener; out/err valid.
+        let handle = channel_from(|out, err| unsafe {
+            ffi::dlb_channel_accept(self.handle.as_ptr(), out, err)
+        })?;
+        Ok(Channel { handle })
+    }
+
+    /// Accepts peers running as `uid` from now on (the caller's own uid always is).
+    pub fn allow_uid(&self, uid: u32) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: a valid listener.
+        err.check(unsafe {
+            ffi::dlb_channel_allow_uid(self.handle.as_ptr(), uid, err.as_mut_ptr())
+        })
+    }
+}
+
+impl Channel {
+    /// Connects to a listener at `path` (`dlb_channel_connect`), which must run as this user.
+    pub fn connect(path: impl AsRef<Path>) -> Result<Channel> {
+        let path = c_path(path.as_ref())?;
+        // SAFETY: a NUL-terminated path for the call; out/err valid.
+        let handle =
+            channel_from(|out, err| unsafe { ffi::dlb_channel_connect(path.as_ptr(), out, err) })?;
+        Ok(Channel { handle })
+    }
+
+    /// Sends `tensor` without copying (`dlb_channel_send`): its memory must be shareable.
+    /// The peer sees later writes through it, and this process sees the peer's.
+    pub fn send(&self, tensor: &Tensor) -> Result<()> {
+        self.send_with(tensor, 0)
+    }
+
+    /// Sends `tensor`, copying it into new shareable memory first when it is not shareable
+    /// (`DLB_SEND_COPY`): the peer's tensor then carries IS_COPIED and is its own.
+    pub fn send_copy(&self, tensor: &Tensor) -> Result<()> {
+        self.send_with(tensor, ffi::DLB_SEND_COPY as u32)
+    }
+
+    fn send_with(&self, tensor: &Tensor, options: u32) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel and tensor, borrowed for the call.
+        err.check(unsafe {
+            ffi::dlb_channel_send(
+                self.handle.as_ptr(),
+                tensor.raw(),
+                options,
+                err.as_mut_ptr(),
+            )
+        })
+    }
+
+    /// Waits for the next tensor from the peer (`dlb_channel_receive`), checked before it is
+    /// mapped. The received tensor is shareable, and exclusive only if it was copied for this
+    /// exchange (IS_COPIED): the peer may write the same memory.
+    pub fn receive(&self) -> Result<Tensor> {
+        // SAFETY: a valid channel; on success the caller owns the new tensor.
+        made_by(|out, err| unsafe { ffi::dlb_channel_receive(self.handle.as_ptr(), out, err) })
+    }
+
+    /// The peer's process id and user id, as the kernel reported them at connection time.
+    pub fn peer(&self) -> Result<(i32, u32)> {
+        let (mut pid, mut uid) = (0i32, 0u32);
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel; out pointers valid.
+        err.check(unsafe {
+            ffi::dlb_channel_peer(self.handle.as_ptr(), &mut pid, &mut uid, err.as_mut_ptr())
+        })?;
+        Ok((pid, uid))
+    }
+
+    /// Accepts a peer running as `uid` too, for the tensors received from now on.
+    pub fn allow_uid(&self, uid: u32) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel.
+        err.check(unsafe {
+            ffi::dlb_channel_allow_uid(self.handle.as_ptr(), uid, err.as_mut_ptr())
+        })
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        // SAFETY: we own the listener; this is its one close.
+        unsafe { ffi::dlb_channel_close(self.handle.as_ptr()) }
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        // SAFETY: we own the channel; this is its one close.
+        unsafe { ffi::dlb_channel_close(self.handle.as_ptr()) }
+    }
+}
