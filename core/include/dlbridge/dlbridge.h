@@ -408,7 +408,8 @@ DLB_API int dlb_tensor_is_dlbridge(const DLManagedTensorVersioned* tensor);
 /* 1 if the caller's `tensor` is the only holder of its memory: a dlbridge tensor that owns its
  * memory (allocated, copied, wrapped, or imported with IS_COPIED set by its producer), of which
  * no share or view is alive now. 0 for views and shares, for imports the producer may still
- * alias, for tensors not made by dlbridge and for NULL. The answer can only change from 0 to 1
+ * alias, for shareable memory another process may map (sent on a channel, or received without
+ * IS_COPIED), for tensors not made by dlbridge and for NULL. The answer can only change from 0 to 1
  * when another holder frees its reference, never the other way without the caller's own call
  * (share, view, export), so a binding may hand out mutable access while it reads 1.
  * Bindings ask this instead of tracking sharing themselves. */
