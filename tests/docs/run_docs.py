@@ -186,6 +186,87 @@ class Runner:
         return self.execute(block, [exe], env=env)
 
 
+    # ---- managed languages: what the build made is passed by meson.build --------------------
+    def java(self, block, index):
+        code = block.code
+        m = re.search(r"\bclass\s+(\w+)", code)
+        if m and re.search(r"static\s+void\s+main\s*\(", code):
+            name = m.group(1)
+        else:
+            head, body = hoist(code, r"^\s*import\s")
+            name = "DocsSnippet"
+            code = ("import org.dlbridge.*;\n" + head + f"\n\npublic class {name} {{\n"
+                    "  public static void main(String[] args) throws Exception {\n" + body +
+                    "\n  }\n}\n")
+        folder = os.path.join(self.work, f"java{index}")
+        os.makedirs(folder)
+        src = os.path.join(folder, f"{name}.java")
+        open(src, "w").write(code)
+        classes = os.environ["DLBRIDGE_JAVA_CLASSES"]
+        r = run([os.environ.get("JAVAC", "javac"), "-Xlint:all", "-Werror", "-d", folder, "-cp",
+                 classes, src], env=self.env)
+        if r.returncode != 0:
+            return False, "does not compile:\n" + r.stdout + r.stderr
+        return self.execute(block, [os.environ.get("JAVA", "java"),
+                                    "-Ddlbridge.native.path=" + os.environ["DLBRIDGE_JAVA_NATIVE"],
+                                    "-cp", folder + ":" + classes, name])
+
+    def csharp(self, block, index):
+        code = block.code
+        if not re.search(r"static\s+(void|int)\s+Main\s*\(", code):
+            head, body = hoist(code, r"^\s*using\s+[\w.]+\s*;")
+            code = ("using System;\nusing DLBridge;\n" + head +
+                    "\n\npublic static class DocsSnippet {\n  public static void Main() {\n" + body +
+                    "\n  }\n}\n")
+        folder = os.path.join(self.work, f"csharp{index}")
+        os.makedirs(folder)
+        src = os.path.join(folder, "Program.cs")
+        open(src, "w").write(code)
+        assembly = os.environ["DLBRIDGE_CSHARP_ASSEMBLY"]
+        exe = os.path.join(folder, "Program.exe")
+        r = run([os.environ.get("MCS", "mcs"), "-warnaserror+", "-r:" + assembly, "-out:" + exe, src],
+                env=self.env)
+        if r.returncode != 0:
+            return False, "does not compile:\n" + r.stdout + r.stderr
+        # As the docs tell a Mono user: the assembly and its native library next to the exe.
+        shutil.copy(assembly, folder)
+        shutil.copy(os.environ["DLBRIDGE_CSHARP_NATIVE"], folder)
+        return self.execute(block, [os.environ.get("MONO", "mono"), exe], cwd=folder)
+
+    def go(self, block, index):
+        code = block.code
+        if not re.search(r"^package\s+main", code, re.M):
+            lines = code.split("\n")
+            imports, body, in_block = [], [], False
+            for line in lines:
+                if in_block:
+                    imports.append(line)
+                    in_block = not line.strip().startswith(")")
+                elif re.match(r"^\s*import\s*\($", line):
+                    imports.append(line)
+                    in_block = True
+                elif re.match(r"^\s*import\s", line):
+                    imports.append(line)
+                else:
+                    body.append(line)
+            code = "package main\n\n" + "\n".join(imports) + "\n\nfunc main() {\n" + "\n".join(body) + "\n}\n"
+        folder = os.path.join(self.work, f"go{index}")
+        os.makedirs(folder)
+        open(os.path.join(folder, "main.go"), "w").write(code)
+        open(os.path.join(folder, "go.mod"), "w").write(
+            "module docsblock\n\ngo 1.19\n\nrequire github.com/dlbridge/dlbridge/bindings/go v0.0.0\n\n"
+            f"replace github.com/dlbridge/dlbridge/bindings/go => {os.path.join(self.crate_root, 'bindings', 'go')}\n")
+        env = dict(self.env)
+        env.update({"GOFLAGS": "-mod=mod", "GOPROXY": "off", "CGO_ENABLED": "1",
+                    "GOCACHE": os.path.join(self.build, "tests", "docs", "go-cache"),
+                    "GOPATH": os.path.join(self.build, "tests", "docs", "gopath")})
+        exe = os.path.join(folder, "block")
+        r = run([os.environ.get("GO", "go"), "build", "-o", exe, "."], cwd=folder, env=env)
+        if r.returncode != 0:
+            return False, "does not compile:\n" + r.stdout + r.stderr
+        return self.execute(block, [exe], env=env)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--source", required=True)
