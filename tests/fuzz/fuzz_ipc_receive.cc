@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../../core/src/ipc_wire.hpp"
+#include "../ipc/ipc_forge.hpp"
 #include "fuzz_common.h"
 
 namespace {
@@ -49,21 +50,16 @@ struct Endpoint {
     if (raw >= 0) close(raw);
     dlb_channel_close(server);
     server = nullptr;
-    raw = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
-    FUZZ_CHECK(connect(raw, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    raw = forge::connect_raw(path);
+    FUZZ_CHECK(raw >= 0);
     dlb_error err;
     FUZZ_CHECK_MSG(dlb_channel_accept(listener, &server, &err) == DLB_OK, 1, err);
   }
 };
 
 int memfd(uint64_t size, bool sealed) {
-  const int fd = memfd_create("dlbridge", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  const int fd = forge::memfd(size, sealed);
   FUZZ_CHECK(fd >= 0);
-  FUZZ_CHECK(ftruncate(fd, static_cast<off_t>(size)) == 0);
-  if (sealed) FUZZ_CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
   return fd;
 }
 
@@ -92,26 +88,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (mode == 2) fds.push_back(memfd(segment, false));
   if (mode == 3) fds.push_back(memfd(segment, true));
 
-  iovec io{const_cast<uint8_t*>(wire), length};
-  msghdr m{};
-  m.msg_iov = &io;
-  m.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
-  if (!fds.empty()) {
-    std::memset(control, 0, sizeof control);
-    m.msg_control = control;
-    m.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-    cmsghdr* h = CMSG_FIRSTHDR(&m);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-    std::memcpy(CMSG_DATA(h), fds.data(), fds.size() * sizeof(int));
-  }
   if (length > 0 || !fds.empty()) {
-    // A zero-byte message carries nothing on a stream socket: send one byte instead.
+    // A zero-byte message carries nothing on a stream socket: one byte stands in for it.
     static const uint8_t zero = 0;
-    if (length == 0) io = iovec{const_cast<uint8_t*>(&zero), 1};
-    FUZZ_CHECK(sendmsg(endpoint->raw, &m, MSG_NOSIGNAL) >= 0);
+    FUZZ_CHECK(forge::send(endpoint->raw, length > 0 ? wire : &zero, length > 0 ? length : 1, fds));
   }
   for (int fd : fds) close(fd);
   if (truncated) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "dlbridge/dlbridge.h"
+#include "ipc_forge.hpp"
 #include "ipc_wire.hpp"
 
 namespace {
@@ -138,40 +139,19 @@ struct Pair {
   }
 };
 
-// A raw client socket to `path`, for forging what a channel would send.
 int raw_connect(const std::string& path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const int fd = forge::connect_raw(path);
+  REQUIRE(fd >= 0);
   return fd;
 }
 
-void raw_send(int fd, const void* data, size_t size, std::vector<int> fds) {
-  iovec io{const_cast<void*>(data), size};
-  msghdr m{};
-  m.msg_iov = &io;
-  m.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-  if (!fds.empty()) {
-    std::memset(control, 0, sizeof control);
-    m.msg_control = control;
-    m.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-    cmsghdr* h = CMSG_FIRSTHDR(&m);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-    std::memcpy(CMSG_DATA(h), fds.data(), fds.size() * sizeof(int));
-  }
-  REQUIRE(sendmsg(fd, &m, MSG_NOSIGNAL) == static_cast<ssize_t>(size));
+void raw_send(int fd, const void* data, size_t size, const std::vector<int>& fds) {
+  REQUIRE(forge::send(fd, data, size, fds));
 }
 
-// A sealed (or not) memfd of `size` bytes, as a forger would make one.
 int memfd_of(uint64_t size, bool sealed) {
-  const int fd = memfd_create("dlbridge", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  REQUIRE(ftruncate(fd, static_cast<off_t>(size)) == 0);
-  if (sealed) REQUIRE(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
+  const int fd = forge::memfd(size, sealed);
+  REQUIRE(fd >= 0);
   return fd;
 }
 
