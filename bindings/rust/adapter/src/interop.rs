@@ -1,7 +1,6 @@
-//! The Rust agent of the interop matrix: `interop_agent_get()` returns the table that
+//! The interop matrix's agent: `interop_agent_get()` returns the table that
 //! tests/interop/interop_agent.h defines; produce and consume use the `dlbridge` crate's public
 //! API. The `#[repr(C)]` structs below mirror that header.
-#![allow(clippy::missing_safety_doc)]
 
 use dlbridge::{ffi, flags, status, DType, Device, Element, Slice, Tensor};
 use std::ffi::{c_char, c_void};
@@ -84,12 +83,7 @@ extern "C" fn releases() -> i64 {
 impl Report {
     fn fail(&mut self, status: i32, what: &str) -> i32 {
         self.status = if status != 0 { status } else { -1 };
-        let bytes = what.as_bytes();
-        let n = bytes.len().min(self.message.len() - 1);
-        for (dst, src) in self.message.iter_mut().zip(&bytes[..n]) {
-            *dst = *src as c_char;
-        }
-        self.message[n] = 0;
+        crate::write_message(&mut self.message, what);
         self.status
     }
 }

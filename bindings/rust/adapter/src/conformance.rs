@@ -1,6 +1,6 @@
-//! The Rust binding (the `dlbridge` crate) as a DLPack conformance subject: the cdylib exports
-//! `dlpack_conformance_subject()` (conformance/include/dlpack_conformance.h), and its producer
-//! and consumer use the crate's public API only.
+//! The conformance kit's subject: `dlpack_conformance_subject()`
+//! (conformance/include/dlpack_conformance.h), whose producer and consumer use the `dlbridge`
+//! crate's public API only.
 //!
 //! - Producer: the kit's values are wrapped read-only without a copy ([`Tensor::wrap_raw`]) and
 //!   copied with [`Tensor::copy_into`] into a tensor laid out as asked
@@ -12,8 +12,8 @@
 //!   tensor's accessors, the values through `copy_into` into a tensor wrapped over the kit's
 //!   buffer; `release` drops the [`Tensor`].
 //!
-//! The dlpc structs are mirrored by hand below; build.rs checks every size and offset against
-//! the C header at compile time and takes the contract's constants from it.
+//! The dlpc structs are mirrored by hand below; the contract's constants and a compile-time check
+//! of every size and offset against the C header come from contract_layout.c (see build.rs).
 
 use dlbridge::{ffi, flags, status, DType, Device, RawParts, Slice, Stream, Tensor};
 use std::ffi::{c_char, c_void};
@@ -120,17 +120,13 @@ pub extern "C" fn dlpack_conformance_subject() -> *const Subject {
     &SUBJECT.0
 }
 
-/// Writes `text` into a C buffer of `size` bytes, cut to fit, NUL-terminated.
+/// Writes `text` into the kit's C buffer of `size` bytes, cut to fit, NUL-terminated.
 fn write_message(buf: *mut c_char, size: usize, text: &str) {
     if buf.is_null() || size == 0 {
         return;
     }
-    let n = text.len().min(size - 1);
-    // SAFETY: the kit's buffer holds `size` bytes for the call; n < size.
-    unsafe {
-        ptr::copy_nonoverlapping(text.as_ptr().cast::<c_char>(), buf, n);
-        *buf.add(n) = 0;
-    }
+    // SAFETY: the kit's buffer holds `size` bytes for the call.
+    crate::write_message(unsafe { std::slice::from_raw_parts_mut(buf, size) }, text);
 }
 
 /// `n` values of a kit array (NULL or n <= 0: none).

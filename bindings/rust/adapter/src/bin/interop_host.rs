@@ -3,9 +3,8 @@
 //! line, and the C runner runs every ordered pair with Rust on one side.
 //! Usage: interop_host_rust [--self-test] AGENT.so...
 
-#[cfg(interop_runner)]
 fn main() {
-    use dlbridge_interop_agent::{interop_agent_get, Agent};
+    use dlbridge_adapter_rust::{interop_agent_get, Agent};
     use std::ffi::{c_char, c_int, CString};
 
     extern "C" {
@@ -45,10 +44,4 @@ fn main() {
         )
     };
     std::process::exit(if failed == 0 { 0 } else { 1 });
-}
-
-#[cfg(not(interop_runner))]
-fn main() {
-    eprintln!("interop_host_rust was built without INTEROP_RUNNER_LIB (build it through Meson)");
-    std::process::exit(2);
 }

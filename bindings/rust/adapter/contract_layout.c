@@ -1,7 +1,7 @@
-/* Prints, as Rust source, the contract's constants and a compile-time assertion of the size and
- * every field offset of the dlpc structs that lib.rs mirrors by hand: build.rs compiles and runs
- * this with the C compiler, so the Rust crate does not build if its mirror drifts from
- * dlpack_conformance.h. */
+/* Prints, as Rust source, the conformance contract's constants and a compile-time assertion of
+ * the size and every field offset of the dlpc structs that src/conformance.rs mirrors by hand.
+ * Meson compiles it with the project's warnings and runs it; the adapter's build.rs includes
+ * what it prints, so the crate does not build if its mirror drifts from dlpack_conformance.h. */
 #include <stddef.h>
 #include <stdio.h>
 

@@ -1,0 +1,23 @@
+//! The Rust adapter (see Cargo.toml): the interop matrix's agent and the conformance kit's
+//! subject, over the `dlbridge` crate's public API.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod conformance;
+pub mod interop;
+
+pub use interop::{interop_agent_get, Agent};
+
+use std::ffi::c_char;
+
+/// Writes `text` into a C message buffer, cut to fit, NUL-terminated (both contracts report in
+/// fixed C buffers).
+pub(crate) fn write_message(buf: &mut [c_char], text: &str) {
+    if buf.is_empty() {
+        return;
+    }
+    let n = text.len().min(buf.len() - 1);
+    for (dst, src) in buf.iter_mut().zip(&text.as_bytes()[..n]) {
+        *dst = *src as c_char;
+    }
+    buf[n] = 0;
+}
