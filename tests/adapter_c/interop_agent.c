@@ -1,4 +1,4 @@
-/* agent_c.c - the C agent of the interop matrix: produces and consumes with the dlbridge C API
+/* interop_agent.c - the C adapter's interop agent: produces and consumes with the dlbridge C API
  * only. Linked with its own hidden copy of the static core, like any library that embeds
  * dlbridge, so its live count is its own. */
 #include <pthread.h>

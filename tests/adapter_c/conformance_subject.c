@@ -1,8 +1,9 @@
-/* dlbridge's C core as a DLPack conformance subject.
+/* conformance_subject.c - the C adapter's conformance subject: dlbridge's C core through its
+ * public API (dlpack_conformance_subject).
  * Producer: dlb_tensor_allocate with the layout the kit asks for, filled from the kit's values
  * with dlb_tensor_copy_into, then handed out (legacy through dlb_tensor_export_legacy).
- * Consumer: dlb_tensor_import / dlb_tensor_import_legacy, read back with dlb_tensor_copy and
- * dlb_tensor_host_data, released with dlb_tensor_free. */
+ * Consumer: dlb_tensor_import / dlb_tensor_import_legacy, read back with
+ * dlb_tensor_copy_to_host, released with dlb_tensor_free. */
 #include <stdio.h>
 #include <string.h>
 
@@ -108,24 +109,18 @@ static int report_on(DLManagedTensorVersioned* t, dlpc_consume_report* report) {
   report->strides_known = dlb_tensor_get_strides(dl, DLPC_MAX_NDIM, report->strides, NULL) == DLB_OK;
   report->first_element = count > 0 ? (const char*)dl->data + dl->byte_offset : NULL;
   report->writable = !dlb_tensor_is_read_only(t);
-  /* The values, through dlbridge's own strided copy. */
-  DLManagedTensorVersioned* copy = NULL;
-  DLDevice cpu = {kDLCPU, 0};
-  dlb_status st = dlb_tensor_copy(t, cpu, &copy, &err);
-  void* data = NULL;
+  /* The values in C order, whatever the layout: one copy into the kit's buffer (any dtype). */
   uint64_t bytes = 0;
-  if (st == DLB_OK) st = dlb_tensor_host_data(copy, 0, &data, &bytes, &err);
+  const DLDataType any = {0, 0, 0};
+  dlb_status st = dlb_tensor_byte_size(dl, t->flags, &bytes, &err);
+  if (st == DLB_OK && bytes <= report->values_capacity) {
+    st = dlb_tensor_copy_to_host(t, any, report->values, bytes, &err);
+    if (st == DLB_OK) report->values_size = bytes;
+  }
   if (st != DLB_OK) {
-    dlb_tensor_free(copy);
     snprintf(report->message, sizeof report->message, "reading back: %.200s", err.message);
     report->values_size = UINT64_MAX;
-    return DLPC_OK;
   }
-  if (bytes <= report->values_capacity) {
-    if (bytes) memcpy(report->values, data, bytes);
-    report->values_size = bytes;
-  }
-  dlb_tensor_free(copy);
   return DLPC_OK;
 }
 
