@@ -80,8 +80,6 @@ func check(result int64) (int64, error) {
 }
 
 // coreError is the error of a failed core call: its status and the core's message, verbatim.
-// check uses it for every SWIG-wrapped call, Wrap for its hand-written one (and for the one
-// check Wrap makes itself, whose message is the core's DLB_STRIDES_LENGTH_MESSAGE).
 func coreError(status int32, message string) error {
 	return &Error{Status: Status(status), Message: message}
 }

@@ -70,11 +70,14 @@ func FuzzImportWrap(f *testing.F) {
 		var released int32
 		dt := dlbridge.DType{Code: r.Code, Bits: r.Bits, Lanes: r.Lanes}
 		dev := dlbridge.Device{Type: r.DeviceType, ID: r.DeviceID}
-		data := buf
+		data, size := buf, uint64(4096)
 		if !r.HasData {
 			data = nil
 		}
-		w, err := dlbridge.Wrap(data, dev, dt, r.Shape, r.Strides, r.ByteOffset, r.Flags, func() {
+		if mode&16 != 0 {
+			size = uint64(byteOffset) % 4096 // often too small: the core's buffer check
+		}
+		w, err := dlbridge.Wrap(data, size, dev, dt, r.Shape, r.Strides, r.ByteOffset, r.Flags, func() {
 			atomic.AddInt32(&released, 1)
 		})
 		if err == nil {

@@ -30,14 +30,48 @@ func (t *Tensor) derive(f func(addr int64) int64) (*Tensor, error) {
 // Allocate makes an uninitialised, compact row-major tensor on dev through its backend.
 // Ownership: the caller owns the new tensor (Close it); on error nothing is allocated.
 func Allocate(dev Device, dt DType, shape ...int64) (*Tensor, error) {
-	return allocate(dev, dt, shape, nil, 0)
+	return AllocateStrided(dev, dt, shape, nil, 0)
 }
 
 // AllocateStrided is Allocate with explicit strides (in elements; nil for compact row-major,
 // else one per extent, negative and zero included) and DLPack flags (READ_ONLY,
 // IS_SUBBYTE_TYPE_PADDED). Ownership as Allocate.
 func AllocateStrided(dev Device, dt DType, shape, strides []int64, flags uint64) (*Tensor, error) {
-	return allocate(dev, dt, shape, strides, flags)
+	if e, ok := extentsByValue(shape); ok && strides == nil {
+		return fromResult(capi.Dlbx_go_allocate_compact(dev.packed(), dt.packed(), len(shape),
+			e[0], e[1], e[2], e[3], flags))
+	}
+	return fromResult(capi.Dlb_tensor_allocate(dev.packed(), dt.packed(), shapeArg(copyOf(shape)),
+		copyOf(strides), flags))
+}
+
+// The calls of compact tensors of up to four dimensions take the extents by value, as scalars
+// (capi.Dlbx_go_allocate_compact and capi.Dlbx_go_wrap_compact, generators/go/dlbridge_go.i):
+// a slice given to cgo escapes to the heap, and cgo checks the memory it points to; together
+// they cost these calls about 80 ns. Every other tensor takes the general calls with slices.
+
+// extentsByValue returns shape's extents, zero past its end; ok is false when shape has more
+// than capi.DLBX_GO_EXTENTS_BY_VALUE of them.
+func extentsByValue(shape []int64) (e [4]int64, ok bool) {
+	if len(shape) > len(e) {
+		return e, false
+	}
+	copy(e[:], shape)
+	return e, true
+}
+
+// Four extents by value, as generators/go/dlbridge_go.i says (a compile error when it changes).
+var _ [capi.DLBX_GO_EXTENTS_BY_VALUE - 4]struct{}
+var _ [4 - capi.DLBX_GO_EXTENTS_BY_VALUE]struct{}
+
+// copyOf is a copy of s (nil for nil) for the general calls: what is given to a cgo call escapes
+// to the heap, and the caller's own slices (a variadic shape on its stack) must not, or every
+// call would pay for it, the by-value ones too.
+func copyOf(s []int64) []int64 {
+	if s == nil {
+		return nil
+	}
+	return append(make([]int64, 0, len(s)), s...)
 }
 
 // shapeArg makes a nil shape (a 0-d tensor) an empty, non-nil slice: the wrapper reads a nil
