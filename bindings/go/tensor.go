@@ -201,19 +201,18 @@ func (t *Tensor) Bytes() ([]byte, error) {
 	return unsafe.Slice((*byte)(p), n), nil
 }
 
-// CopyBytes returns a copy of the tensor's bytes (READ_ONLY tensors too).
+// CopyBytes returns a copy of the tensor's bytes in C order (the compact layout), whatever its
+// strides and device (READ_ONLY tensors too): one core call, dlb_tensor_copy_to_host with no
+// dtype asked.
 func (t *Tensor) CopyBytes() ([]byte, error) {
 	var out []byte
 	err := t.use(func(addr int64) error {
-		data, size := make([]int64, 1), make([]int64, 1)
-		if _, err := check(capi.Dlb_tensor_host_data(addr, 0, data, size)); err != nil {
+		size := make([]int64, 1)
+		if _, err := check(capi.Dlb_tensor_byte_size(addr, capi.Dlb_tensor_flags(addr), size)); err != nil {
 			return err
 		}
 		out = make([]byte, size[0])
-		if size[0] > 0 {
-			copy(out, unsafe.Slice((*byte)(addrToPtr(data[0])), size[0]))
-		}
-		return nil
+		return copyToHost(addr, DType{}, out)
 	})
 	return out, err
 }
@@ -221,13 +220,16 @@ func (t *Tensor) CopyBytes() ([]byte, error) {
 // SliceNone marks an omitted bound in a Range, like Python's None.
 var SliceNone = capi.DLB_SLICE_NONE
 
-// Range is one dimension of a slice with Python semantics (negative bounds count from the end,
-// bounds are clamped, Step may be negative but not 0; SliceNone for an omitted bound).
+// Range is one dimension of a slice with Python semantics: negative bounds count from the end,
+// bounds are clamped, Step may be negative; SliceNone for an omitted bound (as Python's None).
+// The zero value Range{} is the whole dimension with step 1, as All is. Any other Range is
+// taken as written: Range{Start: 0, Stop: 2} has Step 0, which the core refuses ("slice step is
+// 0 in dimension 0").
 type Range struct {
 	Start, Stop, Step int64
 }
 
-// All is the whole dimension.
+// All is the whole dimension (so is the zero value Range{}).
 var All = Range{SliceNone, SliceNone, SliceNone}
 
 // Slice returns a view of the first len(ranges) dimensions. Ownership for every view: the
@@ -236,6 +238,9 @@ var All = Range{SliceNone, SliceNone, SliceNone}
 func (t *Tensor) Slice(ranges ...Range) (*Tensor, error) {
 	triples := make([]int64, 0, 3*len(ranges))
 	for _, r := range ranges {
+		if r == (Range{}) {
+			r = All
+		}
 		triples = append(triples, r.Start, r.Stop, r.Step)
 	}
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_slice(addr, triples) })
