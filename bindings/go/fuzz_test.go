@@ -68,8 +68,8 @@ func FuzzImportWrap(f *testing.F) {
 		// The same fields through Wrap: a zero-copy tensor over C memory the release frees.
 		buf := ctest.Malloc(4096)
 		var released int32
-		dt := dlbridge.DType{Code: r.Code, Bits: r.Bits, Lanes: r.Lanes}
-		dev := dlbridge.Device{Type: r.DeviceType, ID: r.DeviceID}
+		dt := dlbridge.DType{Code: dlbridge.DTypeCode(r.Code), Bits: r.Bits, Lanes: r.Lanes}
+		dev := dlbridge.Device{Type: dlbridge.DeviceType(r.DeviceType), ID: r.DeviceID}
 		data, size := buf, uint64(4096)
 		if !r.HasData {
 			data = nil

@@ -82,7 +82,7 @@ func allocate(spec *C.dlpc_case_spec, dt dlbridge.DType, shape []int64, count in
 
 // makeTensor returns the tensor spec describes, holding its values, with its flags.
 func makeTensor(spec *C.dlpc_case_spec) (*dlbridge.Tensor, error) {
-	dt := dlbridge.DType{Code: uint8(spec.dtype.code), Bits: uint8(spec.dtype.bits), Lanes: uint16(spec.dtype.lanes)}
+	dt := dlbridge.DType{Code: dlbridge.DTypeCode(spec.dtype.code), Bits: uint8(spec.dtype.bits), Lanes: uint16(spec.dtype.lanes)}
 	shape := int64s(spec.shape, spec.ndim)
 	flags := uint64(spec.flags)
 	layout := flags & dlbridge.FlagSubbyteTypePadded

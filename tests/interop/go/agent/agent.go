@@ -397,7 +397,7 @@ func check(t *dlbridge.Tensor, c *C.interop_case, legacy bool, r *C.interop_repo
 	if err != nil {
 		return err
 	}
-	if dt != (dlbridge.DType{Code: uint8(c.dtype_code), Bits: uint8(c.dtype_bits), Lanes: 1}) {
+	if dt != (dlbridge.DType{Code: dlbridge.DTypeCode(c.dtype_code), Bits: uint8(c.dtype_bits), Lanes: 1}) {
 		return fmt.Errorf("dtype %v", dt)
 	}
 	dev, err := t.Device()
