@@ -75,12 +75,17 @@ var ErrClosed = &Error{Status: StatusClosed, Message: capi.DLB_CLOSED_MESSAGE}
 // generators/swig/typemaps_go.i), read and freed here; otherwise the result is 0 or the address
 // of the tensor the call made.
 func check(result int64) (int64, error) {
-	if result >= 0 {
+	if result >= 0 { // small enough to be inlined into every call: the common case costs a compare
 		return result, nil
 	}
+	return 0, recordError(result)
+}
+
+// recordError reads and frees the error record behind a negative result.
+func recordError(result int64) error {
 	e := &Error{Status: Status(capi.Dlbx_go_error_status(result)), Message: capi.Dlbx_go_error_message(result)}
 	capi.Dlbx_go_error_free(result)
-	return 0, e
+	return e
 }
 
 // errorf is an error of this package's own: the few checks of Go's types that the core cannot

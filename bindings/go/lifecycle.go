@@ -79,10 +79,15 @@ func (t *Tensor) release() {
 // While no wrap with a release function is outstanding nothing can be released: the free is
 // the plain one.
 func freeTensor(addr int64) {
-	if releases.outstanding.Load() == 0 {
-		capi.Dlb_tensor_free(addr)
+	if releases.outstanding.Load() != 0 {
+		freeReleasing(addr)
 		return
 	}
+	capi.Dlb_tensor_free(addr)
+}
+
+// freeReleasing is freeTensor while wraps with release functions are outstanding.
+func freeReleasing(addr int64) {
 	if token := capi.Dlbx_tensor_free(addr); token != 0 {
 		releases.take(token)()
 	}
@@ -93,11 +98,17 @@ func freeTensor(addr int64) {
 // memory that lives as long as the process): a load tells whether to drain, without a call.
 var releasesQueued = (*int64)(addrToPtr(capi.Dlbx_release_queued()))
 
-// drainReleases runs the release functions of the tokens the engine queued, if any.
+// drainReleases runs the release functions of the tokens the engine queued, if any (a load when
+// there are none: small enough to be inlined where it is called).
 func drainReleases() int {
 	if atomic.LoadInt64(releasesQueued) == 0 {
 		return 0
 	}
+	return runQueuedReleases()
+}
+
+// runQueuedReleases takes the queued tokens in batches and runs their release functions.
+func runQueuedReleases() int {
 	ran := 0
 	tokens := make([]int64, 64)
 	for {
