@@ -31,7 +31,10 @@ const (
 // String returns the core's name of the status ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN".
 func (s Status) String() string { return capi.Dlb_status_name(int(s)) }
 
-// Error is a failure reported by the dlbridge core, with the core's own status and message.
+// Error is a failure: the core's status and message, verbatim, for everything the core checks;
+// ErrClosed (DLB_ERR_CLOSED with the core's DLB_CLOSED_MESSAGE); and a few refusals of Go's own
+// type rules that no core call can make (a NUL inside a Go string, a misaligned element, a bool
+// byte other than 0 and 1).
 type Error struct {
 	Status  Status
 	Message string
