@@ -7,23 +7,47 @@ import (
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
 )
 
-// Device is a DLPack device (DLDevice): a device type and an id. Types are plain integers: a
-// newer producer may send one this package has no constant for.
-type Device struct {
-	Type int32
-	ID   int32
+// DeviceType is a DLPack device type (DLDeviceType): an integer, not a closed set. A newer
+// producer may send a type this package has no constant for; it is kept and passed on as is.
+type DeviceType int32
+
+// Every device type of DLPack's header (dlpack.h), with DLPack's values (a test compares each with
+// the header's through SWIG's output). 5 and 6 are unused; TPU and TPUHost are post-1.3.
+const (
+	DeviceTypeCPU         DeviceType = 1
+	DeviceTypeCUDA        DeviceType = 2
+	DeviceTypeCUDAHost    DeviceType = 3
+	DeviceTypeOpenCL      DeviceType = 4
+	DeviceTypeVulkan      DeviceType = 7
+	DeviceTypeMetal       DeviceType = 8
+	DeviceTypeVPI         DeviceType = 9
+	DeviceTypeROCM        DeviceType = 10
+	DeviceTypeROCMHost    DeviceType = 11
+	DeviceTypeExtDev      DeviceType = 12
+	DeviceTypeCUDAManaged DeviceType = 13
+	DeviceTypeOneAPI      DeviceType = 14
+	DeviceTypeWebGPU      DeviceType = 15
+	DeviceTypeHexagon     DeviceType = 16
+	DeviceTypeMAIA        DeviceType = 17
+	DeviceTypeTrn         DeviceType = 18
+	DeviceTypeTPU         DeviceType = 19
+	DeviceTypeTPUHost     DeviceType = 20
+)
+
+// String returns the core's name of the device type ("cuda"), or "device_type_N" for one the
+// core has no name for.
+func (t DeviceType) String() string {
+	if name := DeviceTypeName(t); name != "" {
+		return name
+	}
+	return "device_type_" + itoa(int64(t))
 }
 
-// DLPack's device types, read from the C header (through SWIG's output) when the package loads.
-var (
-	DeviceTypeCPU         = int32(capi.KDLCPU)
-	DeviceTypeCUDA        = int32(capi.KDLCUDA)
-	DeviceTypeCUDAHost    = int32(capi.KDLCUDAHost)
-	DeviceTypeOpenCL      = int32(capi.KDLOpenCL)
-	DeviceTypeCUDAManaged = int32(capi.KDLCUDAManaged)
-	DeviceTypeROCM        = int32(capi.KDLROCM)
-	DeviceTypeExtDev      = int32(capi.KDLExtDev)
-)
+// Device is a DLPack device (DLDevice): a device type and an id.
+type Device struct {
+	Type DeviceType
+	ID   int32
+}
 
 // CPU is the host.
 var CPU = Device{Type: DeviceTypeCPU}
@@ -44,7 +68,7 @@ func OpenCL(id int32) Device { return Device{Type: DeviceTypeOpenCL, ID: id} }
 func (d Device) packed() int64 { return int64(uint64(uint32(d.Type))<<32 | uint64(uint32(d.ID))) }
 
 func deviceFromPacked(p int64) Device {
-	return Device{Type: int32(uint64(p) >> 32), ID: int32(uint32(uint64(p)))}
+	return Device{Type: DeviceType(int32(uint64(p) >> 32)), ID: int32(uint32(uint64(p)))}
 }
 
 // String returns the core's text for the device ("cpu", "cuda:1", "device_type_25:0").
@@ -72,10 +96,10 @@ func ParseDevice(text string) (Device, error) {
 }
 
 // DeviceTypeName returns the core's name of a device type ("cuda"), or "" for an unknown one.
-func DeviceTypeName(deviceType int32) string { return capi.Dlb_device_type_name(int(deviceType)) }
+func DeviceTypeName(deviceType DeviceType) string { return capi.Dlb_device_type_name(int(deviceType)) }
 
 // BackendRegistered reports whether a backend serves the device type now (always true for the CPU).
-func BackendRegistered(deviceType int32) bool {
+func BackendRegistered(deviceType DeviceType) bool {
 	return capi.Dlb_backend_is_registered(int(deviceType)) != 0
 }
 
@@ -180,6 +204,6 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // DeviceTypeKnown reports whether imports accept the device type (one DLPack defines, or one a
 // backend is registered for).
-func DeviceTypeKnown(deviceType int32) bool {
+func DeviceTypeKnown(deviceType DeviceType) bool {
 	return capi.Dlb_device_type_is_known(int(deviceType)) != 0
 }

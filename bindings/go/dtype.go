@@ -6,25 +6,51 @@ import (
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
 )
 
+// DTypeCode is a DLPack type code (DLDataTypeCode, stored in DLDataType.code): an integer, not a
+// closed set. A tensor from a newer producer may carry a code this package has no constant for;
+// it is kept as is.
+type DTypeCode uint8
+
+// Every type code of DLPack's header (dlpack.h), with DLPack's values (a test compares each with
+// the header's through SWIG's output). Bcomplex is post-1.3.
+const (
+	CodeInt               DTypeCode = 0
+	CodeUInt              DTypeCode = 1
+	CodeFloat             DTypeCode = 2
+	CodeOpaqueHandle      DTypeCode = 3
+	CodeBfloat            DTypeCode = 4
+	CodeComplex           DTypeCode = 5
+	CodeBool              DTypeCode = 6
+	CodeFloat8E3M4        DTypeCode = 7
+	CodeFloat8E4M3        DTypeCode = 8
+	CodeFloat8E4M3B11FNUZ DTypeCode = 9
+	CodeFloat8E4M3FN      DTypeCode = 10
+	CodeFloat8E4M3FNUZ    DTypeCode = 11
+	CodeFloat8E5M2        DTypeCode = 12
+	CodeFloat8E5M2FNUZ    DTypeCode = 13
+	CodeFloat8E8M0FNU     DTypeCode = 14
+	CodeFloat6E2M3FN      DTypeCode = 15
+	CodeFloat6E3M2FN      DTypeCode = 16
+	CodeFloat4E2M1FN      DTypeCode = 17
+	CodeBcomplex          DTypeCode = 18
+)
+
+// String returns the core's base name of the code ("float", "float8_e4m3fn"), or "code_N" for
+// one the core has no name for.
+func (c DTypeCode) String() string {
+	if name := capi.Dlb_dtype_code_name(int(c)); name != "" {
+		return name
+	}
+	return "code_" + itoa(int64(c))
+}
+
 // DType is a DLPack data type (DLDataType): a type code, the bits of one lane and the number of
-// lanes. Codes are plain integers: a tensor from a newer producer may carry a code this package
-// has no constant for, and it is kept as is.
+// lanes.
 type DType struct {
-	Code  uint8
+	Code  DTypeCode
 	Bits  uint8
 	Lanes uint16
 }
-
-// DLPack's type codes, read from the C header (through SWIG's output) when the package loads.
-var (
-	CodeInt          = uint8(capi.KDLInt)
-	CodeUInt         = uint8(capi.KDLUInt)
-	CodeFloat        = uint8(capi.KDLFloat)
-	CodeOpaqueHandle = uint8(capi.KDLOpaqueHandle)
-	CodeBfloat       = uint8(capi.KDLBfloat)
-	CodeComplex      = uint8(capi.KDLComplex)
-	CodeBool         = uint8(capi.KDLBool)
-)
 
 // The scalar dtypes Go has element types for, and a few others.
 var (
@@ -49,7 +75,7 @@ var (
 func (d DType) packed() int { return int(d.Code) | int(d.Bits)<<8 | int(d.Lanes)<<16 }
 
 func dtypeFromPacked(p int) DType {
-	return DType{Code: uint8(p), Bits: uint8(p >> 8), Lanes: uint16(p >> 16)}
+	return DType{Code: DTypeCode(p), Bits: uint8(p >> 8), Lanes: uint16(p >> 16)}
 }
 
 // Validate reports the core's error for a dtype that is not valid DLPack (unknown code, illegal

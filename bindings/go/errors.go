@@ -10,7 +10,8 @@ import (
 // library may report a code this package has no constant for.
 type Status int32
 
-// The status codes of dlbridge.h, taken from SWIG's output of the header.
+// The status codes of dlbridge.h, taken from SWIG's output of the header: constants, so that a
+// switch on err.(*Error).Status compiles.
 const (
 	StatusOK                 Status = Status(capi.DLB_OK)
 	StatusInvalidArgument    Status = Status(capi.DLB_ERR_INVALID_ARGUMENT)
@@ -22,13 +23,18 @@ const (
 	StatusOverflow           Status = Status(capi.DLB_ERR_OVERFLOW)
 	StatusDevice             Status = Status(capi.DLB_ERR_DEVICE)
 	StatusDeviceUnavailable  Status = Status(capi.DLB_ERR_DEVICE_UNAVAILABLE)
+	// StatusClosed is the status of ErrClosed: a Tensor used after Close (or after an export
+	// moved it out). The core never returns it; every binding reports it the same way.
+	StatusClosed Status = Status(capi.DLB_ERR_CLOSED)
 )
 
 // String returns the core's name of the status ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN".
 func (s Status) String() string { return capi.Dlb_status_name(int(s)) }
 
-// Error is a failure reported by the dlbridge core (with the core's own message) or refused by
-// this package before calling it (with this package's message).
+// Error is a failure: the core's status and message, verbatim, for everything the core checks;
+// ErrClosed (DLB_ERR_CLOSED with the core's DLB_CLOSED_MESSAGE); and a few refusals of Go's own
+// type rules that no core call can make (a NUL inside a Go string, a misaligned element, a bool
+// byte other than 0 and 1).
 type Error struct {
 	Status  Status
 	Message string
@@ -62,30 +68,31 @@ var (
 	ErrDeviceUnavailable  = &Error{Status: StatusDeviceUnavailable}
 )
 
-// ErrClosed is returned by every method of a Tensor after Close (its status is
-// StatusInvalidArgument, so errors.Is(err, ErrInvalidArgument) holds too).
-var ErrClosed = &Error{Status: StatusInvalidArgument, Message: "the tensor is closed"}
+// ErrClosed is returned by every method of a Tensor after Close or an export (the same value
+// each time, so err == ErrClosed works, and so does errors.Is). Its status is StatusClosed and
+// its message the core's DLB_CLOSED_MESSAGE, as in every binding.
+var ErrClosed = &Error{Status: StatusClosed, Message: capi.DLB_CLOSED_MESSAGE}
 
 // check turns a wrapper's result into Go values: the one place where a status becomes an error.
 // A negative result is the address of an error record written by the SWIG wrapper (see
 // generators/swig/typemaps_go.i), read and freed here; otherwise the result is 0 or the address
 // of the tensor the call made.
 func check(result int64) (int64, error) {
-	if result >= 0 {
+	if result >= 0 { // small enough to be inlined into every call: the common case costs a compare
 		return result, nil
 	}
-	e := coreError(int32(capi.Dlbx_go_error_status(result)), capi.Dlbx_go_error_message(result))
+	return 0, recordError(result)
+}
+
+// recordError reads and frees the error record behind a negative result.
+func recordError(result int64) error {
+	e := &Error{Status: Status(capi.Dlbx_go_error_status(result)), Message: capi.Dlbx_go_error_message(result)}
 	capi.Dlbx_go_error_free(result)
-	return 0, e
+	return e
 }
 
-// coreError is the error of a failed core call: its status and the core's message, verbatim.
-// check uses it for every SWIG-wrapped call, Wrap for its hand-written one (and for the one
-// check Wrap makes itself, whose message is the core's DLB_STRIDES_LENGTH_MESSAGE).
-func coreError(status int32, message string) error {
-	return &Error{Status: Status(status), Message: message}
-}
-
+// errorf is an error of this package's own: the few checks of Go's types that the core cannot
+// make (see elements.go), never one of the core's.
 func errorf(status Status, format string, args ...any) error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
 }

@@ -68,13 +68,16 @@ func FuzzImportWrap(f *testing.F) {
 		// The same fields through Wrap: a zero-copy tensor over C memory the release frees.
 		buf := ctest.Malloc(4096)
 		var released int32
-		dt := dlbridge.DType{Code: r.Code, Bits: r.Bits, Lanes: r.Lanes}
-		dev := dlbridge.Device{Type: r.DeviceType, ID: r.DeviceID}
-		data := buf
+		dt := dlbridge.DType{Code: dlbridge.DTypeCode(r.Code), Bits: r.Bits, Lanes: r.Lanes}
+		dev := dlbridge.Device{Type: dlbridge.DeviceType(r.DeviceType), ID: r.DeviceID}
+		data, size := buf, uint64(4096)
 		if !r.HasData {
 			data = nil
 		}
-		w, err := dlbridge.Wrap(data, dev, dt, r.Shape, r.Strides, r.ByteOffset, r.Flags, func() {
+		if mode&16 != 0 {
+			size = uint64(byteOffset) % 4096 // often too small: the core's buffer check
+		}
+		w, err := dlbridge.Wrap(data, size, dev, dt, r.Shape, r.Strides, r.ByteOffset, r.Flags, func() {
 			atomic.AddInt32(&released, 1)
 		})
 		if err == nil {

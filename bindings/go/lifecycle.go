@@ -16,7 +16,8 @@ import (
 //
 // Every method may be called from any goroutine; Close may race with other methods (they then
 // return ErrClosed). Slices returned by Data, Float32s and friends alias the tensor's C memory
-// and are valid only until the tensor (and every view or share of the same memory) is closed.
+// and are valid only until the tensor (and every view or share of the same memory) is closed;
+// they do not keep the Tensor reachable (see Data for where runtime.KeepAlive is needed).
 type Tensor struct {
 	state atomic.Uint32 // calls in flight and the state bits below
 	addr  int64         // the DLManagedTensorVersioned*, 0 once released or moved out
@@ -66,9 +67,69 @@ func (t *Tensor) leave() {
 // that may try (Close, the last call to leave), exactly one succeeds.
 func (t *Tensor) release() {
 	if t.state.CompareAndSwap(stateClosing, stateClosing|stateReleased) {
-		capi.Dlb_tensor_free(t.take())
+		freeTensor(t.take())
 	}
 }
+
+// freeTensor frees one reference to a C tensor and runs the release functions of the wrapped
+// memory it released. A release comes back here as dlbx_tensor_free's result when it happens
+// on this thread (the usual case); a release on another thread (a consumer that frees an
+// exported tensor, a view freed elsewhere) is queued by the shared engine and run by the next
+// drain: at the end of every free, at every Wrap, at every garbage collection, or RunReleases.
+// While no wrap with a release function is outstanding nothing can be released: the free is
+// the plain one.
+func freeTensor(addr int64) {
+	if releases.outstanding.Load() != 0 {
+		freeReleasing(addr)
+		return
+	}
+	capi.Dlb_tensor_free(addr)
+}
+
+// freeReleasing is freeTensor while wraps with release functions are outstanding.
+func freeReleasing(addr int64) {
+	if token := capi.Dlbx_tensor_free(addr); token != 0 {
+		releases.take(token)()
+	}
+	drainReleases()
+}
+
+// releasesQueued is the engine's count of queued tokens (dlbx_release_queued: an int64 of C
+// memory that lives as long as the process): a load tells whether to drain, without a call.
+var releasesQueued = (*int64)(addrToPtr(capi.Dlbx_release_queued()))
+
+// drainReleases runs the release functions of the tokens the engine queued, if any (a load when
+// there are none: small enough to be inlined where it is called).
+func drainReleases() int {
+	if atomic.LoadInt64(releasesQueued) == 0 {
+		return 0
+	}
+	return runQueuedReleases()
+}
+
+// runQueuedReleases takes the queued tokens in batches and runs their release functions.
+func runQueuedReleases() int {
+	ran := 0
+	tokens := make([]int64, 64)
+	for {
+		n := capi.Dlbx_release_drain(tokens)
+		for _, token := range tokens[:n] {
+			releases.take(token)()
+		}
+		ran += n
+		if n < len(tokens) {
+			return ran
+		}
+	}
+}
+
+// RunReleases runs now the release functions (see Wrap) of memory that other threads
+// released, and returns how many ran. A release on the thread of a Close runs in that Close; one
+// on another thread (a C consumer that calls the deleter of an exported tensor on a thread of
+// its own) is queued until this package next frees a tensor, wraps memory, or collects garbage.
+// Call RunReleases where a release must have run by a given point (after a consumer reports it
+// is done with an exported tensor).
+func RunReleases() int { return drainReleases() }
 
 // take moves the address out (the caller made itself the only one who may): the Tensor reads
 // as closed, and its batch's finalizer has nothing left to free for it.
@@ -96,7 +157,7 @@ func (t *Tensor) use(f func(addr int64) error) error {
 // happens there.
 func (t *Tensor) Close() error {
 	if t.state.CompareAndSwap(0, stateClosing|stateReleased) { // no call in flight: free here
-		capi.Dlb_tensor_free(t.take())
+		freeTensor(t.take())
 		return nil
 	}
 	for {
@@ -210,7 +271,7 @@ func (b *tensorBatch) finalize() {
 	}
 	for i := range b.tensors[:used] {
 		if addr := b.tensors[i].addr; addr != 0 {
-			capi.Dlb_tensor_free(addr)
+			freeTensor(addr)
 		}
 	}
 }
@@ -219,10 +280,13 @@ var forgetFillingBatchAtGC sync.Once
 
 // forgetFillingBatchAtEachGC drops fillingBatch after every garbage collection, through an
 // object that is unreachable from birth and whose finalizer re-arms itself (16 bytes: the
-// collector may never finalize smaller pointer-free objects, which share tiny blocks).
+// collector may never finalize smaller pointer-free objects, which share tiny blocks). It also
+// drains the releases other threads queued: a program that stops closing tensors still runs
+// them, at its next collection (at most two minutes apart: Go forces one).
 func forgetFillingBatchAtEachGC() {
 	runtime.SetFinalizer(&[16]byte{}, func(*[16]byte) {
 		fillingBatch.Store(nil)
+		drainReleases()
 		forgetFillingBatchAtEachGC()
 	})
 }

@@ -30,14 +30,48 @@ func (t *Tensor) derive(f func(addr int64) int64) (*Tensor, error) {
 // Allocate makes an uninitialised, compact row-major tensor on dev through its backend.
 // Ownership: the caller owns the new tensor (Close it); on error nothing is allocated.
 func Allocate(dev Device, dt DType, shape ...int64) (*Tensor, error) {
-	return allocate(dev, dt, shape, nil, 0)
+	return AllocateStrided(dev, dt, shape, nil, 0)
 }
 
 // AllocateStrided is Allocate with explicit strides (in elements; nil for compact row-major,
 // else one per extent, negative and zero included) and DLPack flags (READ_ONLY,
 // IS_SUBBYTE_TYPE_PADDED). Ownership as Allocate.
 func AllocateStrided(dev Device, dt DType, shape, strides []int64, flags uint64) (*Tensor, error) {
-	return allocate(dev, dt, shape, strides, flags)
+	if e, ok := extentsByValue(shape); ok && strides == nil {
+		return fromResult(capi.Dlbx_go_allocate_compact(dev.packed(), dt.packed(), len(shape),
+			e[0], e[1], e[2], e[3], flags))
+	}
+	return fromResult(capi.Dlb_tensor_allocate(dev.packed(), dt.packed(), shapeArg(copyOf(shape)),
+		copyOf(strides), flags))
+}
+
+// The calls of compact tensors of up to four dimensions take the extents by value, as scalars
+// (capi.Dlbx_go_allocate_compact and capi.Dlbx_go_wrap_compact, generators/go/dlbridge_go.i):
+// a slice given to cgo escapes to the heap, and cgo checks the memory it points to; together
+// they cost these calls about 80 ns. Every other tensor takes the general calls with slices.
+
+// extentsByValue returns shape's extents, zero past its end; ok is false when shape has more
+// than capi.DLBX_GO_EXTENTS_BY_VALUE of them.
+func extentsByValue(shape []int64) (e [4]int64, ok bool) {
+	if len(shape) > len(e) {
+		return e, false
+	}
+	copy(e[:], shape)
+	return e, true
+}
+
+// Four extents by value, as generators/go/dlbridge_go.i says (a compile error when it changes).
+var _ [capi.DLBX_GO_EXTENTS_BY_VALUE - 4]struct{}
+var _ [4 - capi.DLBX_GO_EXTENTS_BY_VALUE]struct{}
+
+// copyOf is a copy of s (nil for nil) for the general calls: what is given to a cgo call escapes
+// to the heap, and the caller's own slices (a variadic shape on its stack) must not, or every
+// call would pay for it, the by-value ones too.
+func copyOf(s []int64) []int64 {
+	if s == nil {
+		return nil
+	}
+	return append(make([]int64, 0, len(s)), s...)
 }
 
 // shapeArg makes a nil shape (a 0-d tensor) an empty, non-nil slice: the wrapper reads a nil
@@ -167,19 +201,18 @@ func (t *Tensor) Bytes() ([]byte, error) {
 	return unsafe.Slice((*byte)(p), n), nil
 }
 
-// CopyBytes returns a copy of the tensor's bytes (READ_ONLY tensors too).
+// CopyBytes returns a copy of the tensor's bytes in C order (the compact layout), whatever its
+// strides and device (READ_ONLY tensors too): one core call, dlb_tensor_copy_to_host with no
+// dtype asked.
 func (t *Tensor) CopyBytes() ([]byte, error) {
 	var out []byte
 	err := t.use(func(addr int64) error {
-		data, size := make([]int64, 1), make([]int64, 1)
-		if _, err := check(capi.Dlb_tensor_host_data(addr, 0, data, size)); err != nil {
+		size := make([]int64, 1)
+		if _, err := check(capi.Dlb_tensor_byte_size(addr, capi.Dlb_tensor_flags(addr), size)); err != nil {
 			return err
 		}
 		out = make([]byte, size[0])
-		if size[0] > 0 {
-			copy(out, unsafe.Slice((*byte)(addrToPtr(data[0])), size[0]))
-		}
-		return nil
+		return copyToHost(addr, DType{}, out)
 	})
 	return out, err
 }
@@ -187,13 +220,16 @@ func (t *Tensor) CopyBytes() ([]byte, error) {
 // SliceNone marks an omitted bound in a Range, like Python's None.
 var SliceNone = capi.DLB_SLICE_NONE
 
-// Range is one dimension of a slice with Python semantics (negative bounds count from the end,
-// bounds are clamped, Step may be negative but not 0; SliceNone for an omitted bound).
+// Range is one dimension of a slice with Python semantics: negative bounds count from the end,
+// bounds are clamped, Step may be negative; SliceNone for an omitted bound (as Python's None).
+// The zero value Range{} is the whole dimension with step 1, as All is. Any other Range is
+// taken as written: Range{Start: 0, Stop: 2} has Step 0, which the core refuses ("slice step is
+// 0 in dimension 0").
 type Range struct {
 	Start, Stop, Step int64
 }
 
-// All is the whole dimension.
+// All is the whole dimension (so is the zero value Range{}).
 var All = Range{SliceNone, SliceNone, SliceNone}
 
 // Slice returns a view of the first len(ranges) dimensions. Ownership for every view: the
@@ -202,6 +238,9 @@ var All = Range{SliceNone, SliceNone, SliceNone}
 func (t *Tensor) Slice(ranges ...Range) (*Tensor, error) {
 	triples := make([]int64, 0, 3*len(ranges))
 	for _, r := range ranges {
+		if r == (Range{}) {
+			r = All
+		}
 		triples = append(triples, r.Start, r.Stop, r.Step)
 	}
 	return t.derive(func(addr int64) int64 { return capi.Dlb_tensor_slice(addr, triples) })

@@ -172,7 +172,7 @@ func TestExportToCConsumerOnAnotherThread(t *testing.T) {
 		vals[i] = float32(i + 1)
 	}
 	var released int32
-	x := get(dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float32, []int64{n}, nil, 0, 0, func() {
+	x := get(dlbridge.Wrap(buf, n*4, dlbridge.CPU, dlbridge.Float32, []int64{n}, nil, 0, 0, func() {
 		atomic.AddInt32(&released, 1)
 		ctest.Free(buf)
 	}))(t)
@@ -180,6 +180,12 @@ func TestExportToCConsumerOnAnotherThread(t *testing.T) {
 	if sum := ctest.ConsumeVersionedOnThread(p); sum != 15 {
 		t.Fatalf("consumer summed %v", sum)
 	}
+	// The consumer's thread queued the release (a garbage collection may have run it since):
+	// RunReleases runs what is queued.
+	if got := atomic.LoadInt32(&released); got > 1 {
+		t.Fatalf("release ran %d times", got)
+	}
+	dlbridge.RunReleases()
 	if got := atomic.LoadInt32(&released); got != 1 {
 		t.Fatalf("release ran %d times", got)
 	}
@@ -200,7 +206,7 @@ func TestWrap(t *testing.T) {
 	leakCheck(t)
 	buf := ctest.Malloc(6 * 8)
 	var released int32
-	x := get(dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Int64, []int64{2, 3}, nil, 0, 0, func() {
+	x := get(dlbridge.Wrap(buf, 6*8, dlbridge.CPU, dlbridge.Int64, []int64{2, 3}, nil, 0, 0, func() {
 		atomic.AddInt32(&released, 1)
 		ctest.Free(buf)
 	}))(t)
@@ -227,15 +233,23 @@ func TestWrap(t *testing.T) {
 	}
 	// A refused wrap: release not called, the memory stays the caller's.
 	called := false
-	_, err := dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float32, []int64{-2}, nil, 0, 0, func() { called = true })
+	_, err := dlbridge.Wrap(buf, 6*8, dlbridge.CPU, dlbridge.Float32, []int64{-2}, nil, 0, 0, func() { called = true })
 	wantError(t, err, dlbridge.StatusInvalidArgument, "shape[0] is -2; extents must not be negative")
 	if called {
 		t.Fatal("release called for a refused wrap")
 	}
-	_, err = dlbridge.Wrap(nil, dlbridge.CPU, dlbridge.Float32, []int64{2}, []int64{1, 1}, 0, 0, nil)
+	// A buffer too small for the elements: refused by the core before anything is made.
+	_, err = dlbridge.Wrap(buf, 5*4, dlbridge.CPU, dlbridge.Float32, []int64{2, 3}, nil, 0, 0, func() { called = true })
+	wantError(t, err, dlbridge.StatusInvalidArgument, "the tensor's elements reach bytes [0, 24) of a buffer of 20 bytes")
+	_, err = dlbridge.Wrap(buf, 6*8, dlbridge.CPU, dlbridge.Float32, []int64{2, 3}, nil, 28, 0, func() { called = true })
+	wantError(t, err, dlbridge.StatusInvalidArgument, "the tensor's elements reach bytes [28, 52) of a buffer of 48 bytes")
+	if called {
+		t.Fatal("release called for a wrap beyond its buffer")
+	}
+	_, err = dlbridge.Wrap(nil, 0, dlbridge.CPU, dlbridge.Float32, []int64{2}, []int64{1, 1}, 0, 0, nil)
 	wantError(t, err, dlbridge.StatusInvalidArgument, "strides must have one value per extent")
 	// More dimensions than DLPack allows: the core's check and message.
-	_, err = dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float32, make([]int64, dlbridge.MaxNDim+1), nil, 0, 0, nil)
+	_, err = dlbridge.Wrap(buf, 6*8, dlbridge.CPU, dlbridge.Float32, make([]int64, dlbridge.MaxNDim+1), nil, 0, 0, nil)
 	wantError(t, err, dlbridge.StatusInvalidArgument, "ndim 65 exceeds the maximum of 64")
 	// The same through the SWIG wrapper's shape check (strided allocation takes that path).
 	_, err = dlbridge.AllocateStrided(dlbridge.CPU, dlbridge.Float32, make([]int64, dlbridge.MaxNDim+1),
@@ -243,8 +257,8 @@ func TestWrap(t *testing.T) {
 	wantError(t, err, dlbridge.StatusInvalidArgument, "ndim 65 exceeds the maximum of 64")
 }
 
-// Allocate and Wrap pass up to four extents by value and more through slices, and strides
-// always through slices: both paths give the same tensors and the core's same messages.
+// Allocate and Wrap of every rank from 0 to 6, compact and strided: the tensors the core makes
+// and its messages.
 func TestShapesOnBothSidesOfTheByValueLimit(t *testing.T) {
 	leakCheck(t)
 	buf := ctest.Malloc(8 * 64)
@@ -267,7 +281,7 @@ func TestShapesOnBothSidesOfTheByValueLimit(t *testing.T) {
 		made := []*dlbridge.Tensor{
 			get(dlbridge.Allocate(dlbridge.CPU, dlbridge.Float64, shape...))(t),
 			get(dlbridge.AllocateStrided(dlbridge.CPU, dlbridge.Float64, shape, nil, dlbridge.FlagReadOnly))(t),
-			get(dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, nil, 0, 0, nil))(t),
+			get(dlbridge.Wrap(buf, 8*64, dlbridge.CPU, dlbridge.Float64, shape, nil, 0, 0, nil))(t),
 		}
 		for _, x := range made {
 			if got := get(x.Shape())(t); !reflect.DeepEqual(got, shape) {
@@ -282,7 +296,7 @@ func TestShapesOnBothSidesOfTheByValueLimit(t *testing.T) {
 		}
 		strided := []*dlbridge.Tensor{
 			get(dlbridge.AllocateStrided(dlbridge.CPU, dlbridge.Float64, shape, reversed, 0))(t),
-			get(dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, reversed, 0, 0, nil))(t),
+			get(dlbridge.Wrap(buf, 8*64, dlbridge.CPU, dlbridge.Float64, shape, reversed, 0, 0, nil))(t),
 		}
 		for _, x := range strided {
 			if got := get(x.Strides())(t); !reflect.DeepEqual(got, reversed) {
@@ -297,9 +311,9 @@ func TestShapesOnBothSidesOfTheByValueLimit(t *testing.T) {
 		want := fmt.Sprintf("shape[%d] is -1; extents must not be negative", ndim-1)
 		_, err := dlbridge.Allocate(dlbridge.CPU, dlbridge.Float64, shape...)
 		wantError(t, err, dlbridge.StatusInvalidArgument, want)
-		_, err = dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, nil, 0, 0, nil)
+		_, err = dlbridge.Wrap(buf, 8*64, dlbridge.CPU, dlbridge.Float64, shape, nil, 0, 0, nil)
 		wantError(t, err, dlbridge.StatusInvalidArgument, want)
-		_, err = dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, shape, compact, 0, 0, nil)
+		_, err = dlbridge.Wrap(buf, 8*64, dlbridge.CPU, dlbridge.Float64, shape, compact, 0, 0, nil)
 		wantError(t, err, dlbridge.StatusInvalidArgument, want)
 	}
 }
@@ -362,16 +376,16 @@ func TestMisuse(t *testing.T) {
 	x := get(dlbridge.FromSlice([]float32{1, 2, 3, 4}, 2, 2))(t)
 	// wrong element type
 	_, err := x.Int32s()
-	wantError(t, err, dlbridge.StatusInvalidArgument, "tensor has dtype float32, not int32 (int32)")
+	wantError(t, err, dlbridge.StatusInvalidArgument, "the tensor holds float32 elements, not int32")
 	_, err = dlbridge.CopyOut[float64](x)
-	wantError(t, err, dlbridge.StatusInvalidArgument, "tensor has dtype float32, not float64 (float64)")
+	wantError(t, err, dlbridge.StatusInvalidArgument, "the tensor holds float32 elements, not float64")
 	// bad shapes
 	_, err = x.Reshape(3, 2)
 	wantError(t, err, dlbridge.StatusInvalidArgument, "cannot reshape 4 elements into shape (3, 2)")
 	_, err = dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, 2, -3)
 	wantError(t, err, dlbridge.StatusInvalidArgument, "shape[1] is -3; extents must not be negative")
 	_, err = dlbridge.FromSlice([]int32{1, 2, 3}, 2, 2)
-	wantError(t, err, dlbridge.StatusInvalidArgument, "shape [2 2] holds 4 elements but the data has 3")
+	wantError(t, err, dlbridge.StatusInvalidArgument, "the buffer holds 12 bytes but the tensor's 4 int32 elements take 16")
 	_, err = dlbridge.FromSlice([]int32{1}, 1<<62, 4)
 	wantError(t, err, dlbridge.StatusOverflow, "element count of shape (4611686018427387904, 4) overflows 63 bits")
 	_, err = x.Select(2, 0)
@@ -415,9 +429,10 @@ func TestMisuse(t *testing.T) {
 		func() error { _, err := x.Transpose(); return err }(),
 		x.CopyInto(x),
 	} {
-		if err != dlbridge.ErrClosed || !errors.Is(err, dlbridge.ErrInvalidArgument) {
+		if err != dlbridge.ErrClosed || !errors.Is(err, &dlbridge.Error{Status: dlbridge.StatusClosed}) {
 			t.Fatalf("use after close: %v", err)
 		}
+		wantError(t, err, dlbridge.StatusClosed, "the tensor is closed")
 	}
 }
 
@@ -478,7 +493,7 @@ func TestFinalizerFreesUnclosedTensors(t *testing.T) {
 			_ = get(dlbridge.Allocate(dlbridge.CPU, dlbridge.Float64, 8))(t)
 		}
 		buf := ctest.Malloc(16)
-		_ = get(dlbridge.Wrap(buf, dlbridge.CPU, dlbridge.Float64, []int64{2}, nil, 0, 0, func() {
+		_ = get(dlbridge.Wrap(buf, 16, dlbridge.CPU, dlbridge.Float64, []int64{2}, nil, 0, 0, func() {
 			atomic.AddInt32(&released, 1)
 			ctest.Free(buf)
 		}))(t)

@@ -1,74 +1,90 @@
 package dlbridge
 
-/*
-#cgo pkg-config: dlbridge
-#include <stdint.h>
-#include <stdlib.h>
-#include "dlbridge/dlbridge.h"
-#include "shims.h"
-*/
-import "C"
-
 import (
-	"runtime/cgo"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
 )
 
-// Wrap makes a tensor over memory the caller owns, zero-copy: data (C memory, or a device
-// handle such as a cl_mem; never Go memory, which C may not keep) described by dev, dt, shape,
-// strides (in elements; nil for compact row-major), byteOffset and DLPack flags.
+// Wrap makes a tensor over memory the caller owns, zero-copy: size bytes at data (C memory, or
+// a device handle such as a cl_mem; never Go memory, which C may not keep) described by dev, dt,
+// shape, strides (in elements; nil for compact row-major, else one per extent), byteOffset and
+// DLPack flags. The core refuses, before anything is made, a tensor whose elements reach beyond
+// the size bytes (StatusInvalidArgument, "the tensor's elements reach bytes [0, 24) of a buffer
+// of 20 bytes"), and any other malformed description, with its own message.
+//
 // Ownership: on success the tensor owns the memory, and release (when not nil) is called exactly
-// once when the last reference (the tensor, its views and shares, a consumer it was exported
-// to) is released, on whichever thread that happens: it must not block for long or panic. On
-// error release is not called and the caller still owns the memory.
-func Wrap(data unsafe.Pointer, dev Device, dt DType, shape, strides []int64, byteOffset, flags uint64,
-	release func()) (*Tensor, error) {
-	// C reads ndim strides through the pointer: a shorter slice must not get there. (The
-	// number of dimensions is the core's to check, with its own message.)
-	if strides != nil && len(strides) != len(shape) {
-		return nil, coreError(int32(StatusInvalidArgument), capi.DLB_STRIDES_LENGTH_MESSAGE)
-	}
-	var handle cgo.Handle
+// once, after the last reference (the tensor, its views and shares, a consumer it was exported
+// to) is released. When that last release happens in this package (a Close, a finalizer) the
+// release function runs there, before Close returns. When it happens on another thread (a C
+// consumer calling the deleter on a thread of its own), the shared release engine queues it
+// and it runs at this package's next Close, Wrap or garbage collection, or in RunReleases,
+// on that goroutine: release must not panic, and should not block. On error release is not
+// called and the caller still owns the memory.
+func Wrap(data unsafe.Pointer, size uint64, dev Device, dt DType, shape, strides []int64,
+	byteOffset, flags uint64, release func()) (*Tensor, error) {
+	drainReleases() // memory other threads released meanwhile goes before more is wrapped
+	var token int64
 	if release != nil {
-		handle = cgo.NewHandle(release)
+		token = releases.add(release)
 	}
-	var r C.dlbx_go_result
-	if e0, e1, e2, e3, ok := extentsByValue(shape); ok && strides == nil {
-		r = C.dlbx_go_wrap_compact(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID),
-			ndimArg(shape), e0, e1, e2, e3, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
-			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
+	var result int64
+	if e, ok := extentsByValue(shape); ok && strides == nil {
+		result = capi.Dlbx_go_wrap_compact(int64(uintptr(data)), size, len(shape), e[0], e[1], e[2], e[3],
+			dev.packed(), dt.packed(), byteOffset, flags, token)
 	} else {
-		// Copies (new variables, for escape analysis): Go memory given to C escapes to the heap,
-		// and the caller's slices must not. Here len(shape) > 0 or strides are given (and then
-		// one per extent); a 0-d tensor passes neither array.
-		var shapePtr, stridesPtr *C.int64_t
-		if len(shape) > 0 {
-			shapeCopy := append([]int64{}, shape...)
-			shapePtr = (*C.int64_t)(unsafe.Pointer(&shapeCopy[0]))
-			if strides != nil {
-				stridesCopy := append([]int64{}, strides...)
-				stridesPtr = (*C.int64_t)(unsafe.Pointer(&stridesCopy[0]))
-			}
-		}
-		r = C.dlbx_go_wrap(C.uintptr_t(uintptr(data)), C.int32_t(dev.Type), C.int32_t(dev.ID), ndimArg(shape),
-			shapePtr, stridesPtr, C.uint8_t(dt.Code), C.uint8_t(dt.Bits),
-			C.uint16_t(dt.Lanes), C.uint64_t(byteOffset), C.uint64_t(flags), C.uintptr_t(handle))
+		result = capi.Dlbx_tensor_wrap(int64(uintptr(data)), size, shapeArg(copyOf(shape)), copyOf(strides),
+			dev.packed(), dt.packed(), byteOffset, flags, token)
 	}
-	if r.status != 0 && release != nil {
-		handle.Delete()
+	t, err := fromResult(result)
+	if err != nil && token != 0 {
+		releases.take(token) // refused: the release is not called, the memory stays the caller's
 	}
-	return fromShim(r)
+	return t, err
 }
 
-// dlbridgeGoRelease runs a wrapped memory's release function (called by dlbx_go_release in
-// shims.c, on any thread, exactly once per Wrap).
-//
-//export dlbridgeGoRelease
-func dlbridgeGoRelease(h C.uintptr_t) {
-	handle := cgo.Handle(h)
-	release := handle.Value().(func())
-	handle.Delete()
-	release()
+// releases holds the release functions of wrapped memory until the core releases it. A token
+// (the one SWIG's dlbx_tensor_wrap gives the core, which hands it to the shared release engine,
+// generators/swig/native/dlbx_release.h) is a slot's index plus one; 0 means "nothing to
+// release". A mutex and a free list cost a few nanoseconds where runtime/cgo.Handle's sync.Map
+// costs hundreds per new-and-delete.
+var releases releaseTable
+
+type releaseTable struct {
+	mu    sync.Mutex
+	funcs []func()
+	free  []int64
+	// outstanding counts the tokens added and not yet taken: while it is 0 no free can release
+	// wrapped memory with a release function, and frees skip the engine (freeTensor).
+	outstanding atomic.Int64
+}
+
+// add keeps f until take(token) and returns its token (never 0).
+func (r *releaseTable) add(f func()) int64 {
+	r.mu.Lock()
+	var token int64
+	if n := len(r.free); n > 0 {
+		token = r.free[n-1]
+		r.free = r.free[:n-1]
+		r.funcs[token-1] = f
+	} else {
+		r.funcs = append(r.funcs, f)
+		token = int64(len(r.funcs))
+	}
+	r.outstanding.Add(1)
+	r.mu.Unlock()
+	return token
+}
+
+// take returns the function of token and frees its slot.
+func (r *releaseTable) take(token int64) func() {
+	r.mu.Lock()
+	f := r.funcs[token-1]
+	r.funcs[token-1] = nil
+	r.free = append(r.free, token)
+	r.outstanding.Add(-1)
+	r.mu.Unlock()
+	return f
 }

@@ -108,7 +108,12 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
 /* 4. Go has uint64: nothing to do. 5. SWIG's Go module gives every enumerator as a plain
  * `int` variable read from C at package initialisation (KDLCPU, KDLFloat, ...). */
 
-/* The release function of dlbx_tensor_wrap (dlbridge.i): the shared engine (the Go package drains the tokens). */
+/* The release function of dlbx_tensor_wrap (dlbridge.i): the shared engine. A release on the
+ * thread of the package's own free comes back as dlbx_tensor_free's result; one on any other
+ * thread (a consumer's) is queued, and the package drains the queue (bindings/go/lifecycle.go).
+ * Measured against a cgo callback into Go (the token handed to an exported Go function that
+ * runs the release): a wrap + close cycle with a release function took 140 ns here against
+ * 195 ns through the callback, best of six alternated runs (docs/go.md). */
 %{
 #define DLBX_RELEASE_FN dlbx_release
 %}

@@ -205,7 +205,8 @@ if [[ -d "$source/bindings/go" ]] && command -v "$go_cmd" >/dev/null 2>&1 &&
    [[ -f "$installed_lib/libdlbridge.so.0" ]]; then
   go_module="$work/dlbridge-go"
   mkdir -p "$go_module"
-  (cd "$source/bindings/go" && tar cf - go.mod ./*.go ./*.c ./*.h internal) | (cd "$go_module" && tar xf -)
+  # The module's files: go.mod, the package's Go files and internal/ (SWIG's output with its C).
+  (cd "$source/bindings/go" && tar cf - go.mod ./*.go internal) | (cd "$go_module" && tar xf -)
   rm -f "$go_module"/*_test.go
   go_app="$work/go-app"
   mkdir -p "$go_app"

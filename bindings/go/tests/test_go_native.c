@@ -1,19 +1,22 @@
 /* test_go_native.c - drives the C half of the Go binding without the Go runtime: SWIG's wrapper
- * (internal/capi/dlbridge_wrap.c, the committed output) and shims.c (Wrap's release path and the
- * by-value hot path), both included here and built by Meson with the project's warnings and -Werror. The wrappers take
- * Go's slice and string headers by value, which C can build; dlbridgeGoRelease, the Go side of
- * a wrapped buffer's release, is a stand-in here. It checks results, the error records (status
- * and message verbatim, each freed), slice conversions and ownership (the live count returns to
- * its start; a release runs exactly once, also from a foreign thread). In suites `go` and
- * `gonative`; scripts/test.sh runs `gonative` under ASan+UBSan, valgrind and TSan. Prints
- * "N passed, N failed" last. */
+ * (internal/capi/dlbridge_wrap.c, the committed output, with the by-value calls of
+ * generators/go/dlbridge_go.i), the copy of the shared release engine the module carries
+ * (internal/capi/dlbx_release.c) and the C of the Go tests (internal/ctest/ctest.c), all included
+ * here and built by Meson with the project's warnings and -Werror; the foreign producer of
+ * tests/foreign is linked in. The wrappers take Go's slice and string headers by value, which C
+ * can build. It checks results, the error records (status and message verbatim, each freed),
+ * slice conversions and ownership (the live count returns to its start; a wrapped buffer's token
+ * comes back exactly once: from the free on the same thread, or through the queue from another
+ * thread). In suites `go` and `gonative`; scripts/test.sh runs `gonative` under ASan+UBSan,
+ * valgrind and TSan. Prints "N passed, N failed" last. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
 
 #include "dlbridge_wrap.c"
 #include "dlbx_release.c"
-#include "shims.c"
+#include "ctest.c"
+#include "foreign_dlpack.h"
 
 /* The wrapper functions carry SWIG's per-package suffix, which Meson reads from the file. */
 #define DLB_GO_CAT2(a, b) a##b
@@ -69,14 +72,6 @@ static void check_error(long long result, int32_t status, const char* message, i
 
 static const long long cpu = (long long)((uint64_t)kDLCPU << 32);
 static const intgo f32 = kDLFloat | (32 << 8) | (1 << 16);
-
-/* ---- the stand-in for the Go release ------------------------------------------------------ */
-static int g_releases = 0;
-static uintptr_t g_last_handle = 0;
-void dlbridgeGoRelease(uintptr_t handle) {
-  __atomic_fetch_add(&g_releases, 1, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&g_last_handle, handle, __ATOMIC_SEQ_CST);
-}
 
 static void* free_on_thread(void* tensor) {
   W(dlb_tensor_free)((long long)(intptr_t)tensor);
@@ -184,58 +179,105 @@ int main(void) {
   size_t i;
   for (i = 0; i < sizeof views / sizeof views[0]; ++i) W(dlb_tensor_free)(views[i]);
 
-  /* Wrap's release path: a handle kept in C memory, released once from a foreign thread. */
-  static float buffer[4];
+  /* Wrap through SWIG: the buffer check, then the token's way back. */
+  static float buffer[6];
+  const long long queued0 = *(const int64_t*)(intptr_t)W(dlbx_release_queued)();
   int64_t four[1] = {4};
-  dlbx_go_result wrapped = dlbx_go_wrap((uintptr_t)buffer, kDLCPU, 0, 1, four, NULL, kDLFloat, 32, 1, 0, 0, 42);
-  CHECK(wrapped.status == DLB_OK && wrapped.tensor != NULL && wrapped.message == NULL);
-  long long view = W(dlb_tensor_transpose)((long long)(intptr_t)wrapped.tensor);
-  W(dlb_tensor_free)((long long)(intptr_t)wrapped.tensor);
-  CHECK(g_releases == 0);
+  long long w = W(dlbx_tensor_wrap)((long long)(intptr_t)buffer, sizeof buffer, slice(four, 1), nil_slice,
+                                    cpu, f32, 0, 0, 42);
+  CHECK(w > 0);
+  CHECK(W(dlbx_tensor_free)(w) == 42); /* the last reference, freed here: the token comes back */
+  w = W(dlbx_tensor_wrap)((long long)(intptr_t)buffer, sizeof buffer, slice(four, 1), nil_slice, cpu, f32, 0, 0, 43);
+  long long view = W(dlb_tensor_transpose)(w);
+  CHECK(W(dlbx_tensor_free)(w) == 0); /* the view still holds the memory */
   pthread_t thread;
   CHECK(pthread_create(&thread, NULL, free_on_thread, (void*)(intptr_t)view) == 0);
   pthread_join(thread, NULL);
-  CHECK(g_releases == 1 && g_last_handle == 42);
+  CHECK(*(const int64_t*)(intptr_t)W(dlbx_release_queued)() == queued0 + 1);
+  {
+    int64_t tokens[4] = {0, 0, 0, 0};
+    CHECK(W(dlbx_release_drain)(slice(tokens, 4)) == 1 && tokens[0] == 43);
+    CHECK(W(dlbx_release_drain)(slice(tokens, 4)) == 0);
+  }
+  int64_t six[2] = {2, 3};
+  CHECK_ERROR(W(dlbx_tensor_wrap)((long long)(intptr_t)buffer, 5 * sizeof(float), slice(six, 2), nil_slice, cpu,
+                                  f32, 0, 0, 44),
+              DLB_ERR_INVALID_ARGUMENT, "the tensor's elements reach bytes [0, 24) of a buffer of 20 bytes");
   int64_t negative[1] = {-4};
-  wrapped = dlbx_go_wrap((uintptr_t)buffer, kDLCPU, 0, 1, negative, NULL, kDLFloat, 32, 1, 0, 0, 43);
-  CHECK(wrapped.status == DLB_ERR_INVALID_ARGUMENT && wrapped.tensor == NULL);
-  CHECK(wrapped.message != NULL &&
-        strcmp(wrapped.message, "shape[0] is -4; extents must not be negative") == 0);
-  free(wrapped.message);
-  CHECK(g_releases == 1);
+  CHECK_ERROR(W(dlbx_tensor_wrap)((long long)(intptr_t)buffer, sizeof buffer, slice(negative, 1), nil_slice, cpu,
+                                  f32, 0, 0, 45),
+              DLB_ERR_INVALID_ARGUMENT, "shape[0] is -4; extents must not be negative");
+  CHECK_ERROR(W(dlbx_tensor_wrap)((long long)(intptr_t)buffer, sizeof buffer, slice(six, 2), slice(six, 1), cpu,
+                                  f32, 0, 0, 46),
+              DLB_ERR_INVALID_ARGUMENT, "strides must have one value per extent");
+  CHECK(*(const int64_t*)(intptr_t)W(dlbx_release_queued)() == queued0); /* refused: nothing queued */
 
-  /* The by-value hot path: extents as scalars, the message only on failure. */
-  dlbx_go_result r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 2, 2, 3, 0, 0, 0);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.message == NULL);
-  CHECK(r.tensor != NULL && r.tensor->dl_tensor.ndim == 2 && r.tensor->dl_tensor.shape[1] == 3 &&
-        r.tensor->dl_tensor.strides[0] == 3 && r.tensor->flags == 0);
-  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
-  r = dlbx_go_allocate(kDLCPU, 0, kDLInt, 8, 1, 4, 1, 2, 3, 4, DLPACK_FLAG_BITMASK_READ_ONLY);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[3] == 4 &&
-        r.tensor->dl_tensor.strides[0] == 24 && r.tensor->flags == DLPACK_FLAG_BITMASK_READ_ONLY);
-  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
-  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 32, 1, 0, 0, 0, 0, 0, 0);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.ndim == 0);
-  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
-  r = dlbx_go_allocate(kDLCPU, 0, kDLFloat, 7, 1, 2, 2, 3, 0, 0, 0);
-  CHECK(r.status == DLB_ERR_INVALID_ARGUMENT && r.tensor == NULL && r.message != NULL &&
-        strcmp(r.message, "dtype float with 7 bits is not a valid DLPack type") == 0);
-  free(r.message);
-  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 1, 4, 0, 0, 0, kDLFloat, 32, 1, 0, 0, 44);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[0] == 4 &&
-        r.tensor->dl_tensor.strides[0] == 1);
-  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
-  CHECK(g_releases == 2 && g_last_handle == 44);
-  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 2, 1, 2, 0, 0, kDLFloat, 32, 1, 8, 0, 0);
-  CHECK(r.status == DLB_OK && r.tensor != NULL && r.tensor->dl_tensor.shape[1] == 2 &&
-        (char*)r.tensor->dl_tensor.data + r.tensor->dl_tensor.byte_offset == (char*)buffer + 8);
-  W(dlb_tensor_free)((long long)(intptr_t)r.tensor);
-  CHECK(g_releases == 2);
-  r = dlbx_go_wrap_compact((uintptr_t)buffer, kDLCPU, 0, 1, -4, 0, 0, 0, kDLFloat, 32, 1, 0, 0, 45);
-  CHECK(r.status == DLB_ERR_INVALID_ARGUMENT && r.tensor == NULL && r.message != NULL &&
-        strcmp(r.message, "shape[0] is -4; extents must not be negative") == 0);
-  free(r.message);
-  CHECK(g_releases == 2);
+  /* The by-value calls of compact tensors (dlbridge_go.i): extents as scalars. */
+  long long r = W(dlbx_go_allocate_compact)(cpu, f32, 2, 2, 3, 0, 0, 0);
+  CHECK(r > 0);
+  DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)(intptr_t)r;
+  CHECK(r > 0 && m->dl_tensor.ndim == 2 && m->dl_tensor.shape[1] == 3 && m->dl_tensor.strides[0] == 3 &&
+        m->flags == 0);
+  W(dlb_tensor_free)(r);
+  r = W(dlbx_go_allocate_compact)(cpu, kDLInt | (8 << 8) | (1 << 16), 4, 1, 2, 3, 4, DLPACK_FLAG_BITMASK_READ_ONLY);
+  m = (DLManagedTensorVersioned*)(intptr_t)r;
+  CHECK(r > 0 && m->dl_tensor.shape[3] == 4 && m->dl_tensor.strides[0] == 24 &&
+        m->flags == DLPACK_FLAG_BITMASK_READ_ONLY);
+  W(dlb_tensor_free)(r);
+  r = W(dlbx_go_allocate_compact)(cpu, f32, 0, 0, 0, 0, 0, 0);
+  CHECK(r > 0 && ((DLManagedTensorVersioned*)(intptr_t)r)->dl_tensor.ndim == 0);
+  W(dlb_tensor_free)(r);
+  CHECK_ERROR(W(dlbx_go_allocate_compact)(cpu, kDLFloat | (7 << 8) | (1 << 16), 2, 2, 3, 0, 0, 0),
+              DLB_ERR_INVALID_ARGUMENT, "dtype float with 7 bits is not a valid DLPack type");
+  CHECK_ERROR(W(dlbx_go_allocate_compact)(cpu, f32, 2, 2, -3, 0, 0, 0), DLB_ERR_INVALID_ARGUMENT,
+              "shape[1] is -3; extents must not be negative");
+  /* A rank the call cannot carry reaches the core without a shape, which refuses it. */
+  CHECK_ERROR(W(dlbx_go_allocate_compact)(cpu, f32, 5, 1, 1, 1, 1, 0), DLB_ERR_INVALID_ARGUMENT,
+              "shape is NULL but ndim is 5");
+  r = W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 2, 2, 3, 0, 0, cpu, f32, 0, 0, 47);
+  m = (DLManagedTensorVersioned*)(intptr_t)r;
+  CHECK(r > 0 && m->dl_tensor.shape[1] == 3 && m->dl_tensor.strides[0] == 3 && m->dl_tensor.data == buffer);
+  CHECK(W(dlbx_tensor_free)(r) == 47);
+  r = W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, 2, 0, 0, 0, cpu, f32, 16, 0, 0);
+  m = (DLManagedTensorVersioned*)(intptr_t)r;
+  CHECK(r > 0 && (char*)m->dl_tensor.data + m->dl_tensor.byte_offset == (char*)buffer + 16);
+  CHECK(W(dlbx_tensor_free)(r) == 0);
+  CHECK_ERROR(W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, 4, 0, 0, 0, cpu, f32, 12, 0, 48),
+              DLB_ERR_INVALID_ARGUMENT, "the tensor's elements reach bytes [12, 28) of a buffer of 24 bytes");
+  CHECK_ERROR(W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, -4, 0, 0, 0, cpu, f32, 0, 0, 49),
+              DLB_ERR_INVALID_ARGUMENT, "shape[0] is -4; extents must not be negative");
+  CHECK(*(const int64_t*)(intptr_t)W(dlbx_release_queued)() == queued0);
+
+  /* The C of the Go tests: the fuzz target's producer and the benchmark's C column. */
+  {
+    const int64_t raw_shape[2] = {2, 3}, raw_strides[2] = {1, 2};
+    const int64_t deleted = ctest_raw_deleter_calls();
+    DLManagedTensorVersioned* raw =
+        ctest_make_raw(1, 3, kDLCPU, 0, 2, raw_shape, 1, raw_strides, kDLFloat, 32, 1, 0, 0, 1, 64);
+    long long imported = W(dlb_tensor_import)((long long)(intptr_t)raw);
+    CHECK(imported > 0);
+    W(dlb_tensor_free)(imported);
+    CHECK(ctest_raw_deleter_calls() == deleted + 1);
+    raw = ctest_make_raw(2, 0, kDLCPU, 0, 0, NULL, 0, NULL, kDLFloat, 32, 1, 0, 0, 0, 0);
+    CHECK_ERROR(W(dlb_tensor_import)((long long)(intptr_t)raw), DLB_ERR_UNSUPPORTED_VERSION,
+                "DLPack major version 2 is not supported (dlbridge accepts major version 1)");
+    CHECK(ctest_raw_deleter_calls() == deleted + 2);
+    const int64_t releases = ctest_bench_releases();
+    CHECK(ctest_bench_allocate_free(10) >= 0);
+    CHECK(ctest_bench_wrap_free(10) >= 0);
+    CHECK(ctest_bench_wrap_release_free(10) >= 0 && ctest_bench_releases() == releases + 10);
+    CHECK(ctest_bench_export_import_versioned(10) >= 0);
+    CHECK(ctest_bench_export_import_legacy(10) >= 0);
+    ctest_empty();
+  }
+  {
+    /* The foreign producer the Go tests and the Go parity program share. */
+    const int64_t deleted = foreign_dlpack_deleted_count();
+    long long imported = W(dlb_tensor_import)(foreign_dlpack_produce_versioned(4, 1, 3, 0));
+    CHECK(imported > 0);
+    W(dlb_tensor_free)(imported);
+    CHECK(foreign_dlpack_deleted_count() == deleted + 1);
+  }
 
   CHECK(W(dlb_tensor_live_count)() == live0);
   printf("%d passed, %d failed\n", g_passed, g_failed);

@@ -82,13 +82,13 @@ func allocate(spec *C.dlpc_case_spec, dt dlbridge.DType, shape []int64, count in
 
 // makeTensor returns the tensor spec describes, holding its values, with its flags.
 func makeTensor(spec *C.dlpc_case_spec) (*dlbridge.Tensor, error) {
-	dt := dlbridge.DType{Code: uint8(spec.dtype.code), Bits: uint8(spec.dtype.bits), Lanes: uint16(spec.dtype.lanes)}
+	dt := dlbridge.DType{Code: dlbridge.DTypeCode(spec.dtype.code), Bits: uint8(spec.dtype.bits), Lanes: uint16(spec.dtype.lanes)}
 	shape := int64s(spec.shape, spec.ndim)
 	flags := uint64(spec.flags)
 	layout := flags & dlbridge.FlagSubbyteTypePadded
 	// The kit's values (C memory, compact, C order), borrowed for this call without a copy:
 	// READ_ONLY, closed before returning, no release function (it owns nothing).
-	values, err := dlbridge.Wrap(unsafe.Pointer(spec.values), dlbridge.CPU, dt, shape, nil, 0,
+	values, err := dlbridge.Wrap(unsafe.Pointer(spec.values), uint64(spec.values_size), dlbridge.CPU, dt, shape, nil, 0,
 		layout|dlbridge.FlagReadOnly, nil)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,8 @@ func readValues(t *dlbridge.Tensor, r *C.dlpc_consume_report, shape []int64, fla
 		return 0, err
 	}
 	// The kit's buffer (C memory) for this call; closed before returning, it owns nothing.
-	out, err := dlbridge.Wrap(r.values, dlbridge.CPU, dt, shape, nil, 0, flags&dlbridge.FlagSubbyteTypePadded, nil)
+	out, err := dlbridge.Wrap(r.values, uint64(r.values_capacity), dlbridge.CPU, dt, shape, nil, 0,
+		flags&dlbridge.FlagSubbyteTypePadded, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -306,11 +306,33 @@ static DLDevice dlbx_tensor_device(const DLManagedTensorVersioned* tensor) {
   return tensor->dl_tensor.device;
 }
 
+
+#define DLBX_GO_EXTENTS_BY_VALUE 4
+static dlb_status dlbx_go_allocate_compact(DLDevice device, DLDataType dtype, int32_t rank,
+                                           int64_t e0, int64_t e1, int64_t e2, int64_t e3,
+                                           uint64_t flags, DLManagedTensorVersioned** out,
+                                           dlb_error* error) {
+  const int64_t shape[DLBX_GO_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
+  return dlb_tensor_allocate(device, dtype, rank,
+                             rank >= 0 && rank <= DLBX_GO_EXTENTS_BY_VALUE ? shape : NULL, NULL,
+                             flags, out, error);
+}
+static dlb_status dlbx_go_wrap_compact(void* data, uint64_t buffer_size, int32_t rank, int64_t e0,
+                                       int64_t e1, int64_t e2, int64_t e3, DLDevice device,
+                                       DLDataType dtype, uint64_t byte_offset, uint64_t flags,
+                                       int64_t release_token, DLManagedTensorVersioned** out,
+                                       dlb_error* error) {
+  const int64_t shape[DLBX_GO_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
+  return dlbx_tensor_wrap(data, buffer_size, rank,
+                          rank >= 0 && rank <= DLBX_GO_EXTENTS_BY_VALUE ? shape : NULL, NULL,
+                          device, dtype, byte_offset, flags, release_token, out, error);
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_4312ecef83334e91(void *_swig_go_0) {
+void _wrap_Swig_free_capi_66d28a053b19d62a(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -320,7 +342,7 @@ void _wrap_Swig_free_capi_4312ecef83334e91(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_4312ecef83334e91(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_66d28a053b19d62a(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -333,7 +355,7 @@ void *_wrap_Swig_malloc_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlbx_go_error_status_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlbx_go_error_status_capi_66d28a053b19d62a(long long _swig_go_0) {
   int64_t arg1 ;
   int32_t result;
   intgo _swig_go_result;
@@ -346,7 +368,7 @@ intgo _wrap_dlbx_go_error_status_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-_gostring_ _wrap_dlbx_go_error_message_capi_4312ecef83334e91(long long _swig_go_0) {
+_gostring_ _wrap_dlbx_go_error_message_capi_66d28a053b19d62a(long long _swig_go_0) {
   int64_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -359,7 +381,7 @@ _gostring_ _wrap_dlbx_go_error_message_capi_4312ecef83334e91(long long _swig_go_
 }
 
 
-void _wrap_dlbx_go_error_free_capi_4312ecef83334e91(long long _swig_go_0) {
+void _wrap_dlbx_go_error_free_capi_66d28a053b19d62a(long long _swig_go_0) {
   int64_t arg1 ;
   
   arg1 = (int64_t)_swig_go_0; 
@@ -369,7 +391,7 @@ void _wrap_dlbx_go_error_free_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-long long _wrap_DLB_SLICE_NONE_capi_4312ecef83334e91() {
+long long _wrap_DLB_SLICE_NONE_capi_66d28a053b19d62a() {
   int64_t result;
   long long _swig_go_result;
   
@@ -380,7 +402,7 @@ long long _wrap_DLB_SLICE_NONE_capi_4312ecef83334e91() {
 }
 
 
-long long _wrap_DLB_CUDA_STREAM_NONE_capi_4312ecef83334e91() {
+long long _wrap_DLB_CUDA_STREAM_NONE_capi_66d28a053b19d62a() {
   int64_t result;
   long long _swig_go_result;
   
@@ -391,7 +413,7 @@ long long _wrap_DLB_CUDA_STREAM_NONE_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLCPU_capi_4312ecef83334e91() {
+intgo _wrap_kDLCPU_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -403,7 +425,7 @@ intgo _wrap_kDLCPU_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLCUDA_capi_4312ecef83334e91() {
+intgo _wrap_kDLCUDA_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -415,7 +437,7 @@ intgo _wrap_kDLCUDA_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLCUDAHost_capi_4312ecef83334e91() {
+intgo _wrap_kDLCUDAHost_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -427,7 +449,7 @@ intgo _wrap_kDLCUDAHost_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLOpenCL_capi_4312ecef83334e91() {
+intgo _wrap_kDLOpenCL_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -439,7 +461,7 @@ intgo _wrap_kDLOpenCL_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLVulkan_capi_4312ecef83334e91() {
+intgo _wrap_kDLVulkan_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -451,7 +473,7 @@ intgo _wrap_kDLVulkan_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLMetal_capi_4312ecef83334e91() {
+intgo _wrap_kDLMetal_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -463,7 +485,7 @@ intgo _wrap_kDLMetal_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLVPI_capi_4312ecef83334e91() {
+intgo _wrap_kDLVPI_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -475,7 +497,7 @@ intgo _wrap_kDLVPI_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLROCM_capi_4312ecef83334e91() {
+intgo _wrap_kDLROCM_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -487,7 +509,7 @@ intgo _wrap_kDLROCM_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLROCMHost_capi_4312ecef83334e91() {
+intgo _wrap_kDLROCMHost_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -499,7 +521,7 @@ intgo _wrap_kDLROCMHost_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLExtDev_capi_4312ecef83334e91() {
+intgo _wrap_kDLExtDev_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -511,7 +533,7 @@ intgo _wrap_kDLExtDev_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLCUDAManaged_capi_4312ecef83334e91() {
+intgo _wrap_kDLCUDAManaged_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -523,7 +545,7 @@ intgo _wrap_kDLCUDAManaged_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLOneAPI_capi_4312ecef83334e91() {
+intgo _wrap_kDLOneAPI_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -535,7 +557,7 @@ intgo _wrap_kDLOneAPI_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLWebGPU_capi_4312ecef83334e91() {
+intgo _wrap_kDLWebGPU_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -547,7 +569,7 @@ intgo _wrap_kDLWebGPU_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLHexagon_capi_4312ecef83334e91() {
+intgo _wrap_kDLHexagon_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -559,7 +581,7 @@ intgo _wrap_kDLHexagon_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLMAIA_capi_4312ecef83334e91() {
+intgo _wrap_kDLMAIA_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -571,7 +593,7 @@ intgo _wrap_kDLMAIA_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLTrn_capi_4312ecef83334e91() {
+intgo _wrap_kDLTrn_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -583,7 +605,7 @@ intgo _wrap_kDLTrn_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLTPU_capi_4312ecef83334e91() {
+intgo _wrap_kDLTPU_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -595,7 +617,7 @@ intgo _wrap_kDLTPU_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLTPUHost_capi_4312ecef83334e91() {
+intgo _wrap_kDLTPUHost_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -607,7 +629,7 @@ intgo _wrap_kDLTPUHost_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLInt_capi_4312ecef83334e91() {
+intgo _wrap_kDLInt_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -619,7 +641,7 @@ intgo _wrap_kDLInt_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLUInt_capi_4312ecef83334e91() {
+intgo _wrap_kDLUInt_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -631,7 +653,7 @@ intgo _wrap_kDLUInt_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -643,7 +665,7 @@ intgo _wrap_kDLFloat_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLOpaqueHandle_capi_4312ecef83334e91() {
+intgo _wrap_kDLOpaqueHandle_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -655,7 +677,7 @@ intgo _wrap_kDLOpaqueHandle_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLBfloat_capi_4312ecef83334e91() {
+intgo _wrap_kDLBfloat_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -667,7 +689,7 @@ intgo _wrap_kDLBfloat_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLComplex_capi_4312ecef83334e91() {
+intgo _wrap_kDLComplex_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -679,7 +701,7 @@ intgo _wrap_kDLComplex_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLBool_capi_4312ecef83334e91() {
+intgo _wrap_kDLBool_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -691,7 +713,7 @@ intgo _wrap_kDLBool_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e3m4_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e3m4_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -703,7 +725,7 @@ intgo _wrap_kDLFloat8_e3m4_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e4m3_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -715,7 +737,7 @@ intgo _wrap_kDLFloat8_e4m3_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -727,7 +749,7 @@ intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3fn_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e4m3fn_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -739,7 +761,7 @@ intgo _wrap_kDLFloat8_e4m3fn_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3fnuz_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e4m3fnuz_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -751,7 +773,7 @@ intgo _wrap_kDLFloat8_e4m3fnuz_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e5m2_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e5m2_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -763,7 +785,7 @@ intgo _wrap_kDLFloat8_e5m2_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e5m2fnuz_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e5m2fnuz_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -775,7 +797,7 @@ intgo _wrap_kDLFloat8_e5m2fnuz_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat8_e8m0fnu_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat8_e8m0fnu_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -787,7 +809,7 @@ intgo _wrap_kDLFloat8_e8m0fnu_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat6_e2m3fn_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat6_e2m3fn_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -799,7 +821,7 @@ intgo _wrap_kDLFloat6_e2m3fn_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat6_e3m2fn_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat6_e3m2fn_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -811,7 +833,7 @@ intgo _wrap_kDLFloat6_e3m2fn_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLFloat4_e2m1fn_capi_4312ecef83334e91() {
+intgo _wrap_kDLFloat4_e2m1fn_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -823,7 +845,7 @@ intgo _wrap_kDLFloat4_e2m1fn_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_kDLBcomplex_capi_4312ecef83334e91() {
+intgo _wrap_kDLBcomplex_capi_66d28a053b19d62a() {
   int result;
   intgo _swig_go_result;
   
@@ -835,7 +857,7 @@ intgo _wrap_kDLBcomplex_capi_4312ecef83334e91() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_4312ecef83334e91() {
+long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_66d28a053b19d62a() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -846,7 +868,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_4312ecef83334e91() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_4312ecef83334e91() {
+long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_66d28a053b19d62a() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -857,7 +879,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_4312ecef83334e91() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_4312ecef83334e91() {
+long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_66d28a053b19d62a() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -868,7 +890,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_4312ecef83334e91
 }
 
 
-_gostring_ _wrap_dlb_version_string_capi_4312ecef83334e91() {
+_gostring_ _wrap_dlb_version_string_capi_66d28a053b19d62a() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -879,7 +901,7 @@ _gostring_ _wrap_dlb_version_string_capi_4312ecef83334e91() {
 }
 
 
-_gostring_ _wrap_dlb_status_name_capi_4312ecef83334e91(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_status_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
   dlb_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -892,7 +914,7 @@ _gostring_ _wrap_dlb_status_name_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_parse_capi_4312ecef83334e91(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_dtype_parse_capi_66d28a053b19d62a(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
   char *arg1 = (char *) 0 ;
   DLDataType *arg2 = (DLDataType *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -940,7 +962,7 @@ long long _wrap_dlb_dtype_parse_capi_4312ecef83334e91(_gostring_ _swig_go_0, _go
 }
 
 
-long long _wrap_dlb_dtype_format_capi_4312ecef83334e91(intgo _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_dtype_format_capi_66d28a053b19d62a(intgo _swig_go_0, _goslice_ _swig_go_1) {
   DLDataType arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -976,7 +998,7 @@ long long _wrap_dlb_dtype_format_capi_4312ecef83334e91(intgo _swig_go_0, _goslic
 }
 
 
-_gostring_ _wrap_dlb_dtype_code_name_capi_4312ecef83334e91(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_dtype_code_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
   int32_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -989,7 +1011,7 @@ _gostring_ _wrap_dlb_dtype_code_name_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_bits_allowed_capi_4312ecef83334e91(intgo _swig_go_0, intgo _swig_go_1) {
+intgo _wrap_dlb_dtype_bits_allowed_capi_66d28a053b19d62a(intgo _swig_go_0, intgo _swig_go_1) {
   int32_t arg1 ;
   int32_t arg2 ;
   int result;
@@ -1004,7 +1026,7 @@ intgo _wrap_dlb_dtype_bits_allowed_capi_4312ecef83334e91(intgo _swig_go_0, intgo
 }
 
 
-long long _wrap_dlb_dtype_validate_capi_4312ecef83334e91(intgo _swig_go_0) {
+long long _wrap_dlb_dtype_validate_capi_66d28a053b19d62a(intgo _swig_go_0) {
   DLDataType arg1 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   dlb_status result;
@@ -1029,7 +1051,7 @@ long long _wrap_dlb_dtype_validate_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_element_bits_capi_4312ecef83334e91(intgo _swig_go_0) {
+intgo _wrap_dlb_dtype_element_bits_capi_66d28a053b19d62a(intgo _swig_go_0) {
   DLDataType arg1 ;
   uint32_t result;
   intgo _swig_go_result;
@@ -1042,7 +1064,7 @@ intgo _wrap_dlb_dtype_element_bits_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_is_subbyte_capi_4312ecef83334e91(intgo _swig_go_0) {
+intgo _wrap_dlb_dtype_is_subbyte_capi_66d28a053b19d62a(intgo _swig_go_0) {
   DLDataType arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1055,7 +1077,7 @@ intgo _wrap_dlb_dtype_is_subbyte_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_element_size_capi_4312ecef83334e91(intgo _swig_go_0) {
+long long _wrap_dlb_dtype_element_size_capi_66d28a053b19d62a(intgo _swig_go_0) {
   DLDataType arg1 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1068,7 +1090,7 @@ long long _wrap_dlb_dtype_element_size_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_storage_size_capi_4312ecef83334e91(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_dtype_storage_size_capi_66d28a053b19d62a(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
   DLDataType arg1 ;
   int64_t arg2 ;
   uint64_t arg3 ;
@@ -1113,7 +1135,7 @@ long long _wrap_dlb_dtype_storage_size_capi_4312ecef83334e91(intgo _swig_go_0, l
 }
 
 
-_gostring_ _wrap_dlb_device_type_name_capi_4312ecef83334e91(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_device_type_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
   int32_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1126,7 +1148,7 @@ _gostring_ _wrap_dlb_device_type_name_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_device_type_is_known_capi_4312ecef83334e91(intgo _swig_go_0) {
+intgo _wrap_dlb_device_type_is_known_capi_66d28a053b19d62a(intgo _swig_go_0) {
   int32_t arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1139,7 +1161,7 @@ intgo _wrap_dlb_device_type_is_known_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_device_is_host_readable_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_device_is_host_readable_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLDevice arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1152,7 +1174,7 @@ intgo _wrap_dlb_device_is_host_readable_capi_4312ecef83334e91(long long _swig_go
 }
 
 
-long long _wrap_dlb_device_format_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_device_format_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLDevice arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -1188,7 +1210,7 @@ long long _wrap_dlb_device_format_capi_4312ecef83334e91(long long _swig_go_0, _g
 }
 
 
-long long _wrap_dlb_device_parse_capi_4312ecef83334e91(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_device_parse_capi_66d28a053b19d62a(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
   char *arg1 = (char *) 0 ;
   DLDevice *arg2 = (DLDevice *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1236,7 +1258,7 @@ long long _wrap_dlb_device_parse_capi_4312ecef83334e91(_gostring_ _swig_go_0, _g
 }
 
 
-intgo _wrap_dlb_backend_is_registered_capi_4312ecef83334e91(intgo _swig_go_0) {
+intgo _wrap_dlb_backend_is_registered_capi_66d28a053b19d62a(intgo _swig_go_0) {
   int32_t arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1249,7 +1271,7 @@ intgo _wrap_dlb_backend_is_registered_capi_4312ecef83334e91(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_allocate_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+long long _wrap_dlb_tensor_allocate_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -1307,7 +1329,7 @@ long long _wrap_dlb_tensor_allocate_capi_4312ecef83334e91(long long _swig_go_0, 
 }
 
 
-long long _wrap_dlb_tensor_import_capi_4312ecef83334e91(long long _swig_go_0) {
+long long _wrap_dlb_tensor_import_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1338,7 +1360,7 @@ long long _wrap_dlb_tensor_import_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_import_legacy_capi_4312ecef83334e91(long long _swig_go_0) {
+long long _wrap_dlb_tensor_import_legacy_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensor *arg1 = (DLManagedTensor *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1369,7 +1391,7 @@ long long _wrap_dlb_tensor_import_legacy_capi_4312ecef83334e91(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_export_legacy_capi_4312ecef83334e91(long long _swig_go_0) {
+long long _wrap_dlb_tensor_export_legacy_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensor **arg2 = (DLManagedTensor **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1400,7 +1422,7 @@ long long _wrap_dlb_tensor_export_legacy_capi_4312ecef83334e91(long long _swig_g
 }
 
 
-void _wrap_dlb_tensor_free_capi_4312ecef83334e91(long long _swig_go_0) {
+void _wrap_dlb_tensor_free_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
@@ -1410,7 +1432,7 @@ void _wrap_dlb_tensor_free_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-void _wrap_dlb_tensor_free_legacy_capi_4312ecef83334e91(long long _swig_go_0) {
+void _wrap_dlb_tensor_free_legacy_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensor *arg1 = (DLManagedTensor *) 0 ;
   
   arg1 = (DLManagedTensor *)(intptr_t)_swig_go_0; 
@@ -1420,7 +1442,7 @@ void _wrap_dlb_tensor_free_legacy_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_share_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_share_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   uint64_t arg2 ;
   DLManagedTensorVersioned **arg3 = (DLManagedTensorVersioned **) 0 ;
@@ -1453,7 +1475,7 @@ long long _wrap_dlb_tensor_share_capi_4312ecef83334e91(long long _swig_go_0, lon
 }
 
 
-intgo _wrap_dlb_tensor_is_dlbridge_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_dlbridge_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1466,7 +1488,7 @@ intgo _wrap_dlb_tensor_is_dlbridge_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_tensor_is_exclusive_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_exclusive_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1479,7 +1501,7 @@ intgo _wrap_dlb_tensor_is_exclusive_capi_4312ecef83334e91(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_tensor_live_count_capi_4312ecef83334e91() {
+long long _wrap_dlb_tensor_live_count_capi_66d28a053b19d62a() {
   int64_t result;
   long long _swig_go_result;
   
@@ -1490,7 +1512,7 @@ long long _wrap_dlb_tensor_live_count_capi_4312ecef83334e91() {
 }
 
 
-long long _wrap_dlb_tensor_validate_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_validate_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1519,7 +1541,7 @@ long long _wrap_dlb_tensor_validate_capi_4312ecef83334e91(long long _swig_go_0, 
 }
 
 
-long long _wrap_dlb_tensor_element_count_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_element_count_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1562,7 +1584,7 @@ long long _wrap_dlb_tensor_element_count_capi_4312ecef83334e91(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_byte_size_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+long long _wrap_dlb_tensor_byte_size_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -1607,7 +1629,7 @@ long long _wrap_dlb_tensor_byte_size_capi_4312ecef83334e91(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_byte_span_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_byte_span_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1668,7 +1690,7 @@ long long _wrap_dlb_tensor_byte_span_capi_4312ecef83334e91(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_shape_element_count_capi_4312ecef83334e91(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_shape_element_count_capi_66d28a053b19d62a(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   int32_t arg1 ;
   int64_t *arg2 = (int64_t *) 0 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1717,7 +1739,7 @@ long long _wrap_dlb_shape_element_count_capi_4312ecef83334e91(_goslice_ _swig_go
 }
 
 
-long long _wrap_dlb_tensor_get_shape_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_get_shape_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1755,7 +1777,7 @@ long long _wrap_dlb_tensor_get_shape_capi_4312ecef83334e91(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_get_strides_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_get_strides_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1793,7 +1815,7 @@ long long _wrap_dlb_tensor_get_strides_capi_4312ecef83334e91(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_c_contiguous_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_c_contiguous_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1808,7 +1830,7 @@ intgo _wrap_dlb_tensor_is_c_contiguous_capi_4312ecef83334e91(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_f_contiguous_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_f_contiguous_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1823,7 +1845,7 @@ intgo _wrap_dlb_tensor_is_f_contiguous_capi_4312ecef83334e91(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_aligned_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1) {
+intgo _wrap_dlb_tensor_is_aligned_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   int result;
@@ -1840,7 +1862,7 @@ intgo _wrap_dlb_tensor_is_aligned_capi_4312ecef83334e91(long long _swig_go_0, lo
 }
 
 
-intgo _wrap_dlb_tensor_is_host_readable_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_host_readable_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1855,7 +1877,7 @@ intgo _wrap_dlb_tensor_is_host_readable_capi_4312ecef83334e91(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_flags_capi_4312ecef83334e91(long long _swig_go_0) {
+long long _wrap_dlb_tensor_flags_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1868,7 +1890,7 @@ long long _wrap_dlb_tensor_flags_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_tensor_is_read_only_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_read_only_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1881,7 +1903,7 @@ intgo _wrap_dlb_tensor_is_read_only_capi_4312ecef83334e91(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_tensor_host_data_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_host_data_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int arg2 ;
   void **arg3 = (void **) 0 ;
@@ -1940,7 +1962,7 @@ long long _wrap_dlb_tensor_host_data_capi_4312ecef83334e91(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_element_data_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_element_data_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1992,7 +2014,7 @@ long long _wrap_dlb_tensor_element_data_capi_4312ecef83334e91(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_host_elements_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+long long _wrap_dlb_tensor_host_elements_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   uint32_t arg3 ;
@@ -2053,7 +2075,7 @@ long long _wrap_dlb_tensor_host_elements_capi_4312ecef83334e91(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_slice_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_slice_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   dlb_slice *arg3 = (dlb_slice *) 0 ;
@@ -2106,7 +2128,7 @@ long long _wrap_dlb_tensor_slice_capi_4312ecef83334e91(long long _swig_go_0, _go
 }
 
 
-long long _wrap_dlb_tensor_select_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_select_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t arg3 ;
@@ -2141,7 +2163,7 @@ long long _wrap_dlb_tensor_select_capi_4312ecef83334e91(long long _swig_go_0, in
 }
 
 
-long long _wrap_dlb_tensor_reshape_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_reshape_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -2182,7 +2204,7 @@ long long _wrap_dlb_tensor_reshape_capi_4312ecef83334e91(long long _swig_go_0, _
 }
 
 
-long long _wrap_dlb_tensor_permute_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_permute_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -2222,7 +2244,7 @@ long long _wrap_dlb_tensor_permute_capi_4312ecef83334e91(long long _swig_go_0, _
 }
 
 
-long long _wrap_dlb_tensor_transpose_capi_4312ecef83334e91(long long _swig_go_0) {
+long long _wrap_dlb_tensor_transpose_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2253,7 +2275,7 @@ long long _wrap_dlb_tensor_transpose_capi_4312ecef83334e91(long long _swig_go_0)
 }
 
 
-long long _wrap_dlb_tensor_copy_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_copy_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice arg2 ;
   DLManagedTensorVersioned **arg3 = (DLManagedTensorVersioned **) 0 ;
@@ -2286,7 +2308,7 @@ long long _wrap_dlb_tensor_copy_capi_4312ecef83334e91(long long _swig_go_0, long
 }
 
 
-long long _wrap_dlb_tensor_copy_into_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_copy_into_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2313,7 +2335,7 @@ long long _wrap_dlb_tensor_copy_into_capi_4312ecef83334e91(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_copy_to_host_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+long long _wrap_dlb_tensor_copy_to_host_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2344,7 +2366,7 @@ long long _wrap_dlb_tensor_copy_to_host_capi_4312ecef83334e91(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_copy_from_host_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+long long _wrap_dlb_tensor_copy_from_host_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2375,7 +2397,7 @@ long long _wrap_dlb_tensor_copy_from_host_capi_4312ecef83334e91(long long _swig_
 }
 
 
-long long _wrap_dlb_tensor_copy_async_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_copy_async_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2410,7 +2432,7 @@ long long _wrap_dlb_tensor_copy_async_capi_4312ecef83334e91(long long _swig_go_0
 }
 
 
-long long _wrap_dlb_tensor_copy_into_async_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_copy_into_async_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2439,7 +2461,7 @@ long long _wrap_dlb_tensor_copy_into_async_capi_4312ecef83334e91(long long _swig
 }
 
 
-long long _wrap_dlb_device_synchronize_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_device_synchronize_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
   DLDevice arg1 ;
   void *arg2 = (void *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2466,7 +2488,7 @@ long long _wrap_dlb_device_synchronize_capi_4312ecef83334e91(long long _swig_go_
 }
 
 
-long long _wrap_dlb_cuda_is_available_capi_4312ecef83334e91() {
+long long _wrap_dlb_cuda_is_available_capi_66d28a053b19d62a() {
   dlb_error *arg1 = (dlb_error *) 0 ;
   dlb_status result;
   long long _swig_go_result;
@@ -2489,7 +2511,7 @@ long long _wrap_dlb_cuda_is_available_capi_4312ecef83334e91() {
 }
 
 
-long long _wrap_dlb_cuda_device_count_capi_4312ecef83334e91(_goslice_ _swig_go_0) {
+long long _wrap_dlb_cuda_device_count_capi_66d28a053b19d62a(_goslice_ _swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   int32_t value_tmp1 ;
@@ -2528,7 +2550,7 @@ long long _wrap_dlb_cuda_device_count_capi_4312ecef83334e91(_goslice_ _swig_go_0
 }
 
 
-long long _wrap_dlb_cuda_pointer_device_capi_4312ecef83334e91(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_cuda_pointer_device_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   DLDevice *arg2 = (DLDevice *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2569,7 +2591,7 @@ long long _wrap_dlb_cuda_pointer_device_capi_4312ecef83334e91(long long _swig_go
 }
 
 
-long long _wrap_dlb_cuda_stream_handshake_capi_4312ecef83334e91(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_cuda_stream_handshake_capi_66d28a053b19d62a(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   int32_t arg1 ;
   void *arg2 = (void *) 0 ;
   int64_t arg3 ;
@@ -2598,7 +2620,7 @@ long long _wrap_dlb_cuda_stream_handshake_capi_4312ecef83334e91(intgo _swig_go_0
 }
 
 
-long long _wrap_dlb_opencl_is_available_capi_4312ecef83334e91() {
+long long _wrap_dlb_opencl_is_available_capi_66d28a053b19d62a() {
   dlb_error *arg1 = (dlb_error *) 0 ;
   dlb_status result;
   long long _swig_go_result;
@@ -2621,7 +2643,7 @@ long long _wrap_dlb_opencl_is_available_capi_4312ecef83334e91() {
 }
 
 
-long long _wrap_dlb_opencl_device_count_capi_4312ecef83334e91(_goslice_ _swig_go_0) {
+long long _wrap_dlb_opencl_device_count_capi_66d28a053b19d62a(_goslice_ _swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   int32_t value_tmp1 ;
@@ -2660,7 +2682,7 @@ long long _wrap_dlb_opencl_device_count_capi_4312ecef83334e91(_goslice_ _swig_go
 }
 
 
-long long _wrap_dlb_opencl_device_objects_capi_4312ecef83334e91(intgo _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+long long _wrap_dlb_opencl_device_objects_capi_66d28a053b19d62a(intgo _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   int32_t arg1 ;
   void **arg2 = (void **) 0 ;
   void **arg3 = (void **) 0 ;
@@ -2749,7 +2771,7 @@ long long _wrap_dlb_opencl_device_objects_capi_4312ecef83334e91(intgo _swig_go_0
 }
 
 
-long long _wrap_dlb_opencl_device_name_capi_4312ecef83334e91(intgo _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_opencl_device_name_capi_66d28a053b19d62a(intgo _swig_go_0, _goslice_ _swig_go_1) {
   int32_t arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2785,7 +2807,7 @@ long long _wrap_dlb_opencl_device_name_capi_4312ecef83334e91(intgo _swig_go_0, _
 }
 
 
-long long _wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_opencl_queue_handshake_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
   void *arg1 = (void *) 0 ;
   void *arg2 = (void *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2812,7 +2834,7 @@ long long _wrap_dlb_opencl_queue_handshake_capi_4312ecef83334e91(long long _swig
 }
 
 
-long long _wrap_dlb_tensor_allocate_shareable_capi_4312ecef83334e91(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+long long _wrap_dlb_tensor_allocate_shareable_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -2870,7 +2892,7 @@ long long _wrap_dlb_tensor_allocate_shareable_capi_4312ecef83334e91(long long _s
 }
 
 
-intgo _wrap_dlb_tensor_is_shareable_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_shareable_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2883,7 +2905,7 @@ intgo _wrap_dlb_tensor_is_shareable_capi_4312ecef83334e91(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
+long long _wrap_dlbx_tensor_wrap_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;
   int32_t arg3 ;
@@ -2949,7 +2971,7 @@ long long _wrap_dlbx_tensor_wrap_capi_4312ecef83334e91(long long _swig_go_0, lon
 }
 
 
-long long _wrap_dlbx_tensor_free_capi_4312ecef83334e91(long long _swig_go_0) {
+long long _wrap_dlbx_tensor_free_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2962,7 +2984,7 @@ long long _wrap_dlbx_tensor_free_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlbx_release_drain_capi_4312ecef83334e91(_goslice_ _swig_go_0) {
+intgo _wrap_dlbx_release_drain_capi_66d28a053b19d62a(_goslice_ _swig_go_0) {
   int32_t arg1 ;
   int64_t *arg2 = (int64_t *) 0 ;
   int64_t values_tmp1[DLB_MAX_NDIM] ;
@@ -2984,7 +3006,7 @@ intgo _wrap_dlbx_release_drain_capi_4312ecef83334e91(_goslice_ _swig_go_0) {
 }
 
 
-long long _wrap_dlbx_release_queued_capi_4312ecef83334e91() {
+long long _wrap_dlbx_release_queued_capi_66d28a053b19d62a() {
   int64_t *result = 0 ;
   long long _swig_go_result;
   
@@ -2995,7 +3017,7 @@ long long _wrap_dlbx_release_queued_capi_4312ecef83334e91() {
 }
 
 
-intgo _wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlbx_tensor_ndim_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t result;
   intgo _swig_go_result;
@@ -3008,7 +3030,7 @@ intgo _wrap_dlbx_tensor_ndim_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(long long _swig_go_0) {
+intgo _wrap_dlbx_tensor_dtype_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType result;
   intgo _swig_go_result;
@@ -3021,7 +3043,7 @@ intgo _wrap_dlbx_tensor_dtype_capi_4312ecef83334e91(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlbx_tensor_device_capi_4312ecef83334e91(long long _swig_go_0) {
+long long _wrap_dlbx_tensor_device_capi_66d28a053b19d62a(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice result;
   long long _swig_go_result;
@@ -3030,6 +3052,104 @@ long long _wrap_dlbx_tensor_device_capi_4312ecef83334e91(long long _swig_go_0) {
   
   result = dlbx_tensor_device((struct DLManagedTensorVersioned const *)arg1);
   _swig_go_result = dlbx_pack_device(result); 
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_go_allocate_compact_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7) {
+  DLDevice arg1 ;
+  DLDataType arg2 ;
+  int32_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  uint64_t arg8 ;
+  DLManagedTensorVersioned **arg9 = (DLManagedTensorVersioned **) 0 ;
+  dlb_error *arg10 = (dlb_error *) 0 ;
+  DLManagedTensorVersioned *out_tmp9 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg9 = &out_tmp9;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg10 = &dlb_err_;
+  
+  arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
+  arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
+  arg3 = (int32_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = (uint64_t)_swig_go_7; 
+  
+  result = (dlb_status)dlbx_go_allocate_compact(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg9;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_go_wrap_compact_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, intgo _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11) {
+  void *arg1 = (void *) 0 ;
+  uint64_t arg2 ;
+  int32_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  int64_t arg7 ;
+  DLDevice arg8 ;
+  DLDataType arg9 ;
+  uint64_t arg10 ;
+  uint64_t arg11 ;
+  int64_t arg12 ;
+  DLManagedTensorVersioned **arg13 = (DLManagedTensorVersioned **) 0 ;
+  dlb_error *arg14 = (dlb_error *) 0 ;
+  DLManagedTensorVersioned *out_tmp13 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg13 = &out_tmp13;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg14 = &dlb_err_;
+  
+  arg1 = (void *)(intptr_t)_swig_go_0; 
+  arg2 = (uint64_t)_swig_go_1; 
+  arg3 = (int32_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (int64_t)_swig_go_5; 
+  arg7 = (int64_t)_swig_go_6; 
+  arg8 = dlbx_unpack_device((int64_t)_swig_go_7); 
+  arg9 = dlbx_unpack_dtype((int32_t)_swig_go_8); 
+  arg10 = (uint64_t)_swig_go_9; 
+  arg11 = (uint64_t)_swig_go_10; 
+  arg12 = (int64_t)_swig_go_11; 
+  
+  result = (dlb_status)dlbx_go_wrap_compact(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12,arg13,arg14);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg13;
+  
   return _swig_go_result;
 }
 

@@ -38,8 +38,15 @@ var releases int64
 //export goInteropLiveCount
 func goInteropLiveCount() C.int64_t { return C.int64_t(dlbridge.LiveCount()) }
 
+// goInteropReleases counts the releases after running those that a consumer's thread queued
+// (the binding runs a release on another thread at its next free, wrap or collection, or when
+// asked: dlbridge.RunReleases).
+//
 //export goInteropReleases
-func goInteropReleases() C.int64_t { return C.int64_t(atomic.LoadInt64(&releases)) }
+func goInteropReleases() C.int64_t {
+	dlbridge.RunReleases()
+	return C.int64_t(atomic.LoadInt64(&releases))
+}
 
 // The three value rules of interop_cases.c, mirrored (the case table itself comes from the host).
 
@@ -179,7 +186,7 @@ func makeBase[T number](c *C.interop_case) (*dlbridge.Tensor, error) {
 			values[i] = T(baseValue(int64(c.dtype_code), int64(i)))
 		}
 	}
-	t, err := dlbridge.Wrap(mem, dlbridge.CPU, dlbridge.DTypeOf[T](), shape, nil, 0, 0, func() {
+	t, err := dlbridge.Wrap(mem, uint64(size), dlbridge.CPU, dlbridge.DTypeOf[T](), shape, nil, 0, 0, func() {
 		C.free(mem)
 		atomic.AddInt64(&releases, 1)
 	})
@@ -390,7 +397,7 @@ func check(t *dlbridge.Tensor, c *C.interop_case, legacy bool, r *C.interop_repo
 	if err != nil {
 		return err
 	}
-	if dt != (dlbridge.DType{Code: uint8(c.dtype_code), Bits: uint8(c.dtype_bits), Lanes: 1}) {
+	if dt != (dlbridge.DType{Code: dlbridge.DTypeCode(c.dtype_code), Bits: uint8(c.dtype_bits), Lanes: 1}) {
 		return fmt.Errorf("dtype %v", dt)
 	}
 	dev, err := t.Device()
