@@ -296,9 +296,9 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 /* ---- what does not cross ------------------------------------------------------------------- */
 /* No struct becomes a class: tensors are addresses, devices and dtypes integers. */
 %rename("$ignore", %$isclass) "";
-/* Callbacks into the target language: a backend's function table, the DLPack exchange
- * allocator's SetError, and dlb_tensor_wrap's release function (bindings write that entry point
- * by hand: it must be safe on any thread, with or without a VM). */
+/* Callbacks into the target language: a backend's function table and the DLPack exchange
+ * allocator's SetError. dlb_tensor_wrap and dlb_tensor_wrap_buffer take a release function:
+ * languages reach them through dlbx_tensor_wrap below, with a release token instead. */
 %ignore dlb_backend_register;
 %ignore dlb_backend_unregister;
 %ignore dlb_exchange_allocator;

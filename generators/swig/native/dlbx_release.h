@@ -1,6 +1,5 @@
-/* dlbx_release.h - the one release engine of the managed bindings (Java, C#; Go keeps a cgo
- * callback, see dlbridge.i): "a release on any thread parks a token that the managed side
- * drains; no foreign thread ever enters the VM".
+/* dlbx_release.h - the one release engine of the SWIG bindings (Java, C# and Go): "a release on
+ * any thread parks a token that the managed side drains; no foreign thread ever enters the VM".
  *
  * A binding wraps memory it must keep alive (a pinned array, a direct buffer) with a token: a
  * non-zero 64-bit value of its own choosing that names what to let go of (a slot number, a
