@@ -235,6 +235,7 @@ class Runner:
 
     def go(self, block, index):
         code = block.code
+        defines_functions = re.search(r"^func\s+\w+", code, re.M) is not None
         if not re.search(r"^package\s+main", code, re.M):
             lines = code.split("\n")
             imports, body, in_block = [], [], False
@@ -249,7 +250,17 @@ class Runner:
                     imports.append(line)
                 else:
                     body.append(line)
-            code = "package main\n\n" + "\n".join(imports) + "\n\nfunc main() {\n" + "\n".join(body) + "\n}\n"
+            if defines_functions:
+                # Declarations: compiled as they are; a `run() error` is called, others are
+                # only compiled (a main that uses nothing).
+                calls_run = re.search(r"^func\s+run\(\)\s+error", code, re.M) is not None
+                main = ("func main() {\n\tif err := run(); err != nil {\n\t\tpanic(err)\n\t}\n}\n"
+                        if calls_run else "func main() {}\n")
+                code = ("package main\n\n" + "\n".join(imports) + "\n\n" + "\n".join(body) +
+                        "\n\n" + main)
+            else:
+                code = ("package main\n\n" + "\n".join(imports) + "\n\nfunc main() {\n" +
+                        "\n".join(body) + "\n}\n")
         folder = os.path.join(self.work, f"go{index}")
         os.makedirs(folder)
         open(os.path.join(folder, "main.go"), "w").write(code)
