@@ -1,21 +1,19 @@
-// Package agent is the Go agent of the interop matrix (tests/interop/README.md): its produce and
+// Package interop is the Go adapter's interop agent (tests/interop/README.md): its produce and
 // consume entry points make, export, import and check DLPack tensors with the public API of the
 // Go binding (package dlbridge) only. The C side of the contract (interop_agent.h) is the table
-// in table.c; Table returns it. The agent runs in a Go host (../host) directly and in any
-// native host through the c-shared library built from ../cshared.
+// in table.go; Table returns it. The agent runs in a Go host (../host) directly and in any
+// native host through the adapter's c-shared library (../cshared).
 //
 // Unlike the C and Rust agents, which embed a hidden static copy of the core, the Go binding
 // links libdlbridge.so dynamically (through pkg-config), as its users do: the live count this
 // agent reports is that shared library's, the count of every user of libdlbridge.so in the
 // process.
-package agent
+package interop
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../..
+#cgo CFLAGS: -I${SRCDIR}/../../../../tests/interop
 #include <stdlib.h>
 #include "interop_agent.h"
-
-const interop_agent* dlbx_interop_go_agent(void);
 */
 import "C"
 
@@ -28,9 +26,6 @@ import (
 
 	"github.com/dlbridge/dlbridge/bindings/go"
 )
-
-// Table returns the agent's interop_agent table (a const interop_agent*, static C memory).
-func Table() unsafe.Pointer { return unsafe.Pointer(C.dlbx_interop_go_agent()) }
 
 // releases counts the base buffers the producer's release function has freed.
 var releases int64

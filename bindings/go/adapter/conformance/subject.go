@@ -1,7 +1,7 @@
-// Command go is the Go binding (package dlbridge) as a DLPack conformance subject: built with
-// `go build -buildmode=c-shared`, it exports dlpack_conformance_subject()
-// (conformance/include/dlpack_conformance.h; the table is in table.c) for the kit's runner to
-// dlopen. Its producer and consumer use the binding's public API only:
+// Package conformance is the Go adapter's conformance subject: Table returns the
+// dlpc_subject table (conformance/include/dlpack_conformance.h; defined in table.go) that the
+// adapter's c-shared library (../cshared) exports as dlpack_conformance_subject() for the kit's
+// runner to dlopen. Its producer and consumer use the binding's public API only:
 //
 //   - producer: the kit's values are wrapped read-only without a copy (Wrap) and copied with
 //     CopyInto into a tensor laid out as asked (AllocateStrided with the strides, or a Slice +
@@ -10,12 +10,12 @@
 //   - consumer: ImportVersioned / ImportLegacy; the report comes from the tensor's accessors,
 //     the values through CopyInto a tensor wrapped over the kit's buffer; release closes it.
 //
-// As the interop matrix's Go agent, it links libdlbridge.so (through the binding's pkg-config),
+// As the adapter's interop agent, it links libdlbridge.so (through the binding's pkg-config),
 // so its live count is that library's: in the runner's process, this subject's tensors only.
-package main
+package conformance
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include -I${SRCDIR}/../../../core/include
+#cgo CFLAGS: -I${SRCDIR}/../../../../conformance/include -I${SRCDIR}/../../../../core/include
 #include <stdint.h>
 #include "dlpack_conformance.h"
 */
@@ -29,8 +29,6 @@ import (
 
 	"github.com/dlbridge/dlbridge/bindings/go"
 )
-
-func main() {}
 
 // writeMessage copies text into a C buffer of size bytes, cut to fit, NUL-terminated.
 func writeMessage(buf *C.char, size C.size_t, text string) {

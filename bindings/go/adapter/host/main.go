@@ -1,14 +1,15 @@
-// Command host is the Go host of the interop matrix: the Go agent (package agent) runs in this
+// Command host is the Go host of the interop matrix: the Go agent (package interop) runs in this
 // process, the other agents are loaded from the native libraries named on the command line
-// (the C agent, the Rust cdylib, ...), and the shared C runner (interop_runner.c) runs every
-// ordered pair with Go on one side. Usage: host [--self-test] AGENT.so...
+// (the C agent, the Rust cdylib, ...), and the shared C runner runs every ordered pair with Go
+// on one side. The runner is the library Meson builds (libinterop_runner.a), which the build
+// names in CGO_LDFLAGS. Usage: host [--self-test] AGENT.so...
 //
 // A Go c-shared library cannot be loaded here (a second Go runtime in one process is not
 // supported): Go's side is the agent linked into this program.
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../..
+#cgo CFLAGS: -I${SRCDIR}/../../../../tests/interop
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "interop_runner.h"
@@ -20,11 +21,11 @@ import (
 	"os"
 	"unsafe"
 
-	"github.com/dlbridge/dlbridge/tests/interop/go/agent"
+	"github.com/dlbridge/dlbridge/bindings/go/adapter/interop"
 )
 
 func main() {
-	agents := []*C.interop_agent{(*C.interop_agent)(agent.Table())}
+	agents := []*C.interop_agent{(*C.interop_agent)(interop.Table())}
 	sabotage := C.int(0)
 	for _, arg := range os.Args[1:] {
 		if arg == "--self-test" {

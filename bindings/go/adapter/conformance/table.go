@@ -1,9 +1,19 @@
-/* table.c - the Go subject's dlpc_subject table: C functions that call the Go entry points
- * exported by subject.go (cgo cannot put a Go function into a C function pointer), and the
- * conversions between the report's void* handle and the cgo.Handle (an integer) that Go keeps. */
-#include <stdint.h>
+package conformance
 
-#include "_cgo_export.h"
+// The subject's dlpc_subject table: C functions that call the Go entry points this package
+// exports (cgo cannot put a Go function into a C function pointer), and the conversions between
+// the report's void* handle and the cgo.Handle (an integer) that Go keeps. They live in this
+// file's preamble because a file with //export may only declare C functions, not define them.
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../../../conformance/include -I${SRCDIR}/../../../../core/include
+#include <stdint.h>
+#include "dlpack_conformance.h"
+
+extern int dlpcGoProduce(dlpc_case_spec* spec, int legacy, void** out, char* message, size_t size);
+extern int dlpcGoConsume(void* tensor, int legacy, dlpc_consume_report* r, uintptr_t* handle);
+extern void dlpcGoRelease(uintptr_t h);
+extern int64_t dlpcGoLiveCount(void);
 
 static int produce_versioned(void* ctx, const dlpc_case_spec* spec, DLManagedTensorVersioned** out,
                              char* message, size_t size) {
@@ -44,10 +54,17 @@ static int64_t live_count(void* ctx) {
   return dlpcGoLiveCount();
 }
 
-DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {
+static const dlpc_subject* go_subject_table(void) {
   static const dlpc_subject subject = {
     sizeof(dlpc_subject), DLPC_CONTRACT_VERSION, "dlbridge Go binding (package dlbridge)", NULL,
     produce_versioned, produce_legacy, consume_versioned, consume_legacy, release, live_count,
   };
   return &subject;
 }
+*/
+import "C"
+
+import "unsafe"
+
+// Table returns the subject's dlpc_subject table (static C memory).
+func Table() unsafe.Pointer { return unsafe.Pointer(C.go_subject_table()) }

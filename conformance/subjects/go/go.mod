@@ -1,7 +1,0 @@
-module github.com/dlbridge/dlbridge/conformance/subjects/go
-
-go 1.19
-
-require github.com/dlbridge/dlbridge/bindings/go v0.0.0
-
-replace github.com/dlbridge/dlbridge/bindings/go => ../../../bindings/go
