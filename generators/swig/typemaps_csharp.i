@@ -9,8 +9,8 @@
 %include "enumsimple.swg"
 %csconst(0);
 
-/* 1. The one exception hook, shared with the hand-written entry points (dlbridge_csharp.c):
- * the managed side registers a callback at type initialisation that records a
+/* 1. The one exception hook (bindings/csharp/native/dlbridge_csharp.c, the only C the C# binding
+ * writes by hand): the managed side registers a callback at type initialisation that records a
  * DLBridge.DLPackException(status, message) as SWIG's pending exception of the calling thread;
  * the C# wrapper of every function returning dlb_status throws it when the call returns. */
 %{
@@ -71,7 +71,8 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
 %apply long long { long };
 %apply unsigned long long { unsigned long };
 
-/* The release function of dlbx_tensor_wrap (dlbridge.i): the shared engine: C# drains the tokens (GCHandles). */
+/* The release function of dlbx_tensor_wrap (dlbridge.i) is the shared engine's: C# wraps with a
+ * GCHandle as the token, takes it back from dlbx_tensor_free or drains it (src/Lifecycle.cs). */
 %{
 #define DLBX_RELEASE_FN dlbx_release
 %}

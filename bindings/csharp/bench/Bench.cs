@@ -91,7 +91,7 @@ static class Bench {
     Console.WriteLine("bare P/Invoke call {0:F1} ns; SafeHandle new + Dispose {1:F1} ns per tensor; " +
                       "GCHandle pin + free {2:F1} ns per wrapped array", bare, safeHandle, pin);
     Console.WriteLine("budget = 2 x C + calls x bare P/Invoke; floor = C + calls x bare P/Invoke + " +
-                      "tensors x SafeHandle + pins x GCHandle pin; live tensors at exit: {0}", Tensor.LiveCount);
+                      "tensors x SafeHandle + pins x GCHandle pin; live tensors at exit: {0}", DLBridge.DLBridge.LiveCount);
     return 0;
   }
 

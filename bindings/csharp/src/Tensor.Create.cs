@@ -74,9 +74,11 @@ namespace DLBridge {
     /// <summary>
     /// Wraps a managed array without copying: the array stays pinned until the tensor's last
     /// reference is freed (by C#, or by a foreign consumer on any native thread), then it is
-    /// unpinned by the next call into this library that frees or wraps a tensor, or by
-    /// <see cref="CollectReleased"/>. The shape defaults to one dimension of data.Length and
-    /// must fit in the array. bool[] cannot be pinned on every runtime: use FromArray.
+    /// unpinned by the free that released it when that is C#'s own, otherwise by the next call
+    /// into this library that frees or wraps a tensor, or by
+    /// <see cref="DLBridge.CollectReleased"/>. The shape defaults to one dimension of
+    /// data.Length; the core refuses a shape whose elements reach beyond the array. bool[]
+    /// cannot be pinned on every runtime: use FromArray.
     /// </summary>
     public static Tensor Wrap<T>(T[] data, params long[] shape) where T : struct {
       return Wrap(data, shape, null, false);
@@ -91,16 +93,17 @@ namespace DLBridge {
         throw new DLPackException(Status.InvalidArgument, "a bool[] cannot be wrapped: use FromArray");
       }
       if (shape == null || shape.Length == 0) shape = new long[] { data.LongLength };
-      NativeMethods.CheckStrides(shape, strides);
-      if (ReleaseQueue.Pending) ReleaseQueue.Drain();
+      Releases.DrainIfQueued();
       GCHandle pin = GCHandle.Alloc(data, GCHandleType.Pinned);
-      long token = ReleaseQueue.Token(pin, false);
-      long t = NativeMethods.Wrap(ElementAddress(data, pin), 0, Device.Cpu.Packed, dtype.Packed,
-                                  shape, strides, readOnly ? FlagReadOnly : 0,
-                                  data.LongLength * (dtype.Bits / 8), token);
-      if (t == 0) {
+      long token = Releases.Token(pin, false);
+      long t;
+      try {
+        t = DLBridgeNative.dlbx_tensor_wrap(ElementAddress(data, pin), (ulong)data.LongLength * (ulong)(dtype.Bits / 8),
+                                           shape, strides, Device.Cpu.Packed, dtype.Packed, 0,
+                                           readOnly ? FlagReadOnly : 0, token);
+      } catch {
         pin.Free(); // refused: nothing changed hands
-        NativeExceptions.ThrowPending();
+        throw;
       }
       return new Tensor(t, pin, token);
     }
@@ -128,57 +131,43 @@ namespace DLBridge {
 
     /// <summary>
     /// Wraps native memory without copying: <paramref name="data"/> on <paramref name="device"/>
-    /// (any device the core knows), described by dtype, shape and strides (null: row-major).
+    /// (any device the core knows), described by dtype, shape and strides (null: row-major),
+    /// the first element <paramref name="byteOffset"/> bytes after data. When
+    /// <paramref name="byteCount"/> says how many bytes from data the memory holds, the core
+    /// refuses elements beyond them; left out, only elements before data are refused.
     /// <paramref name="release"/> (may be null) runs once after the last reference is freed, on a
     /// thread that calls into this library (never on a foreign native thread, never in a
     /// deleter); it must not throw. On error nothing changes hands and release does not run.
     /// </summary>
     public static Tensor WrapNative(IntPtr data, Device device, DType dtype, long[] shape,
                                     long[] strides = null, bool readOnly = false,
-                                    Action release = null, ulong byteOffset = 0) {
+                                    Action release = null, ulong byteOffset = 0,
+                                    ulong byteCount = ulong.MaxValue) {
       return WrapNative(data, device, dtype, shape, strides, readOnly ? FlagReadOnly : 0, release,
-                        byteOffset);
+                        byteOffset, byteCount);
     }
 
     /// <summary>
-    /// <see cref="WrapNative(IntPtr, Device, DType, long[], long[], bool, Action, ulong)"/> with
-    /// DLPack <paramref name="flags"/>: <see cref="FlagReadOnly"/>, and
+    /// <see cref="WrapNative(IntPtr, Device, DType, long[], long[], bool, Action, ulong, ulong)"/>
+    /// with DLPack <paramref name="flags"/>: <see cref="FlagReadOnly"/>, and
     /// <see cref="FlagIsSubbyteTypePadded"/> for sub-byte elements stored one per byte. Flags the
     /// core does not accept are refused with its message; ownership as in the other overload.
     /// </summary>
     public static Tensor WrapNative(IntPtr data, Device device, DType dtype, long[] shape,
                                     long[] strides, ulong flags, Action release = null,
-                                    ulong byteOffset = 0) {
-      if (shape == null) throw new ArgumentNullException("shape");
-      NativeMethods.CheckStrides(shape, strides);
-      if (ReleaseQueue.Pending) ReleaseQueue.Drain();
+                                    ulong byteOffset = 0, ulong byteCount = ulong.MaxValue) {
+      Releases.DrainIfQueued();
       GCHandle keep = release != null ? GCHandle.Alloc(release) : default(GCHandle);
-      long t = NativeMethods.Wrap(data.ToInt64(), byteOffset, device.Packed, dtype.Packed,
-                                  shape, strides, flags, -1,
-                                  release != null ? ReleaseQueue.Token(keep, true) : 0);
-      if (t == 0) {
+      long token = release != null ? Releases.Token(keep, true) : 0;
+      long t;
+      try {
+        t = DLBridgeNative.dlbx_tensor_wrap(data.ToInt64(), byteCount, shape, strides, device.Packed,
+                                           dtype.Packed, byteOffset, flags, token);
+      } catch {
         if (release != null) keep.Free(); // refused: nothing changed hands
-        NativeExceptions.ThrowPending();
+        throw;
       }
-      return new Tensor(t);
+      return new Tensor(t, keep, token);
     }
-
-    /// <summary>Unpins the arrays (and runs the release actions) of wrapped tensors whose last
-    /// reference was freed since, on whatever thread. Called by Dispose and Wrap already.</summary>
-    public static void CollectReleased() {
-      ReleaseQueue.Drain();
-    }
-
-    /// <summary>Wrapped arrays and native buffers unpinned/released so far by this process.</summary>
-    public static long CollectedCount { get { return ReleaseQueue.Unpinned; } }
-
-    /// <summary>Wrapped tensors whose native release ran so far (collected or not).</summary>
-    public static long ReleasedCount { get { return NativeMethods.dlb_cs_released_count(); } }
-
-    /// <summary>Tensors made by the core and not freed yet, across all threads (leak checks).</summary>
-    public static long LiveCount { get { return DLBridgeNative.dlb_tensor_live_count(); } }
-
-    /// <summary>The dlbridge library version ("0.2.0").</summary>
-    public static string LibraryVersion { get { return DLBridgeNative.dlb_version_string(); } }
   }
 }

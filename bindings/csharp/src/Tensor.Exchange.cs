@@ -1,11 +1,8 @@
 // Tensor.Exchange.cs - handing tensors to and taking them from native DLPack code.
 using System;
-using System.Runtime.InteropServices;
-using System.Threading;
 
 namespace DLBridge {
   public sealed partial class Tensor {
-    // ---- exchange with native code -------------------------------------------------------------
     /// <summary>Takes ownership of a foreign DLManagedTensorVersioned*. The producer's tensor is
     /// consumed even when this throws: its deleter has then run exactly once.</summary>
     public static Tensor ImportVersioned(IntPtr tensor) {
@@ -21,11 +18,13 @@ namespace DLBridge {
     /// consumer now owns (it calls its deleter once, on any thread). This Tensor is disposed
     /// afterwards; do not export while another thread is using it.</summary>
     public IntPtr ExportVersioned() {
-      // No native call: the versioned struct is the handle itself. The claim decides between
-      // this export and a concurrent Dispose's release (or another export): one gets it.
-      if (h.IsClosed || !h.TryClaim()) throw Disposed();
-      long a = h.Address;
-      h.Detach();
+      // No native call: the versioned struct is the reference itself. Of an export and a
+      // concurrent Dispose (or another export), the one that takes the reference has it.
+      AddRef();
+      long a = h.Take();
+      h.DangerousRelease();
+      if (a == 0) throw Disposed();
+      h.Dispose();
       return new IntPtr(a);
     }
 
@@ -33,17 +32,24 @@ namespace DLBridge {
     /// DLManagedTensor* the consumer now owns. Refused (the tensor stays open) when a flag would
     /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
     public IntPtr ExportLegacy() {
-      // The claim keeps the reference alive during the call: a concurrent Dispose leaves the
-      // free to this export if it is refused.
-      if (h.IsClosed || !h.TryClaim()) throw Disposed();
+      AddRef();
+      long a = h.Take();
+      if (a == 0) {
+        h.DangerousRelease();
+        throw Disposed();
+      }
       long legacy;
       try {
-        legacy = DLBridgeNative.dlb_tensor_export_legacy(h.Address);
+        legacy = DLBridgeNative.dlb_tensor_export_legacy(a);
       } catch {
-        h.Reopen(); // refused: the tensor stays open and ours
+        // Refused: the reference is ours again. A Dispose meanwhile waited for our count and
+        // frees it when we release it.
+        h.Restore(a);
+        h.DangerousRelease();
         throw;
       }
-      h.Detach();
+      h.DangerousRelease();
+      h.Dispose();
       return new IntPtr(legacy);
     }
   }

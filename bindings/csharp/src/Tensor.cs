@@ -30,14 +30,27 @@ namespace DLBridge {
     // Every native call runs between Enter and Exit: the SafeHandle's count keeps the tensor
     // alive for the call, whatever other threads or the finalizer do.
     private long Enter() {
-      if (h.IsClosed) throw Disposed();
-      bool added = false;
-      h.DangerousAddRef(ref added);
-      return h.Address;
+      AddRef();
+      long a = h.Address;
+      if (a == 0) {
+        // An export took it.
+        h.DangerousRelease();
+        throw Disposed();
+      }
+      return a;
     }
 
     private void Exit() {
       h.DangerousRelease();
+    }
+
+    private void AddRef() {
+      bool added = false;
+      try {
+        h.DangerousAddRef(ref added);
+      } catch (ObjectDisposedException) {
+        throw Disposed();
+      }
     }
 
     private static ObjectDisposedException Disposed() {

@@ -35,7 +35,7 @@ namespace DLBridge.Tests {
 
     [SetUp]
     public void RecordLive() {
-      liveBefore = Tensor.LiveCount;
+      liveBefore = DLBridge.LiveCount;
     }
 
     [TearDown]
@@ -46,11 +46,11 @@ namespace DLBridge.Tests {
 
   internal static class TestUtil {
     internal static long LiveAfterGc(long expected) {
-      long live = Tensor.LiveCount;
+      long live = DLBridge.LiveCount;
       for (int i = 0; i < 20 && live != expected; i++) {
         GC.Collect();
         GC.WaitForPendingFinalizers();
-        live = Tensor.LiveCount;
+        live = DLBridge.LiveCount;
       }
       return live;
     }

@@ -8,7 +8,7 @@
 // copied into a tensor laid out as asked (Tensor.Allocate with strides, or a slice of a larger
 // allocation reshaped for an offset), then shared read-only or copied, and exported. Consumer:
 // Tensor.ImportVersioned / ImportLegacy, read back with CopyInto into the kit's buffer (wrapped),
-// released with Dispose. The live count is Tensor.LiveCount: the binding's native library embeds
+// released with Dispose. The live count is DLBridge.LiveCount: the binding's native library embeds
 // its own copy of the core, so the count is the C# binding's.
 using System;
 using System.Runtime.InteropServices;
@@ -297,6 +297,6 @@ namespace DLBridge.Conformance {
     }
 
     [MonoPInvokeCallback(typeof(LiveCountFn))]
-    static long LiveCount(IntPtr ctx) { return Tensor.LiveCount; }
+    static long LiveCount(IntPtr ctx) { return DLBridge.LiveCount; }
   }
 }

@@ -6,7 +6,7 @@
 // it in process; agent_csharp.c embeds Mono to hand the same table to native hosts.
 //
 // Like the C and Rust agents, the binding's native library (libdlbridge_csharp.so) embeds a
-// hidden static copy of the core: Tensor.LiveCount is the C# side's own count. The producer's
+// hidden static copy of the core: DLBridge.LiveCount is the C# side's own count. The producer's
 // base memory is a managed array pinned by Tensor.Wrap; Tensor.ReleasedCount counts the native
 // releases of wrapped arrays (on whatever thread the consumer frees them), which is what the
 // runner's "released exactly once" check needs.
@@ -97,12 +97,12 @@ namespace DLBridge.Interop {
     }
 
     [MonoPInvokeCallback(typeof(CountFn))]
-    static long LiveCount() { return Tensor.LiveCount; }
+    static long LiveCount() { return DLBridge.LiveCount; }
 
     [MonoPInvokeCallback(typeof(CountFn))]
     static long Releases() {
-      Tensor.CollectReleased(); // unpin what foreign threads released
-      return Tensor.ReleasedCount;
+      DLBridge.CollectReleased(); // unpin what foreign threads released
+      return DLBridge.ReleasedCount;
     }
 
     // ---- the three value rules of interop_cases.c, mirrored ----
