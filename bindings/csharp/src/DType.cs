@@ -47,14 +47,15 @@ namespace DLBridge {
     public static readonly DType Complex128 = new DType(CodeComplex, 128);
 
     /// <summary>Parses a name the core knows ("float32", "int4", "float32x4"); throws
-    /// <see cref="DLPackException"/> with the core's message otherwise.</summary>
+    /// <see cref="DLPackArgumentException"/> with the core's message otherwise.</summary>
     public static DType Parse(string name) {
       int[] outValue = new int[1];
       DLBridgeNative.dlb_dtype_parse(name, outValue);
       return new DType(outValue[0]);
     }
 
-    /// <summary>Throws <see cref="DLPackException"/> unless the core accepts this dtype.</summary>
+    /// <summary>Throws the core's refusal (<see cref="IDLPackError"/>) unless it accepts this
+    /// dtype.</summary>
     public void Validate() {
       DLBridgeNative.dlb_dtype_validate(Packed);
     }
@@ -64,7 +65,7 @@ namespace DLBridge {
         try {
           Validate();
           return true;
-        } catch (DLPackException) {
+        } catch (Exception e) when (e is IDLPackError) {
           return false;
         }
       }

@@ -22,7 +22,7 @@ namespace DLBridge {
     }
   }
 
-  /// <summary>The one place a native failure becomes a <see cref="DLPackException"/>: the
+  /// <summary>The one place a native failure becomes an exception (Errors.For): the
   /// native side calls back while the P/Invoke is running, the exception is kept for the calling
   /// thread, and the C# wrapper throws it when the call returns.</summary>
   internal static class NativeExceptions {
@@ -33,7 +33,7 @@ namespace DLBridge {
     private static readonly Callback callback = OnException;
     private static int registered;
 
-    [ThreadStatic] private static DLPackException pending;
+    [ThreadStatic] private static Exception pending;
     private static int pendingCount;
 
     internal static NativeExceptions.Token Register() {
@@ -48,7 +48,7 @@ namespace DLBridge {
     private static unsafe void OnException(int status, IntPtr message) {
       string text = Utf8(message);
       if (pending == null) Interlocked.Increment(ref pendingCount);
-      pending = new DLPackException(status, text);
+      pending = Errors.For(status, text);
     }
 
     internal static unsafe string Utf8(IntPtr text) {
@@ -66,7 +66,7 @@ namespace DLBridge {
     }
 
     internal static void ThrowPending() {
-      DLPackException e = pending;
+      Exception e = pending;
       if (e == null) return;
       pending = null;
       Interlocked.Decrement(ref pendingCount);

@@ -102,76 +102,59 @@ namespace DLBridge {
       }
     }
 
-    // ---- element access -----------------------------------------------------------------------
+    // ---- the elements: one core call each ----------------------------------------------------
     /// <summary>The address and byte count of the elements (host-readable, C-contiguous;
     /// writable refused for READ_ONLY tensors), by the core's dlb_tensor_host_data. Valid while
     /// this tensor lives.</summary>
     public HostBuffer HostData(bool writable) {
       long a = Enter();
       try {
-        return HostDataOf(a, writable);
+        long[] data = new long[1], size = new long[1];
+        DLBridgeNative.dlb_tensor_host_data(a, writable ? 1 : 0, data, size);
+        HostBuffer b;
+        b.Data = new IntPtr(data[0]);
+        b.ByteCount = size[0];
+        return b;
       } finally {
         Exit();
       }
     }
 
-    private static HostBuffer HostDataOf(long a, bool writable) {
-      long[] data = new long[1], size = new long[1];
-      DLBridgeNative.dlb_tensor_host_data(a, writable ? 1 : 0, data, size);
-      HostBuffer b;
-      b.Data = new IntPtr(data[0]);
-      b.ByteCount = size[0];
-      return b;
-    }
-
-    private static DType CheckElementType<T>(long a, string use) where T : struct {
-      DType want = DTypeOf<T>();
-      DType have = new DType(DLBridgeNative.dlbx_tensor_dtype(a));
-      if (want != have) {
-        throw new DLPackException(Status.InvalidArgument,
-            "a " + KeywordOf(typeof(T)) + "[] cannot " + use + " the elements of a " + have + " tensor");
-      }
-      return have;
-    }
-
-    private static string KeywordOf(Type t) {
-      if (t == typeof(float)) return "float";
-      if (t == typeof(double)) return "double";
-      if (t == typeof(sbyte)) return "sbyte";
-      if (t == typeof(byte)) return "byte";
-      if (t == typeof(short)) return "short";
-      if (t == typeof(ushort)) return "ushort";
-      if (t == typeof(int)) return "int";
-      if (t == typeof(uint)) return "uint";
-      if (t == typeof(long)) return "long";
-      if (t == typeof(ulong)) return "ulong";
-      if (t == typeof(bool)) return "bool";
-      return t.Name;
-    }
-
-    /// <summary>A writable span over the elements (host-readable, C-contiguous, not
-    /// READ_ONLY). Valid while this tensor lives: dispose it only after the last use.</summary>
+    /// <summary>A writable span over the elements, by the core's typed host access
+    /// (dlb_tensor_host_elements): refused with the core's status and message unless
+    /// <typeparamref name="T"/> is the tensor's element type, the memory is host-readable and
+    /// C-contiguous, and the tensor is not READ_ONLY. Valid while this tensor lives: dispose it
+    /// only after the last use. With mcs, hold the span in a local before writing through it
+    /// (<c>t.AsSpan&lt;float&gt;()[0] = 1</c> does not compile there: CS1612).</summary>
     public unsafe Span<T> AsSpan<T>() where T : struct {
       long a = Enter();
       try {
-        DType dtype = CheckElementType<T>(a, "view");
-        HostBuffer b = HostDataOf(a, true);
-        return new Span<T>((void*)b.Data, SpanLength(b.ByteCount / dtype.ElementSize));
+        long count;
+        void* data = HostElements<T>(a, DLBridgeNative.DLB_ACCESS_WRITE, out count);
+        return new Span<T>(data, SpanLength(count));
       } finally {
         Exit();
       }
     }
 
-    /// <summary>A read-only span over the elements (host-readable, C-contiguous).</summary>
+    /// <summary>A read-only span over the elements (the checks of <see cref="AsSpan{T}"/> but
+    /// READ_ONLY).</summary>
     public unsafe ReadOnlySpan<T> AsReadOnlySpan<T>() where T : struct {
       long a = Enter();
       try {
-        DType dtype = CheckElementType<T>(a, "view");
-        HostBuffer b = HostDataOf(a, false);
-        return new ReadOnlySpan<T>((void*)b.Data, SpanLength(b.ByteCount / dtype.ElementSize));
+        long count;
+        void* data = HostElements<T>(a, DLBridgeNative.DLB_ACCESS_READ, out count);
+        return new ReadOnlySpan<T>(data, SpanLength(count));
       } finally {
         Exit();
       }
+    }
+
+    private static unsafe void* HostElements<T>(long a, uint access, out long count) where T : struct {
+      long[] data = new long[1], n = new long[1];
+      DLBridgeNative.dlb_tensor_host_elements(a, DTypeOf<T>().Packed, access, data, n);
+      count = n[0];
+      return (void*)data[0];
     }
 
     private static int SpanLength(long n) {
@@ -181,68 +164,116 @@ namespace DLBridge {
       return (int)n;
     }
 
-    /// <summary>Copies the elements out, in row-major order (any strides, any device: a tensor
-    /// the host cannot read directly is copied to the CPU first).</summary>
+    /// <summary>Copies the elements out in row-major order, whatever the strides and the device
+    /// (dlb_tensor_copy_to_host); refused with the core's message unless
+    /// <typeparamref name="T"/> is the tensor's element type.</summary>
     public T[] ToArray<T>() where T : struct {
       long a = Enter();
       try {
-        CheckElementType<T>(a, "hold");
-        bool direct = DLBridgeNative.dlb_tensor_is_host_readable(a) != 0 &&
-                      DLBridgeNative.dlb_tensor_is_c_contiguous(a) != 0;
-        if (!direct) {
-          using (Tensor copy = new Tensor(DLBridgeNative.dlb_tensor_copy(a, Device.Cpu.Packed))) {
-            return copy.ToArray<T>();
-          }
-        }
         long[] n = new long[1];
         DLBridgeNative.dlb_tensor_element_count(a, n);
         T[] result = new T[n[0]];
-        HostBuffer b = HostDataOf(a, false);
-        CopyBytes(b.Data, result, b.ByteCount, false);
+        CopyHost(a, result, false);
         return result;
       } finally {
         Exit();
       }
     }
 
-    /// <summary>Copies <paramref name="data"/> (element count as this tensor) into this
-    /// host-readable, C-contiguous tensor; refused for READ_ONLY tensors.</summary>
+    /// <summary>Copies <paramref name="data"/>, in row-major order, into the elements whatever
+    /// the strides and the device (dlb_tensor_copy_from_host): refused with the core's message
+    /// unless it holds exactly the tensor's elements of its element type, and for a READ_ONLY
+    /// tensor.</summary>
     public void CopyFrom<T>(T[] data) where T : struct {
       if (data == null) throw new ArgumentNullException("data");
       long a = Enter();
       try {
-        CheckElementType<T>(a, "fill");
-        HostBuffer b = HostDataOf(a, true);
-        long[] n = new long[1];
-        DLBridgeNative.dlb_tensor_element_count(a, n);
-        if (n[0] != data.LongLength) {
-          throw new DLPackException(Status.InvalidArgument,
-              "the array holds " + data.LongLength + " elements, the tensor " + n[0]);
-        }
-        CopyBytes(b.Data, data, b.ByteCount, true);
+        CopyHost(a, data, true);
       } finally {
         Exit();
       }
     }
 
-    private static unsafe void CopyBytes(IntPtr native, Array array, long bytes, bool toNative) {
-      if (bytes == 0) return;
-      bool[] bools = array as bool[];
-      if (bools != null) {
-        fixed (bool* p = bools) {
-          if (toNative) Buffer.MemoryCopy(p, (void*)native, bytes, bytes);
-          else Buffer.MemoryCopy((void*)native, p, bytes, bytes);
-        }
+    // One core copy between the tensor and an array, pinned for the call: `fixed` for bool[]
+    // (which a GCHandle cannot pin on every runtime), a pinning GCHandle for the others (a
+    // generic array cannot be `fixed` in C# 7.2).
+    private static unsafe void CopyHost<T>(long a, T[] array, bool intoTensor) where T : struct {
+      DType dtype = DTypeOf<T>();
+      ulong bytes = (ulong)array.LongLength * (ulong)(dtype.Bits / 8);
+      if (typeof(T) == typeof(bool)) {
+        fixed (bool* p = (bool[])(object)array) CopyHost(a, dtype, (long)p, bytes, intoTensor);
         return;
       }
       GCHandle pin = GCHandle.Alloc(array, GCHandleType.Pinned);
       try {
-        void* p = (void*)pin.AddrOfPinnedObject();
-        if (toNative) Buffer.MemoryCopy(p, (void*)native, bytes, bytes);
-        else Buffer.MemoryCopy((void*)native, p, bytes, bytes);
+        CopyHost(a, dtype, pin.AddrOfPinnedObject().ToInt64(), bytes, intoTensor);
       } finally {
         pin.Free();
       }
+    }
+
+    private static void CopyHost(long a, DType dtype, long buffer, ulong bytes, bool intoTensor) {
+      if (intoTensor) {
+        DLBridgeNative.dlb_tensor_copy_from_host(a, dtype.Packed, buffer, bytes);
+      } else {
+        DLBridgeNative.dlb_tensor_copy_to_host(a, dtype.Packed, buffer, bytes);
+      }
+    }
+
+    /// <summary>One element, by its index (one per dimension; a negative one counts from the
+    /// end), whatever the strides: the core checks the element type, the memory and the index
+    /// (dlb_tensor_host_elements, dlb_tensor_element_data) and says what is wrong.</summary>
+    public unsafe T GetElement<T>(params long[] index) where T : struct {
+      long a = Enter();
+      try {
+        void* p = ElementAddress<T>(a, index, false);
+        if (typeof(T) == typeof(float)) return (T)(object)*(float*)p;
+        if (typeof(T) == typeof(double)) return (T)(object)*(double*)p;
+        if (typeof(T) == typeof(sbyte)) return (T)(object)*(sbyte*)p;
+        if (typeof(T) == typeof(byte)) return (T)(object)*(byte*)p;
+        if (typeof(T) == typeof(short)) return (T)(object)*(short*)p;
+        if (typeof(T) == typeof(ushort)) return (T)(object)*(ushort*)p;
+        if (typeof(T) == typeof(int)) return (T)(object)*(int*)p;
+        if (typeof(T) == typeof(uint)) return (T)(object)*(uint*)p;
+        if (typeof(T) == typeof(long)) return (T)(object)*(long*)p;
+        if (typeof(T) == typeof(ulong)) return (T)(object)*(ulong*)p;
+        return (T)(object)(*(byte*)p != 0); // bool, one byte (DTypeOf refused every other T)
+      } finally {
+        Exit();
+      }
+    }
+
+    /// <summary>Writes one element (see <see cref="GetElement{T}"/>); refused for a READ_ONLY
+    /// tensor.</summary>
+    public unsafe void SetElement<T>(T value, params long[] index) where T : struct {
+      long a = Enter();
+      try {
+        void* p = ElementAddress<T>(a, index, true);
+        object v = value;
+        if (typeof(T) == typeof(float)) *(float*)p = (float)v;
+        else if (typeof(T) == typeof(double)) *(double*)p = (double)v;
+        else if (typeof(T) == typeof(sbyte)) *(sbyte*)p = (sbyte)v;
+        else if (typeof(T) == typeof(byte)) *(byte*)p = (byte)v;
+        else if (typeof(T) == typeof(short)) *(short*)p = (short)v;
+        else if (typeof(T) == typeof(ushort)) *(ushort*)p = (ushort)v;
+        else if (typeof(T) == typeof(int)) *(int*)p = (int)v;
+        else if (typeof(T) == typeof(uint)) *(uint*)p = (uint)v;
+        else if (typeof(T) == typeof(long)) *(long*)p = (long)v;
+        else if (typeof(T) == typeof(ulong)) *(ulong*)p = (ulong)v;
+        else *(byte*)p = (byte)((bool)v ? 1 : 0);
+      } finally {
+        Exit();
+      }
+    }
+
+    private static unsafe void* ElementAddress<T>(long a, long[] index, bool writable) where T : struct {
+      // The element type, the host's access and READ_ONLY (any layout), then the index.
+      long count;
+      HostElements<T>(a, DLBridgeNative.DLB_ACCESS_ANY_LAYOUT | (writable ? DLBridgeNative.DLB_ACCESS_WRITE : 0),
+                      out count);
+      long[] address = new long[1];
+      DLBridgeNative.dlb_tensor_element_data(a, index, writable ? 1 : 0, address);
+      return (void*)address[0];
     }
   }
 }

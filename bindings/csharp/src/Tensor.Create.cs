@@ -47,22 +47,17 @@ namespace DLBridge {
       if (typeof(T) == typeof(long)) return DType.Int64;
       if (typeof(T) == typeof(ulong)) return DType.UInt64;
       if (typeof(T) == typeof(bool)) return DType.Bool;
-      throw new DLPackException(Status.InvalidArgument, "no dtype for elements of type " + typeof(T).Name);
+      throw Errors.Argument("no dtype for elements of type " + typeof(T).Name);
     }
 
     /// <summary>A new CPU tensor holding a copy of <paramref name="data"/>; the shape defaults
-    /// to one dimension of data.Length.</summary>
+    /// to one dimension of data.Length (the core refuses an array that does not hold exactly
+    /// the shape's elements).</summary>
     public static Tensor FromArray<T>(T[] data, params long[] shape) where T : struct {
       if (data == null) throw new ArgumentNullException("data");
-      DType dtype = DTypeOf<T>();
       if (shape == null || shape.Length == 0) shape = new long[] { data.LongLength };
-      Tensor t = Allocate(Device.Cpu, dtype, shape);
+      Tensor t = Allocate(Device.Cpu, DTypeOf<T>(), shape);
       try {
-        long count = t.ElementCount;
-        if (count != data.LongLength) {
-          throw new DLPackException(Status.InvalidArgument,
-              "the array holds " + data.LongLength + " elements, the shape " + count);
-        }
         t.CopyFrom(data);
         return t;
       } catch {
@@ -90,7 +85,7 @@ namespace DLBridge {
       if (data == null) throw new ArgumentNullException("data");
       DType dtype = DTypeOf<T>();
       if (typeof(T) == typeof(bool)) {
-        throw new DLPackException(Status.InvalidArgument, "a bool[] cannot be wrapped: use FromArray");
+        throw Errors.Argument("a bool[] cannot be wrapped: use FromArray");
       }
       if (shape == null || shape.Length == 0) shape = new long[] { data.LongLength };
       Releases.DrainIfQueued();
@@ -98,7 +93,7 @@ namespace DLBridge {
       long token = Releases.Token(pin, false);
       long t;
       try {
-        t = DLBridgeNative.dlbx_tensor_wrap(ElementAddress(data, pin), (ulong)data.LongLength * (ulong)(dtype.Bits / 8),
+        t = DLBridgeNative.dlbx_tensor_wrap(ArrayAddress(data, pin), (ulong)data.LongLength * (ulong)(dtype.Bits / 8),
                                            shape, strides, Device.Cpu.Packed, dtype.Packed, 0,
                                            readOnly ? FlagReadOnly : 0, token);
       } catch {
@@ -112,7 +107,7 @@ namespace DLBridge {
     // place (the GCHandle keeps it valid after the block), where AddrOfPinnedObject is a call
     // into the runtime on Mono; the typeof tests fold away for each T. An empty array has no
     // element to take the address of.
-    private static unsafe long ElementAddress<T>(T[] data, GCHandle pin) where T : struct {
+    private static unsafe long ArrayAddress<T>(T[] data, GCHandle pin) where T : struct {
       if (data.Length > 0) {
         object o = data;
         if (typeof(T) == typeof(float)) fixed (float* p = (float[])o) return (long)p;

@@ -11,9 +11,11 @@ namespace DLBridge {
   /// <para>Ownership: every method returning a Tensor gives the caller a new reference to
   /// dispose (views and shares keep the memory alive on their own: the base may be disposed
   /// first). <see cref="Dispose"/> is idempotent; a tensor nobody disposed is freed by its
-  /// finalizer. Use after Dispose (or after an export) throws ObjectDisposedException. Failures
-  /// throw <see cref="DLPackException"/> with the core's status and message and leave the caller's
-  /// tensors as they were. Every method may be called from any thread.</para>
+  /// finalizer. Use after Dispose (or after an export) throws <see cref="DLPackClosedException"/>
+  /// (an ObjectDisposedException, status DLB_ERR_CLOSED). Failures throw the core's status and
+  /// message (see Errors.cs: <see cref="DLPackArgumentException"/> for invalid arguments,
+  /// <see cref="DLPackException"/> otherwise) and leave the caller's tensors as they were.
+  /// Every method may be called from any thread.</para>
   /// </summary>
   public sealed partial class Tensor : IDisposable {
     private readonly TensorHandle h;
@@ -53,8 +55,9 @@ namespace DLBridge {
       }
     }
 
-    private static ObjectDisposedException Disposed() {
-      return new ObjectDisposedException("Tensor", "the tensor was disposed or exported");
+    // Use after Dispose or an export: DLB_ERR_CLOSED with the message every binding gives.
+    private static DLPackClosedException Disposed() {
+      return Errors.Closed();
     }
 
     /// <summary>Frees this reference (the memory goes when its last reference goes). Idempotent.</summary>

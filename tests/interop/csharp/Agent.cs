@@ -144,7 +144,7 @@ namespace DLBridge.Interop {
     }
 
     static int Fail(Report* r, Exception e, string what) {
-      DLPackException d = e as DLPackException;
+      IDLPackError d = e as IDLPackError;
       return Fail(r, d != null ? d.Status : -1, what + ": " + e.Message);
     }
 
@@ -271,8 +271,8 @@ namespace DLBridge.Interop {
         else if (code == 0 && bits == 64) t.AsSpan<long>();
         else t.AsSpan<byte>();
         return 0;
-      } catch (DLPackException e) {
-        return e.Status == Status.ReadOnly ? 1 : 0;
+      } catch (Exception e) when (e is IDLPackError) {
+        return ((IDLPackError)e).Status == Status.ReadOnly ? 1 : 0;
       }
     }
 
