@@ -110,22 +110,26 @@ namespace DLBridge {
     }
   }
 
-  /// <summary>The core's status codes, read from the C header at class load. Plain integers: a
-  /// newer library may report a code this version has no name for.</summary>
+  /// <summary>The core's status codes (dlb_status), as constants a <c>switch</c> can use: SWIG
+  /// copies each value from the DLB_* macros of dlbridge.h into the generated module, and each
+  /// constant here is one of those, named after the macro (DLB_ERR_READ_ONLY: ReadOnly). Plain
+  /// integers: a newer library may report a code this version has no name for
+  /// (<see cref="Name"/> still names it).</summary>
   public static class Status {
-    public static readonly int Ok = DLBridgeNative.DLB_OK;
-    public static readonly int InvalidArgument = DLBridgeNative.DLB_ERR_INVALID_ARGUMENT;
-    public static readonly int OutOfMemory = DLBridgeNative.DLB_ERR_OUT_OF_MEMORY;
-    public static readonly int UnsupportedVersion = DLBridgeNative.DLB_ERR_UNSUPPORTED_VERSION;
-    public static readonly int Unsupported = DLBridgeNative.DLB_ERR_UNSUPPORTED;
-    public static readonly int ReadOnly = DLBridgeNative.DLB_ERR_READ_ONLY;
-    public static readonly int Layout = DLBridgeNative.DLB_ERR_LAYOUT;
-    public static readonly int Overflow = DLBridgeNative.DLB_ERR_OVERFLOW;
-    public static readonly int DeviceError = DLBridgeNative.DLB_ERR_DEVICE;
-    public static readonly int DeviceUnavailable = DLBridgeNative.DLB_ERR_DEVICE_UNAVAILABLE;
-    public static readonly int Closed = DLBridgeNative.DLB_ERR_CLOSED;
+    public const int Ok = DLBridgeNative.DLB_OK;
+    public const int InvalidArgument = DLBridgeNative.DLB_ERR_INVALID_ARGUMENT;
+    public const int OutOfMemory = DLBridgeNative.DLB_ERR_OUT_OF_MEMORY;
+    public const int UnsupportedVersion = DLBridgeNative.DLB_ERR_UNSUPPORTED_VERSION;
+    public const int Unsupported = DLBridgeNative.DLB_ERR_UNSUPPORTED;
+    public const int ReadOnly = DLBridgeNative.DLB_ERR_READ_ONLY;
+    public const int Layout = DLBridgeNative.DLB_ERR_LAYOUT;
+    public const int Overflow = DLBridgeNative.DLB_ERR_OVERFLOW;
+    public const int Device = DLBridgeNative.DLB_ERR_DEVICE;
+    public const int DeviceUnavailable = DLBridgeNative.DLB_ERR_DEVICE_UNAVAILABLE;
+    public const int Closed = DLBridgeNative.DLB_ERR_CLOSED;
 
-    /// <summary>The core's name of any status value.</summary>
+    /// <summary>The core's name of any status value ("DLB_ERR_READ_ONLY", or
+    /// "DLB_ERR_UNKNOWN").</summary>
     public static string Name(int status) {
       return DLBridgeNative.dlb_status_name(status);
     }

@@ -67,8 +67,6 @@ namespace DLBridge {
   /// a GCHandle (shifted left once; the low bit set when it holds a release Action to run rather
   /// than a pinned array).</summary>
   internal static unsafe class Releases {
-    // The engine's count of queued tokens (dlbx_release_queued): read in place, not asked for.
-    private static readonly long* queued = (long*)DLBridgeNative.dlbx_release_queued();
     private static long released;
 
     internal const int Batch = 16;
@@ -80,7 +78,7 @@ namespace DLBridge {
 
     /// <summary>Tokens released natively and waiting for a drain.</summary>
     internal static long Queued {
-      get { return Volatile.Read(ref *queued); }
+      get { return Volatile.Read(ref *NativeLibrary.Queued); }
     }
 
     internal static long Token(GCHandle handle, bool isAction) {
@@ -95,15 +93,16 @@ namespace DLBridge {
     internal static void Free(long tensor, GCHandle own, long ownToken) {
       long token = DLBridgeNative.dlbx_tensor_free(tensor);
       if (token != 0) Let(token, own, ownToken);
-      if (Volatile.Read(ref *queued) != 0) Drain();
+      if (Volatile.Read(ref *NativeLibrary.Queued) != 0) Drain();
+    }
+
+    /// <summary>Drains when the engine's counter says anything is queued (one memory read).</summary>
+    internal static void DrainIfQueued() {
+      if (Volatile.Read(ref *NativeLibrary.Queued) != 0) Drain();
     }
 
     /// <summary>Lets go of the queued tokens, a batch at a time until one comes back short (a
     /// token still being queued by another thread waits for the next drain).</summary>
-    internal static void DrainIfQueued() {
-      if (Volatile.Read(ref *queued) != 0) Drain();
-    }
-
     internal static void Drain() {
       long[] tokens = new long[Batch];
       int n;

@@ -31,19 +31,12 @@ namespace DLBridge {
 
     // Kept alive for the life of the process: native code holds its function pointer.
     private static readonly Callback callback = OnException;
-    private static int registered;
-
     [ThreadStatic] private static Exception pending;
     private static int pendingCount;
 
-    internal static NativeExceptions.Token Register() {
-      if (Interlocked.Exchange(ref registered, 1) == 0) {
-        NativeMethods.dlb_cs_register_exception(callback);
-      }
-      return new Token();
+    internal static void Register() {
+      NativeMethods.dlb_cs_register_exception(callback);
     }
-
-    internal sealed class Token {}
 
     private static unsafe void OnException(int status, IntPtr message) {
       string text = Utf8(message);
@@ -76,9 +69,52 @@ namespace DLBridge {
 
   /// <summary>The one entry point of native/dlbridge_csharp.c (dlbridge_csharp.h).</summary>
   internal static class NativeMethods {
-    internal const string Library = "dlbridge_csharp";
-
-    [DllImport(Library, CallingConvention = CallingConvention.Cdecl)]
+    [DllImport(NativeLibrary.Name, CallingConvention = CallingConvention.Cdecl)]
     internal static extern void dlb_cs_register_exception(Delegate callback);
+  }
+
+  /// <summary>The native library, loaded (or found missing) once, before the first call into it:
+  /// every generated method calls <see cref="Check"/> first (typemaps_csharp.i). Nothing else
+  /// calls into the library from a type initializer, so a missing library is one clear
+  /// exception wherever the first call comes from, not nested TypeInitializationExceptions.</summary>
+  internal static unsafe class NativeLibrary {
+    internal const string Name = "dlbridge_csharp";
+
+    private static readonly Exception missing;
+
+    /// <summary>The release engine's count of queued tokens (dlbx_release_queued), read in
+    /// place; a zero of our own when the library is missing.</summary>
+    internal static readonly long* Queued;
+
+    static NativeLibrary() {
+      try {
+        NativeExceptions.Register();
+        Queued = (long*)DLBridgeNativePINVOKE.dlbx_release_queued();
+      } catch (DllNotFoundException e) {
+        missing = e;
+      } catch (EntryPointNotFoundException e) {
+        missing = e;
+      } catch (BadImageFormatException e) {
+        missing = e;
+      }
+      if (missing != null) {
+        Queued = (long*)Marshal.AllocHGlobal(sizeof(long));
+        *Queued = 0;
+      }
+    }
+
+    /// <summary>Throws when the native library could not be loaded.</summary>
+    internal static void Check() {
+      if (missing != null) throw Missing();
+    }
+
+    private static DllNotFoundException Missing() {
+      return new DllNotFoundException(
+          "DLBridge.dll could not load its native library libdlbridge_csharp.so (" + missing.Message + "). " +
+          "Install the DLBridge NuGet package, which carries it in runtimes/linux-x64/native/ (a .NET project " +
+          "copies it next to its output), or put libdlbridge_csharp.so next to DLBridge.dll or in a folder " +
+          "on LD_LIBRARY_PATH; to build it from the dlbridge sources: meson setup build && ninja -C build " +
+          "(docs/csharp.md).", missing);
+    }
   }
 }

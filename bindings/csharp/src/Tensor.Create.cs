@@ -27,9 +27,9 @@ namespace DLBridge {
     }
 
     /// <summary>The DLPack flag bits, from the C header.</summary>
-    public static readonly ulong FlagReadOnly = DLBridgeNative.DLPACK_FLAG_BITMASK_READ_ONLY;
-    public static readonly ulong FlagIsCopied = DLBridgeNative.DLPACK_FLAG_BITMASK_IS_COPIED;
-    public static readonly ulong FlagIsSubbyteTypePadded = DLBridgeNative.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+    public const ulong FlagReadOnly = DLBridgeNative.DLPACK_FLAG_BITMASK_READ_ONLY;
+    public const ulong FlagIsCopied = DLBridgeNative.DLPACK_FLAG_BITMASK_IS_COPIED;
+    public const ulong FlagIsSubbyteTypePadded = DLBridgeNative.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
 
     /// <summary>The DType that an array of <typeparamref name="T"/> holds: float, double,
     /// sbyte, byte, short, ushort, int, uint, long, ulong, bool.</summary>

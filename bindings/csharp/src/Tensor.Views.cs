@@ -4,19 +4,38 @@ using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace DLBridge {
-  /// <summary>One dimension of a slice with Python semantics (see dlb_tensor_slice): negative
-  /// bounds count from the end, out-of-range bounds are clamped, <see cref="None"/> as a bound
-  /// means "from the beginning / to the end" in the direction of the step.</summary>
+  /// <summary>
+  /// One dimension of a slice (<see cref="Tensor.Slice"/>), with Python's semantics
+  /// (dlb_tensor_slice): <c>new SliceRange(start, stop, step)</c> is <c>start:stop:step</c>.
+  /// Negative bounds count from the end, out-of-range bounds are clamped, and
+  /// <see cref="None"/> as a bound means "from the beginning" (start) or "to the end" (stop) in
+  /// the direction of the step. The step may be negative, never 0 (the core refuses it: "slice
+  /// step is 0 in dimension N"). Examples, for a dimension of extent 6:
+  /// <c>new SliceRange(1, 3)</c> is 1:3 (elements 1, 2);
+  /// <c>new SliceRange(SliceRange.None, SliceRange.None, 2)</c> is ::2 (0, 2, 4);
+  /// <c>new SliceRange(SliceRange.None, SliceRange.None, -1)</c> is ::-1 (5, 4, ..., 0);
+  /// <c>new SliceRange(-2, SliceRange.None)</c> is -2: (4, 5); <see cref="All"/> is the whole
+  /// dimension. Dimensions after the last SliceRange given are taken whole.
+  /// </summary>
   public readonly struct SliceRange {
     /// <summary>An omitted bound (DLB_SLICE_NONE), like Python's None.</summary>
-    public static readonly long None = DLBridgeNative.DLB_SLICE_NONE;
-    /// <summary>The whole dimension.</summary>
+    public const long None = DLBridgeNative.DLB_SLICE_NONE;
+    /// <summary>The whole dimension (<c>::</c>).</summary>
     public static readonly SliceRange All = new SliceRange(None, None, 1);
 
+    /// <summary>The first index taken (or <see cref="None"/>).</summary>
     public readonly long Start;
+    /// <summary>The index the slice stops before (or <see cref="None"/>).</summary>
     public readonly long Stop;
+    /// <summary>The distance between two indices taken: negative walks backwards, 0 is refused.</summary>
     public readonly long Step;
 
+    /// <summary>The slice <c>start:stop:step</c> of one dimension; the step defaults to 1.</summary>
+    /// <param name="start">First index taken; negative counts from the end; <see cref="None"/>: from the
+    /// beginning in the direction of the step.</param>
+    /// <param name="stop">Index the slice stops before; negative counts from the end;
+    /// <see cref="None"/>: to the end in the direction of the step.</param>
+    /// <param name="step">Distance between indices, not 0; negative walks backwards.</param>
     public SliceRange(long start, long stop, long step = 1) {
       Start = start;
       Stop = stop;
@@ -26,7 +45,8 @@ namespace DLBridge {
 
   public sealed partial class Tensor {
     // ---- views, shares, copies -----------------------------------------------------------------
-    /// <summary>A zero-copy view of the first slices.Length dimensions (Python semantics).</summary>
+    /// <summary>A zero-copy view of the first slices.Length dimensions, one
+    /// <see cref="SliceRange"/> each (Python semantics); later dimensions are taken whole.</summary>
     public Tensor Slice(params SliceRange[] slices) {
       long[] triples = new long[3 * (slices == null ? 0 : slices.Length)];
       for (int i = 0; i < triples.Length / 3; i++) {
