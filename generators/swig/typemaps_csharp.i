@@ -97,7 +97,7 @@ DLB_CS_GATED(uint64_t)
 %typemap(cstype) PARAMS "CSTYPE"
 %typemap(csin, pre="    fixed (PTRTYPE swig_ptr_$csinput = $csinput) {",
          terminator="    }") PARAMS
-    "global::DLBridge.NativeArray.Of($csinput == null ? -1 : $csinput.Length, swig_ptr_$csinput)"
+    "new global::DLBridge.NativeArray($csinput == null ? -1 : $csinput.Length, swig_ptr_$csinput)"
 %enddef
 %define DLB_ARRAY_TYPES_I64(PARAMS) DLB_ARRAY_TYPES_CS(PARAMS, long[], long*) %enddef
 %define DLB_ARRAY_TYPES_I32(PARAMS) DLB_ARRAY_TYPES_CS(PARAMS, int[], int*) %enddef

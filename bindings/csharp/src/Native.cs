@@ -14,11 +14,9 @@ namespace DLBridge {
     public long Length;
     public void* Data;
 
-    public static NativeArray Of(long length, void* data) {
-      NativeArray a;
-      a.Length = length;
-      a.Data = data;
-      return a;
+    public NativeArray(long length, void* data) {
+      Length = length;
+      Data = data;
     }
   }
 
@@ -80,27 +78,34 @@ namespace DLBridge {
   internal static unsafe class NativeLibrary {
     internal const string Name = "dlbridge_csharp";
 
-    private static readonly Exception missing;
+    // Static initializers only (no static constructor): the runtime may then run them when it
+    // compiles the first method that reads these fields, and leave the check out of every call.
+    // They never throw.
+    private static readonly Exception missing = Load();
 
     /// <summary>The release engine's count of queued tokens (dlbx_release_queued), read in
     /// place; a zero of our own when the library is missing.</summary>
-    internal static readonly long* Queued;
+    internal static readonly long* Queued = QueuedCounter();
 
-    static NativeLibrary() {
+    // Registers the exception hook: the first call into the library, where a missing one shows.
+    private static Exception Load() {
       try {
         NativeExceptions.Register();
-        Queued = (long*)DLBridgeNativePINVOKE.dlbx_release_queued();
+        return null;
       } catch (DllNotFoundException e) {
-        missing = e;
+        return e;
       } catch (EntryPointNotFoundException e) {
-        missing = e;
+        return e;
       } catch (BadImageFormatException e) {
-        missing = e;
+        return e;
       }
-      if (missing != null) {
-        Queued = (long*)Marshal.AllocHGlobal(sizeof(long));
-        *Queued = 0;
-      }
+    }
+
+    private static long* QueuedCounter() {
+      if (missing == null) return (long*)DLBridgeNativePINVOKE.dlbx_release_queued();
+      long* zero = (long*)Marshal.AllocHGlobal(sizeof(long));
+      *zero = 0;
+      return zero;
     }
 
     /// <summary>Throws when the native library could not be loaded.</summary>

@@ -20,9 +20,7 @@ namespace DLBridge {
     public IntPtr ExportVersioned() {
       // No native call: the versioned struct is the reference itself. Of an export and a
       // concurrent Dispose (or another export), the one that takes the reference has it.
-      AddRef();
       long a = h.Take();
-      h.DangerousRelease();
       if (a == 0) throw Disposed();
       h.Dispose();
       return new IntPtr(a);
@@ -32,23 +30,16 @@ namespace DLBridge {
     /// DLManagedTensor* the consumer now owns. Refused (the tensor stays open) when a flag would
     /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
     public IntPtr ExportLegacy() {
-      AddRef();
+      // Taken, the reference is this call's alone: a concurrent Dispose finds nothing to free.
       long a = h.Take();
-      if (a == 0) {
-        h.DangerousRelease();
-        throw Disposed();
-      }
+      if (a == 0) throw Disposed();
       long legacy;
       try {
         legacy = DLBridgeNative.dlb_tensor_export_legacy(a);
       } catch {
-        // Refused: the reference is ours again. A Dispose meanwhile waited for our count and
-        // frees it when we release it.
-        h.Restore(a);
-        h.DangerousRelease();
+        h.Restore(a); // refused: ours again (freed now if the tensor was disposed meanwhile)
         throw;
       }
-      h.DangerousRelease();
       h.Dispose();
       return new IntPtr(legacy);
     }
