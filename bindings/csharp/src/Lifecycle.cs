@@ -46,6 +46,12 @@ namespace DLBridge {
       return Interlocked.Exchange(ref address, 0);
     }
 
+    /// <summary>Closes the handle after an export took its reference: nothing is left to
+    /// release (SetHandleAsInvalid: no release, no finalizer; a later Dispose does nothing).</summary>
+    internal void GiveAway() {
+      SetHandleAsInvalid();
+    }
+
     /// <summary>Gives a taken reference back (a refused export). If the handle was disposed
     /// meanwhile, its release found nothing to free: the reference is freed here.</summary>
     internal void Restore(long reference) {

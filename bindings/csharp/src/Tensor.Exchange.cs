@@ -22,7 +22,7 @@ namespace DLBridge {
       // concurrent Dispose (or another export), the one that takes the reference has it.
       long a = h.Take();
       if (a == 0) throw Disposed();
-      h.Dispose();
+      h.GiveAway();
       return new IntPtr(a);
     }
 
@@ -40,7 +40,7 @@ namespace DLBridge {
         h.Restore(a); // refused: ours again (freed now if the tensor was disposed meanwhile)
         throw;
       }
-      h.Dispose();
+      h.GiveAway();
       return new IntPtr(legacy);
     }
   }
