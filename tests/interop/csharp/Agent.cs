@@ -7,9 +7,9 @@
 //
 // Like the C and Rust agents, the binding's native library (libdlbridge_csharp.so) embeds a
 // hidden static copy of the core: DLBridge.LiveCount is the C# side's own count. The producer's
-// base memory is a managed array pinned by Tensor.Wrap; Tensor.ReleasedCount counts the native
-// releases of wrapped arrays (on whatever thread the consumer frees them), which is what the
-// runner's "released exactly once" check needs.
+// base memory is a managed array pinned by Tensor.Wrap; after DLBridge.CollectReleased (which
+// lets go of what the consumer released, on whatever thread), DLBridge.ReleasedCount counts the
+// releases of wrapped arrays, which is what the runner's "released exactly once" check needs.
 using System;
 using System.Runtime.InteropServices;
 using System.Text;
