@@ -1,36 +1,81 @@
 /* typemaps_csharp.i - what dlbridge.i needs from C# (see the list at the top of dlbridge.i).
  * Included by dlbridge.i when SWIG runs with -csharp. The module file is
  * bindings/csharp/dlbridge_csharp.i; the hand-written native part is
- * bindings/csharp/native/dlbridge_csharp.c. Generated methods are `unsafe` (arrays are pinned
- * with `fixed` for the call), so the assembly is compiled with -unsafe. */
+ * bindings/csharp/native/dlbridge_csharp.c. The generated classes are `unsafe` (the module
+ * file's pragmas: arrays are pinned with `fixed` for the call), so the assembly is compiled with
+ * -unsafe. */
 
-/* 5. DLPack's enums as plain int constants, each read from the C value when the class loads
- * (%csconst(0)): SWIG would otherwise copy the C spelling (`2U`, `(1UL << 0UL)`) into C#. */
+/* Built with -DSWIG_CSHARP_NO_EXCEPTION_HELPER -DSWIG_CSHARP_NO_STRING_HELPER (see
+ * bindings/csharp/meson.build): no generated type initializer calls into the native library, so
+ * a missing libdlbridge_csharp.so surfaces as one exception from the first call (the gate below),
+ * not as nested TypeInitializationExceptions. Exceptions come from the hook below; strings are
+ * read in place (below). */
+
+/* 5. DLPack's enums and the header's macros as C# constants (`const`: a `switch` can use them),
+ * their values copied from the header by SWIG. The DLPack dtype codes are spelled `0U` there:
+ * they are C# `uint` constants. The few values whose C spelling is no C# expression are spelled
+ * here in C#, each checked against the header when the wrapper compiles. */
 %include "enumsimple.swg"
-%csconst(0);
+%csconst(1);
+%typemap(cstype) enum DLDataTypeCode "uint"
+%define DLB_CS_CONSTANT(NAME, CS_VALUE, C_VALUE)
+%csconstvalue(CS_VALUE) NAME;
+%{
+typedef char dlb_cs_constant_##NAME[(NAME) == (C_VALUE) ? 1 : -1];
+%}
+%enddef
+DLB_CS_CONSTANT(DLPACK_FLAG_BITMASK_READ_ONLY, "1UL", 1u)
+DLB_CS_CONSTANT(DLPACK_FLAG_BITMASK_IS_COPIED, "2UL", 2u)
+DLB_CS_CONSTANT(DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, "4UL", 4u)
+DLB_CS_CONSTANT(DLB_SLICE_NONE, "long.MinValue", INT64_MIN)
+DLB_CS_CONSTANT(DLB_CUDA_STREAM_NONE, "long.MinValue", INT64_MIN)
 
-/* 1. The one exception hook, shared with the hand-written entry points (dlbridge_csharp.c):
- * the managed side registers a callback at type initialisation that records a
- * DLBridge.DLPackException(status, message) as SWIG's pending exception of the calling thread;
- * the C# wrapper of every function returning dlb_status throws it when the call returns. */
+/* 1. The one exception hook (bindings/csharp/native/dlbridge_csharp.c, the only C the C# binding
+ * writes by hand): the managed side registers a callback (DLBridge.NativeLibrary, before the
+ * first call) that records the binding's exception for (status, message) as the calling
+ * thread's pending exception; the C# wrapper of every function returning dlb_status throws it
+ * when the call returns. */
 %{
 #include "dlbridge_csharp.h"
 #define DLB_THROW_STATUS(status, message) dlb_cs_throw_status((int32_t)(status), (message))
 %}
-%pragma(csharp) imclasscode=%{
-  // Registers the exception callback before any other native call of this class.
-  internal static readonly global::DLBridge.NativeExceptions.Token exceptionRegistration =
-      global::DLBridge.NativeExceptions.Register();
-%}
-/* dlbridge.i applies `long long` to dlb_status after this file, copying what `long long` has
- * then: so the check sits on `long long`, and every function returning a 64-bit integer (the
- * fallible ones, and dlb_tensor_live_count) checks for a pending exception unconditionally
- * (SWIG's own $excode would expand only for typemaps marked canthrow). The check is one read of
- * a static counter when nothing is pending. */
+
+/* The gate: every generated method first asks DLBridge.NativeLibrary whether the native library
+ * loaded (one read of a static field), so that its absence is one clear exception wherever the
+ * first call comes from. dlbridge.i applies `long long` to dlb_status (and to addresses, DLDevice)
+ * after this file, copying what `long long` has then: so the status check sits on `long long`,
+ * and every function returning a 64-bit integer checks for a pending exception unconditionally
+ * (SWIG's own $excode would expand only for typemaps marked canthrow); one read of a static
+ * counter when nothing is pending. int64_t and uint64_t got their typemaps before this file
+ * (dlbridge.i's %apply), so they are named here too. */
 %typemap(csout) long long {
+    global::DLBridge.NativeLibrary.Check();
     long ret = $imcall;
     if (global::DLBridge.NativeExceptions.AnyPending) global::DLBridge.NativeExceptions.ThrowPending();
     return ret;
+  }
+%define DLB_CS_GATED(TYPE)
+%typemap(csout) TYPE {
+    global::DLBridge.NativeLibrary.Check();
+    return $imcall;
+  }
+%enddef
+DLB_CS_GATED(int)
+DLB_CS_GATED(unsigned int)
+DLB_CS_GATED(unsigned long long)
+DLB_CS_GATED(int64_t)
+DLB_CS_GATED(uint64_t)
+%typemap(csout) void {
+    global::DLBridge.NativeLibrary.Check();
+    $imcall;
+  }
+/* Strings the library returns are static: their address crosses, C# reads the UTF-8 in place. */
+%typemap(ctype, out="const char *") char * "char *"
+%typemap(imtype, out="global::System.IntPtr") char * "string"
+%typemap(out) char * %{ $result = $1; %}
+%typemap(csout) char * {
+    global::DLBridge.NativeLibrary.Check();
+    return global::DLBridge.NativeExceptions.Utf8($imcall);
   }
 
 /* 2. Arrays cross as a {length, data} pair (dlb_cs_array, DLBridge.NativeArray) that the C#
@@ -52,7 +97,7 @@
 %typemap(cstype) PARAMS "CSTYPE"
 %typemap(csin, pre="    fixed (PTRTYPE swig_ptr_$csinput = $csinput) {",
          terminator="    }") PARAMS
-    "global::DLBridge.NativeArray.Of($csinput == null ? -1 : $csinput.Length, swig_ptr_$csinput)"
+    "new global::DLBridge.NativeArray($csinput == null ? -1 : $csinput.Length, swig_ptr_$csinput)"
 %enddef
 %define DLB_ARRAY_TYPES_I64(PARAMS) DLB_ARRAY_TYPES_CS(PARAMS, long[], long*) %enddef
 %define DLB_ARRAY_TYPES_I32(PARAMS) DLB_ARRAY_TYPES_CS(PARAMS, int[], int*) %enddef
@@ -60,7 +105,6 @@
 %define DLB_ARRAY_TYPES(PARAMS, KIND)
 DLB_ARRAY_TYPES_##KIND(PARAMS)
 %enddef
-%csmethodmodifiers "public unsafe";
 
 /* 4. uint64_t is C#'s ulong (SWIG's `unsigned long long`): 64 bits, nothing to add. size_t
  * would become a 32-bit uint; the headers use uint64_t for every size, and should a size_t
@@ -71,7 +115,8 @@ DLB_ARRAY_TYPES_##KIND(PARAMS)
 %apply long long { long };
 %apply unsigned long long { unsigned long };
 
-/* The release function of dlbx_tensor_wrap (dlbridge.i): the shared engine: C# drains the tokens (GCHandles). */
+/* The release function of dlbx_tensor_wrap (dlbridge.i) is the shared engine's: C# wraps with a
+ * GCHandle as the token, takes it back from dlbx_tensor_free or drains it (src/Lifecycle.cs). */
 %{
 #define DLBX_RELEASE_FN dlbx_release
 %}

@@ -21,14 +21,27 @@ namespace DLBridge {
     public int Bits { get { return (Packed >> 8) & 0xff; } }
     public int Lanes { get { return (Packed >> 16) & 0xffff; } }
 
-    // The codes, from the C header.
-    public static readonly int CodeInt = DLBridgeNative.kDLInt;
-    public static readonly int CodeUInt = DLBridgeNative.kDLUInt;
-    public static readonly int CodeFloat = DLBridgeNative.kDLFloat;
-    public static readonly int CodeOpaqueHandle = DLBridgeNative.kDLOpaqueHandle;
-    public static readonly int CodeBfloat = DLBridgeNative.kDLBfloat;
-    public static readonly int CodeComplex = DLBridgeNative.kDLComplex;
-    public static readonly int CodeBool = DLBridgeNative.kDLBool;
+    // Every DLPack dtype code of the header (DLDataTypeCode), as constants: SWIG copies the values
+    // from dlpack.h into the generated module. A code not listed here is still a DType.
+    public const int CodeInt = (int)DLBridgeNative.kDLInt;
+    public const int CodeUInt = (int)DLBridgeNative.kDLUInt;
+    public const int CodeFloat = (int)DLBridgeNative.kDLFloat;
+    public const int CodeOpaqueHandle = (int)DLBridgeNative.kDLOpaqueHandle;
+    public const int CodeBfloat = (int)DLBridgeNative.kDLBfloat;
+    public const int CodeComplex = (int)DLBridgeNative.kDLComplex;
+    public const int CodeBool = (int)DLBridgeNative.kDLBool;
+    public const int CodeFloat8E3M4 = (int)DLBridgeNative.kDLFloat8_e3m4;
+    public const int CodeFloat8E4M3 = (int)DLBridgeNative.kDLFloat8_e4m3;
+    public const int CodeFloat8E4M3B11Fnuz = (int)DLBridgeNative.kDLFloat8_e4m3b11fnuz;
+    public const int CodeFloat8E4M3Fn = (int)DLBridgeNative.kDLFloat8_e4m3fn;
+    public const int CodeFloat8E4M3Fnuz = (int)DLBridgeNative.kDLFloat8_e4m3fnuz;
+    public const int CodeFloat8E5M2 = (int)DLBridgeNative.kDLFloat8_e5m2;
+    public const int CodeFloat8E5M2Fnuz = (int)DLBridgeNative.kDLFloat8_e5m2fnuz;
+    public const int CodeFloat8E8M0Fnu = (int)DLBridgeNative.kDLFloat8_e8m0fnu;
+    public const int CodeFloat6E2M3Fn = (int)DLBridgeNative.kDLFloat6_e2m3fn;
+    public const int CodeFloat6E3M2Fn = (int)DLBridgeNative.kDLFloat6_e3m2fn;
+    public const int CodeFloat4E2M1Fn = (int)DLBridgeNative.kDLFloat4_e2m1fn;
+    public const int CodeBcomplex = (int)DLBridgeNative.kDLBcomplex;
 
     public static readonly DType Int8 = new DType(CodeInt, 8);
     public static readonly DType Int16 = new DType(CodeInt, 16);
@@ -47,14 +60,15 @@ namespace DLBridge {
     public static readonly DType Complex128 = new DType(CodeComplex, 128);
 
     /// <summary>Parses a name the core knows ("float32", "int4", "float32x4"); throws
-    /// <see cref="DLPackException"/> with the core's message otherwise.</summary>
+    /// <see cref="DLPackArgumentException"/> with the core's message otherwise.</summary>
     public static DType Parse(string name) {
       int[] outValue = new int[1];
       DLBridgeNative.dlb_dtype_parse(name, outValue);
       return new DType(outValue[0]);
     }
 
-    /// <summary>Throws <see cref="DLPackException"/> unless the core accepts this dtype.</summary>
+    /// <summary>Throws the core's refusal (<see cref="IDLPackError"/>) unless it accepts this
+    /// dtype.</summary>
     public void Validate() {
       DLBridgeNative.dlb_dtype_validate(Packed);
     }
@@ -64,7 +78,7 @@ namespace DLBridge {
         try {
           Validate();
           return true;
-        } catch (DLPackException) {
+        } catch (Exception e) when (e is IDLPackError) {
           return false;
         }
       }

@@ -18,14 +18,26 @@ namespace DLBridge {
     public int DeviceType { get { return (int)((ulong)Packed >> 32); } }
     public int DeviceId { get { return (int)(uint)(Packed & 0xffffffffL); } }
 
-    // The device types, from the C header.
-    public static readonly int TypeCpu = DLBridgeNative.kDLCPU;
-    public static readonly int TypeCuda = DLBridgeNative.kDLCUDA;
-    public static readonly int TypeCudaHost = DLBridgeNative.kDLCUDAHost;
-    public static readonly int TypeCudaManaged = DLBridgeNative.kDLCUDAManaged;
-    public static readonly int TypeOpenCL = DLBridgeNative.kDLOpenCL;
-    public static readonly int TypeRocm = DLBridgeNative.kDLROCM;
-    public static readonly int TypeExtDev = DLBridgeNative.kDLExtDev;
+    // Every DLPack device type of the header (DLDeviceType), as constants: SWIG copies the values
+    // from dlpack.h into the generated module. A type not listed here is still a Device.
+    public const int TypeCpu = DLBridgeNative.kDLCPU;
+    public const int TypeCuda = DLBridgeNative.kDLCUDA;
+    public const int TypeCudaHost = DLBridgeNative.kDLCUDAHost;
+    public const int TypeOpenCL = DLBridgeNative.kDLOpenCL;
+    public const int TypeVulkan = DLBridgeNative.kDLVulkan;
+    public const int TypeMetal = DLBridgeNative.kDLMetal;
+    public const int TypeVpi = DLBridgeNative.kDLVPI;
+    public const int TypeRocm = DLBridgeNative.kDLROCM;
+    public const int TypeRocmHost = DLBridgeNative.kDLROCMHost;
+    public const int TypeExtDev = DLBridgeNative.kDLExtDev;
+    public const int TypeCudaManaged = DLBridgeNative.kDLCUDAManaged;
+    public const int TypeOneApi = DLBridgeNative.kDLOneAPI;
+    public const int TypeWebGpu = DLBridgeNative.kDLWebGPU;
+    public const int TypeHexagon = DLBridgeNative.kDLHexagon;
+    public const int TypeMaia = DLBridgeNative.kDLMAIA;
+    public const int TypeTrn = DLBridgeNative.kDLTrn;
+    public const int TypeTpu = DLBridgeNative.kDLTPU;
+    public const int TypeTpuHost = DLBridgeNative.kDLTPUHost;
 
     public static readonly Device Cpu = new Device(TypeCpu, 0);
     public static readonly Device CudaHost = new Device(TypeCudaHost, 0);

@@ -7,7 +7,7 @@ namespace DLBridge {
   /// anything the caller must free; streams stay the caller's.</summary>
   public static class Cuda {
     /// <summary>The consumer-stream value that stands for "not given" (DLB_CUDA_STREAM_NONE).</summary>
-    public static readonly long StreamNone = DLBridgeNative.DLB_CUDA_STREAM_NONE;
+    public const long StreamNone = DLBridgeNative.DLB_CUDA_STREAM_NONE;
 
     /// <summary>True when CUDA work can run here.</summary>
     public static bool IsAvailable { get { return UnavailableReason == null; } }
@@ -51,7 +51,7 @@ namespace DLBridge {
 
     /// <summary>Waits until the work on <paramref name="stream"/> (IntPtr.Zero: all work on the
     /// device) is done.</summary>
-    public static void Synchronize(int deviceId, IntPtr stream = default(IntPtr)) {
+    public static void Synchronize(int deviceId = 0, IntPtr stream = default(IntPtr)) {
       Device.Cuda(deviceId).Synchronize(stream);
     }
   }
@@ -118,7 +118,7 @@ namespace DLBridge {
 
     /// <summary>Waits until the work on <paramref name="queue"/> (IntPtr.Zero: all work on the
     /// device) is done.</summary>
-    public static void Synchronize(int deviceId, IntPtr queue = default(IntPtr)) {
+    public static void Synchronize(int deviceId = 0, IntPtr queue = default(IntPtr)) {
       Device.OpenCL(deviceId).Synchronize(queue);
     }
   }

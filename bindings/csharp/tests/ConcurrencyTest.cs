@@ -11,8 +11,8 @@ namespace DLBridge.Tests {
     [Test]
     public void EightThreadsHundredThousandTensors() {
       const int threads = 8, perThread = 12500;
-      Tensor.CollectReleased();
-      long collected = Tensor.CollectedCount;
+      DLBridge.CollectReleased();
+      long collected = DLBridge.ReleasedCount;
       var handoff = new ConcurrentQueue<Tensor>();
       Exception failure = null;
       int wrapped = 0;
@@ -46,8 +46,8 @@ namespace DLBridge.Tests {
       Tensor rest;
       while (handoff.TryDequeue(out rest)) rest.Dispose();
       Assert.IsNull(failure, failure == null ? "" : failure.ToString());
-      Tensor.CollectReleased();
-      Assert.AreEqual(collected + wrapped, Tensor.CollectedCount, "every wrapped array unpinned once");
+      DLBridge.CollectReleased();
+      Assert.AreEqual(collected + wrapped, DLBridge.ReleasedCount, "every wrapped array unpinned once");
     }
 
     /// <summary>One tensor disposed by one thread while others use it: each use either
@@ -83,8 +83,8 @@ namespace DLBridge.Tests {
     /// the tensor is freed once either way.</summary>
     [Test]
     public void ExportRacesWithDispose() {
-      Tensor.CollectReleased();
-      long collected = Tensor.CollectedCount;
+      DLBridge.CollectReleased();
+      long collected = DLBridge.ReleasedCount;
       int wrapped = 0;
       for (int round = 0; round < 600; round++) {
         Tensor t = round % 3 == 0 ? Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2 }, null, true)
@@ -114,8 +114,8 @@ namespace DLBridge.Tests {
         Assert.IsTrue(t.IsDisposed);
         if (exported != IntPtr.Zero) Helper.ConsumeOnNewThread(exported, round % 3 == 2 ? 0 : 1);
       }
-      Tensor.CollectReleased();
-      Assert.AreEqual(collected + wrapped, Tensor.CollectedCount, "every wrapped array unpinned once");
+      DLBridge.CollectReleased();
+      Assert.AreEqual(collected + wrapped, DLBridge.ReleasedCount, "every wrapped array unpinned once");
     }
   }
 }

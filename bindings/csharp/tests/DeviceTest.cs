@@ -38,7 +38,7 @@ namespace DLBridge.Tests {
     [Test]
     public void CudaStreamHandshakeRefusesZero() {
       if (!Cuda.IsAvailable) Assert.Ignore("no CUDA here: " + Cuda.UnavailableReason.Message);
-      Assert.Throws<DLPackException>(() => Cuda.StreamHandshake(0, IntPtr.Zero, 0));
+      Assert.Catch<DLPackArgumentException>(() => Cuda.StreamHandshake(0, IntPtr.Zero, 0));
     }
 
     [Test]

@@ -15,23 +15,39 @@ namespace DLBridge.Tests {
 
     [Test]
     public void WrappedArrayFreedByACConsumerOnAnotherThread([Values(false, true)] bool legacy) {
-      Tensor.CollectReleased();
-      long released = Tensor.ReleasedCount, collected = Tensor.CollectedCount;
+      DLBridge.CollectReleased();
+      long released = DLBridge.ReleasedCount;
+      Assert.AreEqual(0, DLBridge.QueuedReleases);
       float[] data = Iota(10);
       Tensor t = Tensor.Wrap(data);
       IntPtr exported = legacy ? t.ExportLegacy() : t.ExportVersioned();
       Assert.IsTrue(t.IsDisposed);
-      Assert.Throws<ObjectDisposedException>(() => t.ToArray<float>());
+      TestUtil.ThrowsClosed(() => t.ToArray<float>());
       t.Dispose(); // still idempotent after an export
-      // The consumer owns it now: it reads the pinned array and frees it on a new pthread.
+      // The consumer owns it now: it reads the pinned array and frees it on a new pthread, where
+      // the release engine queues the token.
       Assert.AreEqual(45.0, Helper.ConsumeOnNewThread(exported, legacy ? 1 : 0));
-      Assert.AreEqual(released + 1, Tensor.ReleasedCount, "released exactly once, natively");
-      Assert.AreEqual(collected, Tensor.CollectedCount, "nothing called into the runtime");
-      Tensor.CollectReleased();
-      Assert.AreEqual(collected + 1, Tensor.CollectedCount, "unpinned exactly once");
-      Tensor.CollectReleased();
-      Assert.AreEqual(collected + 1, Tensor.CollectedCount);
-      Assert.AreEqual(released + 1, Tensor.ReleasedCount);
+      Assert.AreEqual(1, DLBridge.QueuedReleases, "released exactly once, natively, and queued");
+      Assert.AreEqual(released, DLBridge.ReleasedCount, "nothing called into the runtime");
+      DLBridge.CollectReleased();
+      Assert.AreEqual(released + 1, DLBridge.ReleasedCount, "unpinned exactly once");
+      Assert.AreEqual(0, DLBridge.QueuedReleases);
+      DLBridge.CollectReleased();
+      Assert.AreEqual(released + 1, DLBridge.ReleasedCount);
+    }
+
+    /// <summary>A foreign thread's release is drained by the next Dispose of any tensor on
+    /// a C# thread, without an explicit CollectReleased.</summary>
+    [Test]
+    public void ForeignReleasesAreDrainedByTheNextDispose() {
+      DLBridge.CollectReleased();
+      long released = DLBridge.ReleasedCount;
+      Tensor t = Tensor.Wrap(Iota(4));
+      Helper.ConsumeOnNewThread(t.ExportVersioned(), 0);
+      Assert.AreEqual(1, DLBridge.QueuedReleases);
+      Tensor.Allocate(Device.Cpu, DType.Float32, 2).Dispose();
+      Assert.AreEqual(0, DLBridge.QueuedReleases);
+      Assert.AreEqual(released + 1, DLBridge.ReleasedCount);
     }
 
     [Test]
@@ -100,13 +116,13 @@ namespace DLBridge.Tests {
 
     [Test]
     public void TensorsNeverDisposedAreFreedByTheFinalizer() {
-      Tensor.CollectReleased();
-      long collected = Tensor.CollectedCount;
-      long live = Tensor.LiveCount;
+      DLBridge.CollectReleased();
+      long collected = DLBridge.ReleasedCount;
+      long live = DLBridge.LiveCount;
       Abandon(1000, null);
       Assert.AreEqual(live, TestUtil.LiveAfterGc(live));
-      Tensor.CollectReleased();
-      Assert.AreEqual(collected + 1000, Tensor.CollectedCount, "every wrapped array unpinned");
+      DLBridge.CollectReleased();
+      Assert.AreEqual(collected + 1000, DLBridge.ReleasedCount, "every wrapped array unpinned");
     }
 
     [Test]
@@ -120,12 +136,21 @@ namespace DLBridge.Tests {
       Assert.AreEqual(0, releases);
       view.Dispose();
       Assert.AreEqual(1, releases);
-      Tensor.CollectReleased();
+      DLBridge.CollectReleased();
       Assert.AreEqual(1, releases);
       // Refused: nothing changes hands, the release does not run.
       TestUtil.Throws(Status.InvalidArgument, "data is NULL but the tensor has 4 elements",
           () => Tensor.WrapNative(IntPtr.Zero, Device.Cpu, DType.UInt8, new long[] { 4 }, release: () => releases++));
-      Tensor.CollectReleased();
+      // A byte count the elements reach beyond: the core's buffer check.
+      IntPtr small = System.Runtime.InteropServices.Marshal.AllocHGlobal(64);
+      try {
+        TestUtil.Throws(Status.InvalidArgument, "the tensor's elements reach bytes [8, 72) of a buffer of 64 bytes",
+            () => Tensor.WrapNative(small, Device.Cpu, DType.UInt8, new long[] { 8, 8 }, release: () => releases++,
+                                    byteOffset: 8, byteCount: 64));
+      } finally {
+        System.Runtime.InteropServices.Marshal.FreeHGlobal(small);
+      }
+      DLBridge.CollectReleased();
       Assert.AreEqual(1, releases);
     }
 

@@ -102,7 +102,7 @@ namespace DLBridge.Tests {
       Tensor transposed = b.Transpose();
       Tensor shared = b.Share(true);
       b.Dispose();
-      Assert.Throws<ObjectDisposedException>(() => { var unused = b.Shape; });
+      TestUtil.ThrowsClosed(() => { var unused = b.Shape; });
       Assert.AreEqual(new long[] { 2, 3 }, slice.Shape);
       Assert.AreEqual(new float[] { 6, 8, 10, 12, 14, 16 }, slice.ToArray<float>());
       Assert.AreEqual(new float[] { 18, 19, 20, 21, 22, 23 }, select.ToArray<float>());
@@ -148,7 +148,7 @@ namespace DLBridge.Tests {
         using (Tensor ro = t.Share(true)) {
           Assert.AreEqual(3, ro.AsReadOnlySpan<double>().Length);
           TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.AsSpan<double>());
-          TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.CopyFrom(new double[] { 1, 2, 3 }));
+          TestUtil.Throws(Status.ReadOnly, "cannot copy into a read-only tensor", () => ro.CopyFrom(new double[] { 1, 2, 3 }));
           TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.HostData(true));
         }
       }
@@ -160,22 +160,33 @@ namespace DLBridge.Tests {
       t.Dispose();
       t.Dispose(); // idempotent
       Assert.IsTrue(t.IsDisposed);
-      ObjectDisposedException e = Assert.Throws<ObjectDisposedException>(() => t.ToArray<float>());
+      // Use after Dispose: DLB_ERR_CLOSED with the message every binding gives, as an
+      // ObjectDisposedException.
+      TestUtil.ThrowsClosed(() => t.ToArray<float>());
+      ObjectDisposedException e = Assert.Catch<ObjectDisposedException>(() => t.ToArray<float>());
       Assert.AreEqual("Tensor", e.ObjectName);
-      Assert.IsTrue(e.Message.StartsWith("the tensor was disposed or exported"), e.Message);
-      Assert.Throws<ObjectDisposedException>(() => t.Share());
-      Assert.Throws<ObjectDisposedException>(() => t.ExportVersioned());
+      Assert.AreEqual("the tensor is closed", e.Message);
+      TestUtil.ThrowsClosed(() => t.Share());
+      TestUtil.ThrowsClosed(() => t.ExportVersioned());
+      TestUtil.ThrowsClosed(() => t.ExportLegacy());
+      TestUtil.ThrowsClosed(() => { var unused = t.Address; });
       Assert.AreEqual("Tensor(disposed)", t.ToString());
 
       using (Tensor i = Tensor.FromArray(new[] { 1, 2, 3 })) {
-        TestUtil.Throws(Status.InvalidArgument, "a float[] cannot hold the elements of a int32 tensor",
+        // A wrong element type is the core's refusal, an ArgumentException as .NET users expect.
+        TestUtil.Throws(Status.InvalidArgument, "the tensor holds int32 elements, not float32",
                         () => i.ToArray<float>());
-        TestUtil.Throws(Status.InvalidArgument, "a long[] cannot fill the elements of a int32 tensor",
+        Assert.Catch<ArgumentException>(() => i.ToArray<float>());
+        TestUtil.Throws(Status.InvalidArgument, "the tensor holds int32 elements, not int64",
                         () => i.CopyFrom(new long[] { 1, 2, 3 }));
-        TestUtil.Throws(Status.InvalidArgument, "the array holds 2 elements, the tensor 3",
+        TestUtil.Throws(Status.InvalidArgument, "the buffer holds 8 bytes but the tensor's 3 int32 elements take 12",
                         () => i.CopyFrom(new int[] { 1, 2 }));
-        TestUtil.Throws(Status.InvalidArgument, "a double[] cannot view the elements of a int32 tensor",
+        TestUtil.Throws(Status.InvalidArgument, "the tensor holds int32 elements, not float64",
                         () => i.AsSpan<double>());
+        TestUtil.Throws(Status.InvalidArgument, "the tensor holds int32 elements, not uint8",
+                        () => i.GetElement<byte>(0));
+        TestUtil.Throws(Status.InvalidArgument, "no dtype for elements of type Decimal",
+                        () => i.ToArray<decimal>());
       }
       TestUtil.Throws(Status.InvalidArgument, "shape[0] is -1; extents must not be negative",
                       () => Tensor.Allocate(Device.Cpu, DType.Float32, -1, 2));
@@ -187,12 +198,49 @@ namespace DLBridge.Tests {
                       () => Tensor.Allocate(Device.Cpu, DType.Float32, new long[65]));
       TestUtil.Throws(Status.InvalidArgument, "strides must have one value per extent",
                       () => Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2 }, new long[] { 1, 1 }));
-      TestUtil.Throws(Status.InvalidArgument, "the array holds 4 elements, the shape 6",
+      TestUtil.Throws(Status.InvalidArgument, "the buffer holds 16 bytes but the tensor's 6 float32 elements take 24",
                       () => Tensor.FromArray(new float[4], 2, 3));
-      TestUtil.Throws(Status.InvalidArgument, "the tensor reaches beyond the memory it wraps",
+      // The core's buffer check, before anything is built (dlb_tensor_wrap_buffer).
+      TestUtil.Throws(Status.InvalidArgument, "the tensor's elements reach bytes [0, 24) of a buffer of 16 bytes",
                       () => Tensor.Wrap(new float[4], 2, 3));
       TestUtil.Throws(Status.InvalidArgument, "a bool[] cannot be wrapped: use FromArray",
                       () => Tensor.Wrap(new bool[4]));
+    }
+
+    [Test]
+    public void ElementsAndCopiesOfAnyLayout() {
+      using (Tensor b = Tensor.FromArray(Enumerable.Range(0, 12).Select(i => (float)i).ToArray(), 3, 4))
+      using (Tensor tr = b.Transpose())
+      using (Tensor reversed = b.Slice(new SliceRange(SliceRange.None, SliceRange.None, -1),
+                                       new SliceRange(SliceRange.None, SliceRange.None, 2))) {
+        // Copies out and in are one core call whatever the strides.
+        Assert.AreEqual(new float[] { 8, 10, 4, 6, 0, 2 }, reversed.ToArray<float>());
+        tr.CopyFrom(Enumerable.Range(100, 12).Select(i => (float)i).ToArray());
+        Assert.AreEqual(new float[] { 100, 103, 106, 109, 101, 104, 107, 110, 102, 105, 108, 111 },
+                        b.ToArray<float>());
+        TestUtil.Throws(Status.InvalidArgument, "the buffer holds 20 bytes but the tensor's 12 float32 elements take 48",
+                        () => tr.CopyFrom(new float[5]));
+        // Elements by index through the core, strides honoured, negative indices from the end.
+        Assert.AreEqual(103f, tr.GetElement<float>(1, 0));
+        Assert.AreEqual(111f, tr.GetElement<float>(-1, -1));
+        tr.SetElement(7f, 1, 0);
+        Assert.AreEqual(7f, b.GetElement<float>(0, 1));
+        TestUtil.Throws(Status.InvalidArgument, "index 4 is out of range for axis 0 with extent 4",
+                        () => tr.GetElement<float>(4, 0));
+        TestUtil.Throws(Status.Layout, "the tensor is not C-contiguous: copy it to a contiguous tensor first",
+                        () => tr.AsReadOnlySpan<float>());
+        using (Tensor ro = b.Share(true)) {
+          Assert.AreEqual(7f, ro.GetElement<float>(0, 1));
+          TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.SetElement(1f, 0, 0));
+        }
+      }
+      using (Tensor flags = Tensor.FromArray(new[] { true, false, true }))
+      using (Tensor longs = Tensor.FromArray(new[] { long.MinValue, 5L })) {
+        Assert.IsFalse(flags.GetElement<bool>(1));
+        flags.SetElement(true, 1);
+        Assert.AreEqual(new[] { true, true, true }, flags.ToArray<bool>());
+        Assert.AreEqual(long.MinValue, longs.GetElement<long>(0));
+      }
     }
 
     [Test]
@@ -203,13 +251,13 @@ namespace DLBridge.Tests {
         Assert.AreEqual(new long[] { 1, 3 }, t.Strides);
         Assert.IsTrue(t.IsReadOnly);
         Assert.AreEqual(new[] { 0, 3, 1, 4, 2, 5 }, t.ToArray<int>());
-        TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => t.CopyFrom(data));
+        TestUtil.Throws(Status.ReadOnly, "cannot copy into a read-only tensor", () => t.CopyFrom(data));
         TestUtil.Throws(Status.ReadOnly,
             "cannot export a read-only tensor as a legacy DLManagedTensor, which has no READ_ONLY flag",
             () => t.ExportLegacy());
       }
       // Strides that reach past the array are refused before anything is handed out.
-      TestUtil.Throws(Status.InvalidArgument, "the tensor reaches beyond the memory it wraps",
+      TestUtil.Throws(Status.InvalidArgument, "the tensor's elements reach bytes [0, 28) of a buffer of 24 bytes",
                       () => Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1, 4 }, false));
       TestUtil.Throws(Status.InvalidArgument, "strides must have one value per extent",
                       () => Tensor.Wrap(data, new long[] { 3, 2 }, new long[] { 1 }, false));
@@ -247,7 +295,7 @@ namespace DLBridge.Tests {
       Assert.IsFalse(Device.Cuda(0).IsHostReadable);
       Assert.AreEqual("DLB_ERR_READ_ONLY", Status.Name(Status.ReadOnly));
       Assert.AreEqual("DLB_ERR_UNKNOWN", Status.Name(1000));
-      Assert.IsNotEmpty(Tensor.LibraryVersion);
+      Assert.IsNotEmpty(DLBridge.Version);
     }
   }
 }

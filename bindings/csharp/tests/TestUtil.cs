@@ -35,7 +35,7 @@ namespace DLBridge.Tests {
 
     [SetUp]
     public void RecordLive() {
-      liveBefore = Tensor.LiveCount;
+      liveBefore = DLBridge.LiveCount;
     }
 
     [TearDown]
@@ -46,22 +46,35 @@ namespace DLBridge.Tests {
 
   internal static class TestUtil {
     internal static long LiveAfterGc(long expected) {
-      long live = Tensor.LiveCount;
+      long live = DLBridge.LiveCount;
       for (int i = 0; i < 20 && live != expected; i++) {
         GC.Collect();
         GC.WaitForPendingFinalizers();
-        live = Tensor.LiveCount;
+        live = DLBridge.LiveCount;
       }
       return live;
     }
 
-    /// <summary>Asserts that <paramref name="code"/> throws DLPackException with exactly this
-    /// status and message.</summary>
-    internal static DLPackException Throws(int status, string message, TestDelegate code) {
-      DLPackException e = Assert.Throws<DLPackException>(code);
-      Assert.AreEqual(Status.Name(status), Status.Name(e.Status), "status");
+    /// <summary>Asserts that <paramref name="code"/> throws the binding's exception for exactly
+    /// this status and message: DLPackArgumentException (an ArgumentException) for
+    /// DLB_ERR_INVALID_ARGUMENT, DLPackClosedException (an ObjectDisposedException) for
+    /// DLB_ERR_CLOSED, DLPackException for every other status.</summary>
+    internal static IDLPackError Throws(int status, string message, TestDelegate code) {
+      Exception e = Assert.Catch<Exception>(code);
+      IDLPackError error = e as IDLPackError;
+      Assert.IsNotNull(error, "not a dlbridge error: " + e);
+      Type expected = status == Status.InvalidArgument ? typeof(DLPackArgumentException)
+                    : status == Status.Closed ? typeof(DLPackClosedException)
+                    : typeof(DLPackException);
+      Assert.AreEqual(expected, e.GetType(), "exception type");
+      Assert.AreEqual(Status.Name(status), error.StatusName, "status");
+      Assert.AreEqual(status, error.Status, "status");
       Assert.AreEqual(message, e.Message, "message");
-      return e;
+      return error;
+    }
+
+    internal static void ThrowsClosed(TestDelegate code) {
+      Throws(Status.Closed, "the tensor is closed", code);
     }
   }
 }

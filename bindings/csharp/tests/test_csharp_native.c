@@ -1,12 +1,13 @@
 /* test_csharp_native.c - drives the C# binding's native library (libdlbridge_csharp: SWIG's
- * wrappers and the hand-written dlbridge_csharp.c) without a managed runtime, calling the
- * exported entry points the P/Invoke declarations call, with a C exception callback and a C
- * string callback in place of the managed ones. It checks statuses, the exception each failure
- * raises (status and message verbatim), array conversions and ownership (the live count returns
- * to its start; a wrapped handle's release is queued exactly once, also from a foreign thread
- * and from many threads at once). Built and run by Meson in suites `csharp` and
- * `csharp-native`; scripts/test.sh runs suite `csharp-native` under ASan+UBSan, valgrind and
- * TSan. Prints "N passed, N failed" last. */
+ * wrappers, the shared release engine and the exception hook of dlbridge_csharp.c) without a
+ * managed runtime, calling the exported entry points the P/Invoke declarations call, with a C
+ * exception callback in place of the managed one. It checks statuses, the exception each
+ * failure raises (status and message verbatim), array conversions and ownership through the entry points C# uses (dlbx_tensor_wrap with a token, dlbx_tensor_free
+ * handing the token back, dlbx_release_drain and the queued counter): the live count returns to
+ * its start and every token comes back exactly once, also from a foreign thread and from many
+ * threads at once. Built and run by Meson in suites `csharp` and `csharp-native`;
+ * scripts/test.sh runs suite `csharp-native` under ASan+UBSan, valgrind and TSan. Prints
+ * "N passed, N failed" last. */
 #define _POSIX_C_SOURCE 200809L /* strdup in C99 */
 #include <pthread.h>
 #include <stdint.h>
@@ -18,10 +19,8 @@
 #include "dlbridge_csharp.h"
 
 /* ---- the exported entry points (as SWIG generates them; see DLBridgeNativePINVOKE.cs) ------- */
-typedef char* (*string_fn)(const char*);
-void SWIGRegisterStringCallback_DLBridgeNative(string_fn callback);
-char* CSharp_DLBridge_dlb_status_name(int status);
-char* CSharp_DLBridge_dlb_version_string(void);
+const char* CSharp_DLBridge_dlb_status_name(int status);
+const char* CSharp_DLBridge_dlb_version_string(void);
 long long CSharp_DLBridge_dlb_dtype_parse(char* name, dlb_cs_array out);
 long long CSharp_DLBridge_dlb_dtype_format(int dtype, dlb_cs_array buffer);
 unsigned long long CSharp_DLBridge_dlb_dtype_element_size(int dtype);
@@ -56,25 +55,23 @@ long long CSharp_DLBridge_dlb_opencl_device_count(dlb_cs_array count);
 int CSharp_DLBridge_dlbx_tensor_ndim(long long tensor);
 int CSharp_DLBridge_dlbx_tensor_dtype(long long tensor);
 long long CSharp_DLBridge_dlbx_tensor_device(long long tensor);
-int CSharp_DLBridge_kDLFloat_get(void);
-unsigned long long CSharp_DLBridge_DLPACK_FLAG_BITMASK_READ_ONLY_get(void);
+long long CSharp_DLBridge_dlbx_tensor_wrap(long long data, unsigned long long buffer_size,
+                                           dlb_cs_array shape, dlb_cs_array strides,
+                                           long long device, int dtype,
+                                           unsigned long long byte_offset,
+                                           unsigned long long flags, long long token);
+long long CSharp_DLBridge_dlbx_tensor_free(long long tensor);
+int CSharp_DLBridge_dlbx_release_drain(dlb_cs_array out);
+long long CSharp_DLBridge_dlbx_release_queued(void);
 
 /* ---- the fake runtime ----------------------------------------------------------------------- */
 static int g_passed = 0, g_failed = 0;
 static int32_t g_status = -1; /* the last exception raised, -1 when none */
 static char g_message[DLB_ERROR_MESSAGE_SIZE];
-static char* g_strings[64];
-static int g_nstrings = 0;
 
 static void on_exception(int32_t status, const char* message) {
   g_status = status;
   snprintf(g_message, sizeof g_message, "%s", message);
-}
-
-static char* on_string(const char* text) {
-  char* copy = strdup(text);
-  if (g_nstrings < 64) g_strings[g_nstrings++] = copy;
-  return copy;
 }
 
 #define CHECK(cond)                                                   \
@@ -161,8 +158,8 @@ static void test_constants_and_names(void) {
   char buffer[DLB_DTYPE_NAME_SIZE];
   int32_t dtype[1] = {0};
   long long device[1] = {0};
-  CHECK(CSharp_DLBridge_kDLFloat_get() == kDLFloat);
-  CHECK(CSharp_DLBridge_DLPACK_FLAG_BITMASK_READ_ONLY_get() == DLPACK_FLAG_BITMASK_READ_ONLY);
+  /* The constants are compiled into the C# module (VocabularyTest checks them); strings come
+   * back as the library's own static text, read by C# in place. */
   CHECK(strcmp(CSharp_DLBridge_dlb_status_name(DLB_ERR_READ_ONLY), "DLB_ERR_READ_ONLY") == 0);
   CHECK(CSharp_DLBridge_dlb_version_string()[0] >= '0' && CSharp_DLBridge_dlb_version_string()[0] <= '9');
   CHECK(CSharp_DLBridge_dlb_dtype_parse((char*)"float32x4", arr(1, dtype)) == 0 && no_exception());
@@ -298,7 +295,7 @@ static void test_devices(void) {
   g_status = -1; /* with or without OpenCL: only the call's safety is checked here */
 }
 
-/* ---- wrapping and the release queue --------------------------------------------------------- */
+/* ---- wrapping and the release engine, through the entry points C# calls -------------------- */
 static float g_buffer[64];
 
 static void* free_on_thread(void* arg) {
@@ -307,138 +304,145 @@ static void* free_on_thread(void* arg) {
   return NULL;
 }
 
-static int64_t take_all(int64_t* out, int32_t capacity) {
+/* dlbx_tensor_wrap of g_buffer as `n` float32 with `token`. */
+static long long wrap(int64_t n, long long token) {
+  int64_t shape[1];
+  shape[0] = n;
+  return CSharp_DLBridge_dlbx_tensor_wrap((long long)(intptr_t)g_buffer, sizeof g_buffer,
+                                          arr(1, shape), null_array, cpu(), f32(), 0, 0, token);
+}
+
+static int64_t queued(void) {
+  return *(const int64_t*)(intptr_t)CSharp_DLBridge_dlbx_release_queued();
+}
+
+static int32_t drain(int64_t* out, int32_t capacity) {
+  return CSharp_DLBridge_dlbx_release_drain(arr(capacity, out));
+}
+
+static int64_t drain_all(int64_t* out, int32_t capacity) {
   int32_t n, total = 0;
-  while ((n = dlb_cs_take_released(out + total, capacity - total)) > 0) total += n;
+  while ((n = drain(out + total, capacity - total)) > 0) total += n;
   return total;
 }
 
 static void test_wrap_and_release(void) {
   int64_t start = CSharp_DLBridge_dlb_tensor_live_count();
-  int64_t released_before = dlb_cs_released_count();
-  int64_t shape[1] = {64}, big[1] = {65}, negative[1] = {-3}, handles[8];
+  int64_t tokens[8], negative[1] = {-3}, shape[2] = {4, 4}, strides[1] = {1};
   pthread_t th;
-  int64_t t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
-                          (int64_t)sizeof g_buffer, 42);
+  long long t = wrap(64, 42);
   CHECK(t != 0 && no_exception());
-  CHECK(dlb_cs_take_released(handles, 8) == 0);
-  /* A foreign consumer frees it on a thread no runtime has seen. */
+  CHECK(queued() == 0 && drain(tokens, 8) == 0);
+  /* A foreign consumer frees it on a thread no runtime has seen: the token is queued. */
   pthread_create(&th, NULL, free_on_thread, (void*)(intptr_t)t);
   pthread_join(th, NULL);
-  CHECK(dlb_cs_released_count() == released_before + 1);
-  CHECK(take_all(handles, 8) == 1 && handles[0] == 42);
-  CHECK(take_all(handles, 8) == 0);
+  CHECK(queued() == 1);
+  CHECK(drain_all(tokens, 8) == 1 && tokens[0] == 42);
+  CHECK(queued() == 0 && drain_all(tokens, 8) == 0);
 
   /* Shared: released when the last reference goes, once; the free that releases it hands the
-   * handle back itself, and nothing is queued. */
-  t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
-                  (int64_t)sizeof g_buffer, 43);
+   * token back itself, and nothing is queued. */
+  t = wrap(64, 43);
   {
     long long share = CSharp_DLBridge_dlb_tensor_share(t, 0);
-    CHECK(dlb_cs_free(t) == 0);
-    CHECK(*dlb_cs_released_head() == NULL);
-    CHECK(dlb_cs_free(share) == 43);
-    CHECK(*dlb_cs_released_head() == NULL);
+    CHECK(CSharp_DLBridge_dlbx_tensor_free(t) == 0);
+    CHECK(CSharp_DLBridge_dlbx_tensor_free(share) == 43);
+    CHECK(queued() == 0);
   }
-  CHECK(take_all(handles, 8) == 0);
-  /* Released on this thread but not through dlb_cs_free (a consumer calling the deleter): the
-   * queue's head shows it. */
-  t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
-                  (int64_t)sizeof g_buffer, 46);
+  /* Released on this thread but not through dlbx_tensor_free (a consumer calling the deleter):
+   * queued; a later free that releases nothing itself leaves it to the drainer. */
+  t = wrap(64, 46);
   free_on_thread((void*)(intptr_t)t);
-  CHECK(*dlb_cs_released_head() != NULL);
-  /* A later free that releases nothing itself leaves the queue to the drainer. */
-  CHECK(dlb_cs_free((int64_t)(intptr_t)NULL) == 0);
-  CHECK(take_all(handles, 8) == 1 && handles[0] == 46);
-  CHECK(*dlb_cs_released_head() == NULL);
+  CHECK(queued() == 1);
+  CHECK(CSharp_DLBridge_dlbx_tensor_free(0) == 0);
+  CHECK(drain_all(tokens, 8) == 1 && tokens[0] == 46);
 
-  /* More released than one take holds: the rest waits for the next takes, none lost. */
+  /* More released than one drain holds: the rest waits for the next drains, none lost. */
   {
-    int64_t many[20], k, sum = 0;
-    for (k = 0; k < 20; ++k) {
-      many[k] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
-                            (int64_t)sizeof g_buffer, 100 + k);
-    }
+    long long many[20];
+    int64_t k, sum = 0;
+    for (k = 0; k < 20; ++k) many[k] = wrap(64, 100 + k);
     for (k = 0; k < 20; ++k) free_on_thread((void*)(intptr_t)many[k]);
-    CHECK(dlb_cs_take_released(handles, 8) == 8);
-    for (k = 0; k < 8; ++k) sum += handles[k];
-    CHECK(dlb_cs_take_released(handles, 8) == 8);
-    for (k = 0; k < 8; ++k) sum += handles[k];
-    CHECK(dlb_cs_take_released(handles, 8) == 4);
-    for (k = 0; k < 4; ++k) sum += handles[k];
+    CHECK(queued() == 20);
+    CHECK(drain(tokens, 8) == 8);
+    for (k = 0; k < 8; ++k) sum += tokens[k];
+    CHECK(drain(tokens, 8) == 8);
+    for (k = 0; k < 8; ++k) sum += tokens[k];
+    CHECK(drain(tokens, 8) == 4);
+    for (k = 0; k < 4; ++k) sum += tokens[k];
     CHECK(sum == 20 * 100 + 190);
-    CHECK(dlb_cs_take_released(handles, 8) == 0);
+    CHECK(drain(tokens, 8) == 0 && queued() == 0);
   }
 
-  /* Refused by the core: nothing changed hands, nothing is queued. */
-  CHECK(dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, negative, NULL, 0,
-                    (int64_t)sizeof g_buffer, 44) == 0);
+  /* Refused by the core, before anything is built: nothing changes hands, nothing is queued. */
+  CHECK(CSharp_DLBridge_dlbx_tensor_wrap((long long)(intptr_t)g_buffer, sizeof g_buffer,
+                                         arr(1, negative), null_array, cpu(), f32(), 0, 0, 44) == 0);
   CHECK(raised(DLB_ERR_INVALID_ARGUMENT, "shape[0] is -3; extents must not be negative"));
-  /* Larger than the array: refused after the wrap, and that release is not reported. */
-  CHECK(dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, big, NULL, 0,
-                    (int64_t)sizeof g_buffer, 45) == 0);
-  CHECK(raised(DLB_ERR_INVALID_ARGUMENT, "the tensor reaches beyond the memory it wraps"));
-  CHECK(take_all(handles, 8) == 0);
-  /* Native memory without a handle: nothing to queue. */
-  t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0, -1, 0);
+  /* Larger than the buffer: the core's buffer check and message. */
+  CHECK(wrap(65, 45) == 0);
+  CHECK(raised(DLB_ERR_INVALID_ARGUMENT, "the tensor's elements reach bytes [0, 260) of a buffer of 256 bytes"));
+  /* Strides of the wrong length: the typemap's check, with the header's message. */
+  CHECK(CSharp_DLBridge_dlbx_tensor_wrap((long long)(intptr_t)g_buffer, sizeof g_buffer,
+                                         arr(2, shape), arr(1, strides), cpu(), f32(), 0, 0, 47) == 0);
+  CHECK(raised(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE));
+  CHECK(queued() == 0 && drain_all(tokens, 8) == 0);
+  /* Memory nothing must release (token 0): nothing comes back. */
+  t = wrap(64, 0);
   CHECK(t != 0 && no_exception());
-  CHECK(dlb_cs_free(t) == 0);
-  CHECK(dlb_cs_released_count() == released_before + 23);
+  CHECK(CSharp_DLBridge_dlbx_tensor_free(t) == 0);
+  CHECK(queued() == 0);
   CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
 }
 
-/* A deleter that dlb_cs_free runs may free wrapped tensors through dlb_cs_free itself. The core
- * defers frees made inside a deleter to the end of the outermost free, so those releases run in
- * the outer call: it hands back one, the next is queued, and the inner calls get none. */
-static int64_t g_inner_tensors[2], g_inner_released[2] = {-1, -1};
+/* A deleter that dlbx_tensor_free runs may free wrapped tensors through dlbx_tensor_free itself.
+ * The core defers frees made inside a deleter to the end of the outermost free, so those
+ * releases run in the outer call: it hands back one, the next is queued, and the inner calls get
+ * none. */
+static long long g_inner_tensors[2];
+static long long g_inner_released[2] = {-1, -1};
 static void deleter_freeing_wrapped(DLManagedTensorVersioned* self) {
-  g_inner_released[0] = dlb_cs_free(g_inner_tensors[0]);
-  g_inner_released[1] = dlb_cs_free(g_inner_tensors[1]);
+  g_inner_released[0] = CSharp_DLBridge_dlbx_tensor_free(g_inner_tensors[0]);
+  g_inner_released[1] = CSharp_DLBridge_dlbx_tensor_free(g_inner_tensors[1]);
   free(self);
 }
 
 static void test_release_inside_release(void) {
   int64_t start = CSharp_DLBridge_dlb_tensor_live_count();
-  int64_t shape[1] = {64}, handles[8], first;
+  int64_t tokens[8];
+  long long first, imported;
   DLManagedTensorVersioned* foreign = produce(1);
-  long long imported;
-  int64_t outer = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL, 0,
-                              (int64_t)sizeof g_buffer, 61);
-  g_inner_tensors[0] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL,
-                                   0, (int64_t)sizeof g_buffer, 62);
-  g_inner_tensors[1] = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, cpu(), f32(), 1, shape, NULL,
-                                   0, (int64_t)sizeof g_buffer, 63);
+  long long outer = wrap(64, 61);
+  g_inner_tensors[0] = wrap(64, 62);
+  g_inner_tensors[1] = wrap(64, 63);
   foreign->deleter = deleter_freeing_wrapped;
   imported = CSharp_DLBridge_dlb_tensor_import((long long)(intptr_t)foreign);
   CHECK(outer != 0 && g_inner_tensors[0] != 0 && g_inner_tensors[1] != 0 && imported != 0 &&
         no_exception());
-  first = dlb_cs_free(imported);
+  first = CSharp_DLBridge_dlbx_tensor_free(imported);
   CHECK(g_inner_released[0] == 0 && g_inner_released[1] == 0);
   CHECK(first == 62);
-  CHECK(take_all(handles, 8) == 1 && handles[0] == 63);
+  CHECK(drain_all(tokens, 8) == 1 && tokens[0] == 63);
   /* The outer call's slot is its own again for the next free. */
-  CHECK(dlb_cs_free(outer) == 61);
-  CHECK(take_all(handles, 8) == 0);
+  CHECK(CSharp_DLBridge_dlbx_tensor_free(outer) == 61);
+  CHECK(drain_all(tokens, 8) == 0);
   CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
 }
 
-/* Many threads wrap and free while others drain: every handle comes back exactly once. */
+/* Many threads wrap and free while others drain: every token comes back exactly once. */
 #define THREADS 4
 #define PER_THREAD 2000
 static int g_seen[THREADS * PER_THREAD];
 
 static void* wrap_many(void* arg) {
-  int64_t base = (int64_t)(intptr_t)arg, i, shape[1] = {64};
+  int64_t base = (int64_t)(intptr_t)arg, i;
   for (i = 0; i < PER_THREAD; ++i) {
-    int64_t t = dlb_cs_wrap((int64_t)(intptr_t)g_buffer, 0, (int64_t)kDLCPU << 32,
-                            kDLFloat | (32 << 8) | (1 << 16), 1, shape, NULL, 0,
-                            (int64_t)sizeof g_buffer, base + i + 1);
-    int64_t share = (int64_t)CSharp_DLBridge_dlb_tensor_share(t, 0);
-    int64_t released = dlb_cs_free(t); /* 0: the share holds it (counted if not) */
+    long long t = wrap(64, base + i + 1);
+    long long share = CSharp_DLBridge_dlb_tensor_share(t, 0);
+    long long released = CSharp_DLBridge_dlbx_tensor_free(t); /* 0: the share holds it */
     if (i % 2 == 0) {
-      /* The last reference through dlb_cs_free: the handle comes back from the call. */
+      /* The last reference through dlbx_tensor_free: the token comes back from the call. */
       if (released > 0) __atomic_add_fetch(&g_seen[released - 1], 1, __ATOMIC_RELAXED);
-      released = dlb_cs_free(share);
+      released = CSharp_DLBridge_dlbx_tensor_free(share);
     } else {
       /* Through the deleter: queued, for the drainers. */
       DLManagedTensorVersioned* last = (DLManagedTensorVersioned*)(intptr_t)share;
@@ -450,19 +454,19 @@ static void* wrap_many(void* arg) {
 }
 
 static void* drain_some(void* arg) {
-  int64_t handles[16];
+  int64_t tokens[16];
   int32_t n, i, k;
   (void)arg;
   for (k = 0; k < 2000; ++k) {
-    n = dlb_cs_take_released(handles, 16);
-    for (i = 0; i < n; ++i) __atomic_add_fetch(&g_seen[handles[i] - 1], 1, __ATOMIC_RELAXED);
+    n = drain(tokens, 16);
+    for (i = 0; i < n; ++i) __atomic_add_fetch(&g_seen[tokens[i] - 1], 1, __ATOMIC_RELAXED);
   }
   return NULL;
 }
 
 static void test_concurrent_release(void) {
   pthread_t producers[THREADS], drainers[2];
-  int64_t handles[64];
+  int64_t tokens[64];
   int32_t n, i, once = 1;
   int64_t start = CSharp_DLBridge_dlb_tensor_live_count();
   for (i = 0; i < THREADS; ++i) {
@@ -471,18 +475,17 @@ static void test_concurrent_release(void) {
   for (i = 0; i < 2; ++i) pthread_create(&drainers[i], NULL, drain_some, NULL);
   for (i = 0; i < THREADS; ++i) pthread_join(producers[i], NULL);
   for (i = 0; i < 2; ++i) pthread_join(drainers[i], NULL);
-  while ((n = dlb_cs_take_released(handles, 64)) > 0) {
-    for (i = 0; i < n; ++i) g_seen[handles[i] - 1]++;
+  while ((n = drain(tokens, 64)) > 0) {
+    for (i = 0; i < n; ++i) g_seen[tokens[i] - 1]++;
   }
   for (i = 0; i < THREADS * PER_THREAD; ++i) once = once && g_seen[i] == 1;
   CHECK(once);
+  CHECK(queued() == 0);
   CHECK(CSharp_DLBridge_dlb_tensor_live_count() == start);
 }
 
 int main(void) {
-  int i;
   dlb_cs_register_exception(on_exception);
-  SWIGRegisterStringCallback_DLBridgeNative(on_string);
   test_constants_and_names();
   test_allocate_and_query();
   test_views_and_copies();
@@ -491,7 +494,6 @@ int main(void) {
   test_wrap_and_release();
   test_release_inside_release();
   test_concurrent_release();
-  for (i = 0; i < g_nstrings; ++i) free(g_strings[i]);
   printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

@@ -8,7 +8,7 @@
 // copied into a tensor laid out as asked (Tensor.Allocate with strides, or a slice of a larger
 // allocation reshaped for an offset), then shared read-only or copied, and exported. Consumer:
 // Tensor.ImportVersioned / ImportLegacy, read back with CopyInto into the kit's buffer (wrapped),
-// released with Dispose. The live count is Tensor.LiveCount: the binding's native library embeds
+// released with Dispose. The live count is DLBridge.LiveCount: the binding's native library embeds
 // its own copy of the core, so the count is the C# binding's.
 using System;
 using System.Runtime.InteropServices;
@@ -130,7 +130,7 @@ namespace DLBridge.Conformance {
       return table;
     }
 
-    static string Why(DLPackException e) { return e.StatusName + ": " + e.Message; }
+    static string Why(IDLPackError e) { return e.StatusName + ": " + e.Message; }
 
     /// <summary>Writes text, NUL-terminated and cut to fit, into a C buffer of size bytes.</summary>
     static void Say(string text, byte* buffer, long size) {
@@ -184,13 +184,15 @@ namespace DLBridge.Conformance {
         }
         try {
           *result = legacy ? exported.ExportLegacy() : exported.ExportVersioned();
-        } catch (DLPackException e) {
+        } catch (Exception ex) when (ex is IDLPackError) {
+          IDLPackError e = (IDLPackError)ex;
           // Only what the legacy struct cannot say (READ_ONLY, sub-byte padding) is refused.
           Say(Why(e), message, size);
           return legacy ? Refused : Error;
         }
         return Ok;
-      } catch (DLPackException e) {
+      } catch (Exception ex) when (ex is IDLPackError) {
+        IDLPackError e = (IDLPackError)ex;
         Say(Why(e), message, size);
         return e.Status == Status.Unsupported ? Unsupported : Error;
       } catch (Exception e) {
@@ -233,8 +235,8 @@ namespace DLBridge.Conformance {
       Tensor t;
       try {
         t = legacy ? Tensor.ImportLegacy(tensor) : Tensor.ImportVersioned(tensor);
-      } catch (DLPackException e) {
-        Say(Why(e), report->Message, 256); // the import has called the tensor's deleter
+      } catch (Exception e) when (e is IDLPackError) {
+        Say(Why((IDLPackError)e), report->Message, 256); // the import has called the tensor's deleter
         return Refused;
       } catch (Exception e) {
         Say(e.ToString(), report->Message, 256);
@@ -297,6 +299,6 @@ namespace DLBridge.Conformance {
     }
 
     [MonoPInvokeCallback(typeof(LiveCountFn))]
-    static long LiveCount(IntPtr ctx) { return Tensor.LiveCount; }
+    static long LiveCount(IntPtr ctx) { return DLBridge.LiveCount; }
   }
 }

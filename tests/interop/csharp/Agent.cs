@@ -6,10 +6,10 @@
 // it in process; agent_csharp.c embeds Mono to hand the same table to native hosts.
 //
 // Like the C and Rust agents, the binding's native library (libdlbridge_csharp.so) embeds a
-// hidden static copy of the core: Tensor.LiveCount is the C# side's own count. The producer's
-// base memory is a managed array pinned by Tensor.Wrap; Tensor.ReleasedCount counts the native
-// releases of wrapped arrays (on whatever thread the consumer frees them), which is what the
-// runner's "released exactly once" check needs.
+// hidden static copy of the core: DLBridge.LiveCount is the C# side's own count. The producer's
+// base memory is a managed array pinned by Tensor.Wrap; after DLBridge.CollectReleased (which
+// lets go of what the consumer released, on whatever thread), DLBridge.ReleasedCount counts the
+// releases of wrapped arrays, which is what the runner's "released exactly once" check needs.
 using System;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -97,12 +97,12 @@ namespace DLBridge.Interop {
     }
 
     [MonoPInvokeCallback(typeof(CountFn))]
-    static long LiveCount() { return Tensor.LiveCount; }
+    static long LiveCount() { return DLBridge.LiveCount; }
 
     [MonoPInvokeCallback(typeof(CountFn))]
     static long Releases() {
-      Tensor.CollectReleased(); // unpin what foreign threads released
-      return Tensor.ReleasedCount;
+      DLBridge.CollectReleased(); // unpin what foreign threads released
+      return DLBridge.ReleasedCount;
     }
 
     // ---- the three value rules of interop_cases.c, mirrored ----
@@ -144,7 +144,7 @@ namespace DLBridge.Interop {
     }
 
     static int Fail(Report* r, Exception e, string what) {
-      DLPackException d = e as DLPackException;
+      IDLPackError d = e as IDLPackError;
       return Fail(r, d != null ? d.Status : -1, what + ": " + e.Message);
     }
 
@@ -271,8 +271,8 @@ namespace DLBridge.Interop {
         else if (code == 0 && bits == 64) t.AsSpan<long>();
         else t.AsSpan<byte>();
         return 0;
-      } catch (DLPackException e) {
-        return e.Status == Status.ReadOnly ? 1 : 0;
+      } catch (Exception e) when (e is IDLPackError) {
+        return ((IDLPackError)e).Status == Status.ReadOnly ? 1 : 0;
       }
     }
 

@@ -1,0 +1,327 @@
+// Parity.exe - the parity rows (tests/parity/parity_table.tsv, README.md there) through the C#
+// binding's public API, plus the foreign DLPack producer the NUnit tests use
+// (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers). One line per row:
+// ROW<TAB>STATUS<TAB>DETAIL, STATUS the core's status name the exception carries (IDLPackError),
+// DETAIL its message, or for a success the facts the table names.
+using System;
+using System.Linq;
+using System.Runtime.InteropServices;
+
+namespace DLBridge.Parity {
+  internal static class Foreign {
+    private const string Lib = "dlbridge_cs_test_helpers";
+
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_produce_versioned")]
+    internal static extern IntPtr ProduceVersioned(long n, int major, int minor, long flags);
+
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_produce_legacy")]
+    internal static extern IntPtr ProduceLegacy(long n);
+
+    [DllImport(Lib, EntryPoint = "foreign_dlpack_deleted_count")]
+    internal static extern long DeletedCount();
+  }
+
+  internal static class Program {
+    private delegate string Body();
+
+    // Runs one row: `body` returns the detail of a success; the binding's exception (any of
+    // IDLPackError's) is the row's outcome. Anything else is a bug of this program: it ends it.
+    private static void Row(string id, Body body) {
+      string status, detail;
+      try {
+        detail = body();
+        status = "DLB_OK";
+      } catch (Exception e) when (e is IDLPackError) {
+        status = ((IDLPackError)e).StatusName;
+        detail = e.Message;
+      }
+      Console.WriteLine(id + "\t" + status + "\t" + detail);
+    }
+
+    private static string List(long[] v) {
+      return "[" + string.Join(",", v) + "]";
+    }
+
+    private static string Values(float[] v) {
+      return "values=" + List(v.Select(x => (long)x).ToArray());
+    }
+
+    private static string Layout(Tensor t) {
+      return "shape=" + List(t.Shape) + " strides=" + List(t.Strides);
+    }
+
+    // A float32 tensor of `shape` holding 0, 1, 2, ... in C order.
+    private static Tensor Iota(params long[] shape) {
+      long n = shape.Aggregate(1L, (a, b) => a * b);
+      return Tensor.FromArray(Enumerable.Range(0, (int)n).Select(i => (float)i).ToArray(), shape);
+    }
+
+    private static readonly long None = SliceRange.None;
+
+    private static unsafe int Main() {
+      long liveAtStart = DLBridge.LiveCount;
+
+      Row("create", () => {
+        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, 2, 3)) {
+          return Layout(t) + " dtype=" + t.DType + " device=" + t.Device;
+        }
+      });
+      Row("create_negative_extent", () => {
+        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, 2, -3)) return Layout(t);
+      });
+      Row("create_ndim_65", () => {
+        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, Enumerable.Repeat(1L, 65).ToArray())) {
+          return Layout(t);
+        }
+      });
+      Row("create_strides_length", () => {
+        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2, 3 }, new long[] { 1 })) {
+          return Layout(t);
+        }
+      });
+      Row("create_is_copied", () => {
+        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2, 3 }, null, Tensor.FlagIsCopied)) {
+          return Layout(t);
+        }
+      });
+
+      Row("wrap", () => {
+        float[] buffer = { 0, 1, 2, 3, 4, 5 };
+        using (Tensor t = Tensor.Wrap(buffer, 2, 3)) {
+          // The array is pinned while the tensor holds it: its address does not move.
+          fixed (float* p = buffer) {
+            return Layout(t) + " " + Values(t.ToArray<float>()) +
+                   " same_memory=" + (t.HostData(false).Data == (IntPtr)p ? 1 : 0);
+          }
+        }
+      });
+      Row("wrap_beyond_buffer", () => {
+        using (Tensor t = Tensor.Wrap(new float[5], 2, 3)) return Layout(t);
+      });
+
+      Row("import_versioned", () => {
+        long deleted = Foreign.DeletedCount();
+        string read;
+        using (Tensor t = Tensor.ImportVersioned(Foreign.ProduceVersioned(4, 1, 3, 0))) {
+          read = Values(t.ToArray<float>());
+        }
+        return read + " deleted=" + (Foreign.DeletedCount() - deleted);
+      });
+      Row("import_legacy", () => {
+        long deleted = Foreign.DeletedCount();
+        string read;
+        using (Tensor t = Tensor.ImportLegacy(Foreign.ProduceLegacy(4))) {
+          read = Values(t.ToArray<float>());
+        }
+        return read + " deleted=" + (Foreign.DeletedCount() - deleted);
+      });
+      {
+        // The refused tensor's deleter has run: the detail follows the message on this row.
+        long deleted = Foreign.DeletedCount();
+        try {
+          Tensor.ImportVersioned(Foreign.ProduceVersioned(4, 2, 0, 0)).Dispose();
+          Console.WriteLine("import_major_2\tDLB_OK\t");
+        } catch (Exception e) when (e is IDLPackError) {
+          Console.WriteLine("import_major_2\t" + ((IDLPackError)e).StatusName + "\t" + e.Message +
+                            " deleted=" + (Foreign.DeletedCount() - deleted));
+        }
+      }
+      Row("export_import_legacy", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor back = Tensor.ImportLegacy(t.ExportLegacy())) {
+          return Layout(back) + " " + Values(back.ToArray<float>());
+        }
+      });
+      Row("export_import_versioned", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor back = Tensor.ImportVersioned(t.ExportVersioned())) {
+          return Layout(back) + " " + Values(back.ToArray<float>()) + " flags=" + back.Flags;
+        }
+      });
+      Row("export_legacy_read_only", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor ro = t.Share(true)) {
+          Tensor.ImportLegacy(ro.ExportLegacy()).Dispose();
+          return "";
+        }
+      });
+      Row("export_versioned_read_only", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor ro = t.Share(true))
+        using (Tensor back = Tensor.ImportVersioned(ro.ExportVersioned())) {
+          return "flags=" + back.Flags;
+        }
+      });
+
+      Row("slice", () => {
+        using (Tensor b = Iota(3, 4))
+        using (Tensor v = b.Slice(new SliceRange(1, 3), new SliceRange(None, None, 2))) {
+          return Layout(v) + " " + Values(v.ToArray<float>());
+        }
+      });
+      Row("slice_step_zero", () => {
+        using (Tensor b = Iota(3, 4))
+        using (Tensor v = b.Slice(new SliceRange(0, 2, 0))) {
+          return Layout(v);
+        }
+      });
+      Row("select", () => {
+        using (Tensor b = Iota(3, 4))
+        using (Tensor v = b.Select(1, -1)) {
+          return Layout(v) + " " + Values(v.ToArray<float>());
+        }
+      });
+      Row("select_out_of_range", () => {
+        using (Tensor b = Iota(3, 4))
+        using (Tensor v = b.Select(0, 3)) {
+          return Layout(v);
+        }
+      });
+      Row("reshape", () => {
+        using (Tensor b = Iota(3, 4))
+        using (Tensor v = b.Reshape(2, -1)) {
+          return Layout(v) + " " + Values(v.ToArray<float>());
+        }
+      });
+      Row("reshape_non_contiguous", () => {
+        using (Tensor b = Iota(3, 4))
+        using (Tensor tr = b.Transpose())
+        using (Tensor v = tr.Reshape(12)) {
+          return Layout(v);
+        }
+      });
+      Row("transpose", () => {
+        using (Tensor b = Iota(3, 4))
+        using (Tensor v = b.Transpose()) {
+          return Layout(v) + " " + Values(v.ToArray<float>());
+        }
+      });
+      Row("permute", () => {
+        using (Tensor b = Iota(2, 3, 4))
+        using (Tensor v = b.Permute(2, 0, 1)) {
+          return Layout(v);
+        }
+      });
+      Row("permute_invalid", () => {
+        using (Tensor b = Iota(2, 3, 4))
+        using (Tensor v = b.Permute(0, 0, 1)) {
+          return Layout(v);
+        }
+      });
+
+      Row("copy_out", () => {
+        using (Tensor t = Iota(2, 3)) return Values(t.ToArray<float>());
+      });
+      Row("copy_out_transposed", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor tr = t.Transpose()) {
+          return Values(tr.ToArray<float>());
+        }
+      });
+      Row("copy_out_wrong_type", () => {
+        using (Tensor t = Iota(2, 3)) {
+          t.ToArray<int>();
+          return "";
+        }
+      });
+      Row("copy_out_negative_strides", () => {
+        using (Tensor t = Iota(3, 4))
+        using (Tensor v = t.Slice(new SliceRange(None, None, -1), new SliceRange(None, None, 2))) {
+          return Values(v.ToArray<float>());
+        }
+      });
+      Row("copy_in_transposed", () => {
+        using (Tensor t = Iota(3, 4))
+        using (Tensor tr = t.Transpose()) {
+          tr.CopyFrom(Enumerable.Range(100, 12).Select(i => (float)i).ToArray());
+          return Values(t.ToArray<float>());
+        }
+      });
+      Row("copy_in_count_mismatch", () => {
+        using (Tensor t = Iota(3, 4))
+        using (Tensor tr = t.Transpose()) {
+          tr.CopyFrom(new float[5]);
+          return "";
+        }
+      });
+
+      Row("typed_view", () => {
+        using (Tensor t = Iota(2, 3)) {
+          Span<float> v = t.AsSpan<float>();
+          v[4] = 40;
+          return "count=" + v.Length + " " + Values(t.ToArray<float>());
+        }
+      });
+      Row("typed_view_wrong_type", () => {
+        using (Tensor t = Iota(2, 3)) {
+          return "count=" + t.AsReadOnlySpan<int>().Length;
+        }
+      });
+      Row("typed_view_transposed", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor tr = t.Transpose()) {
+          return "count=" + tr.AsReadOnlySpan<float>().Length;
+        }
+      });
+      Row("write_read_only", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor ro = t.Share(true)) {
+          return "count=" + ro.AsSpan<float>().Length;
+        }
+      });
+      Row("copy_into_read_only", () => {
+        using (Tensor t = Iota(2, 3))
+        using (Tensor ro = t.Share(true)) {
+          ro.CopyFrom(new float[6]);
+          return "";
+        }
+      });
+      Row("element_get", () => {
+        using (Tensor t = Iota(2, 3)) return "value=" + (long)t.GetElement<float>(1, 2);
+      });
+      Row("element_out_of_range", () => {
+        using (Tensor t = Iota(2, 3)) return "value=" + (long)t.GetElement<float>(2, 0);
+      });
+
+      Row("use_after_close", () => {
+        Tensor t = Iota(2, 3);
+        t.Dispose();
+        return List(t.Shape);
+      });
+      Row("double_close", () => {
+        Tensor t = Iota(2, 3);
+        t.Dispose();
+        t.Dispose();
+        return "";
+      });
+
+      Row("cuda_available", () => {
+        DLPackException reason = Cuda.UnavailableReason;
+        if (reason != null) throw reason;
+        return "";
+      });
+      Row("cuda_allocate", () => {
+        using (Tensor t = Tensor.Allocate(Device.Cuda(0), DType.Float32, 2)) return Layout(t);
+      });
+      Row("opencl_available", () => {
+        DLPackException reason = OpenCL.UnavailableReason;
+        if (reason != null) throw reason;
+        return "";
+      });
+      Row("dtype_parse_unknown", () => DType.Parse("float33").Name);
+      Row("dtype_parse", () => {
+        DType d = DType.Parse("bfloat16x4");
+        return "code=" + d.Code + " bits=" + d.Bits + " lanes=" + d.Lanes;
+      });
+      Row("device_unknown_type", () => {
+        Device d = Device.Parse("device_type_99:3");
+        return "type=" + d.DeviceType + " id=" + d.DeviceId + " name=" + d;
+      });
+      Row("device_parse_unknown", () => Device.Parse("gpu:0").ToString());
+      Row("status_name", () => "name=" + Status.Name(Status.ReadOnly) + " unknown=" + Status.Name(99));
+
+      Row("live_count_balance", () => "live=" + (DLBridge.LiveCount - liveAtStart));
+      return 0;
+    }
+  }
+}
