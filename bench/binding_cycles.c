@@ -38,7 +38,7 @@ int32_t bench_cycle_wrap_free(int32_t n, dlb_error* error) {
   int32_t i;
   for (i = 0; i < n; ++i) {
     DLManagedTensorVersioned* w = NULL;
-    CHECK(dlb_tensor_wrap(&t, 0, count_release, NULL, &w, error));
+    CHECK(dlb_tensor_wrap_buffer(&t, sizeof g_data, 0, count_release, NULL, &w, error));
     dlb_tensor_free(w);
   }
   return DLB_OK;
@@ -67,7 +67,7 @@ int32_t bench_cycle_wrap_export_import_free(int32_t n, dlb_error* error) {
   for (i = 0; i < n; ++i) {
     DLManagedTensorVersioned* w = NULL;
     DLManagedTensorVersioned* imported = NULL;
-    CHECK(dlb_tensor_wrap(&t, 0, count_release, NULL, &w, error));
+    CHECK(dlb_tensor_wrap_buffer(&t, sizeof g_data, 0, count_release, NULL, &w, error));
     CHECK(dlb_tensor_import(w, &imported, error));
     dlb_tensor_free(imported);
   }
@@ -81,7 +81,7 @@ int32_t bench_cycle_wrap_legacy_free(int32_t n, dlb_error* error) {
     DLManagedTensorVersioned* w = NULL;
     DLManagedTensor* legacy = NULL;
     DLManagedTensorVersioned* imported = NULL;
-    CHECK(dlb_tensor_wrap(&t, 0, count_release, NULL, &w, error));
+    CHECK(dlb_tensor_wrap_buffer(&t, sizeof g_data, 0, count_release, NULL, &w, error));
     CHECK(dlb_tensor_export_legacy(w, &legacy, error));
     CHECK(dlb_tensor_import_legacy(legacy, &imported, error));
     dlb_tensor_free(imported);

@@ -350,9 +350,12 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %inline %{
 /* dlb_tensor_wrap_buffer over the fields of a DLTensor: `data` (an address or a device handle)
  * of which `buffer_size` bytes may be reached, shape and strides (null: compact row-major) as
- * arrays, device and dtype packed. Ownership: on success the new tensor owns the memory and
+ * arrays, device and dtype packed. A `buffer_size` of DLBX_SIZE_UNKNOWN (all bits set) is memory
+ * whose extent the caller vouches for (native memory from another library): dlb_tensor_wrap,
+ * without the buffer check. Ownership: on success the new tensor owns the memory and
  * `release_token` comes back exactly once through the release engine when its last reference
  * is freed; on error nothing changed hands and the token is the caller's. */
+#define DLBX_SIZE_UNKNOWN UINT64_MAX
 static dlb_status dlbx_tensor_wrap(void* data, uint64_t buffer_size, int32_t ndim,
                                    const int64_t* shape, const int64_t* strides, DLDevice device,
                                    DLDataType dtype, uint64_t byte_offset, uint64_t flags,
@@ -366,9 +369,12 @@ static dlb_status dlbx_tensor_wrap(void* data, uint64_t buffer_size, int32_t ndi
   t.shape = (int64_t*)(intptr_t)shape;
   t.strides = (int64_t*)(intptr_t)strides;
   t.byte_offset = byte_offset;
-  return dlb_tensor_wrap_buffer(&t, buffer_size, flags,
-                                release_token != 0 ? DLBX_RELEASE_FN : NULL,
-                                (void*)(intptr_t)release_token, out, error);
+  dlb_release_fn release = release_token != 0 ? DLBX_RELEASE_FN : NULL;
+  void* release_ctx = (void*)(intptr_t)release_token;
+  if (buffer_size == DLBX_SIZE_UNKNOWN) {
+    return dlb_tensor_wrap(&t, flags, release, release_ctx, out, error);
+  }
+  return dlb_tensor_wrap_buffer(&t, buffer_size, flags, release, release_ctx, out, error);
 }
 %}
 %newobject dlbx_tensor_wrap;

@@ -129,7 +129,8 @@ namespace DLBridge {
     /// (any device the core knows), described by dtype, shape and strides (null: row-major),
     /// the first element <paramref name="byteOffset"/> bytes after data. When
     /// <paramref name="byteCount"/> says how many bytes from data the memory holds, the core
-    /// refuses elements beyond them; left out, only elements before data are refused.
+    /// refuses elements beyond them; left out, the caller vouches for the memory (negative
+    /// strides may then reach before data, as DLPack allows).
     /// <paramref name="release"/> (may be null) runs once after the last reference is freed, on a
     /// thread that calls into this library (never on a foreign native thread, never in a
     /// deleter); it must not throw. On error nothing changes hands and release does not run.
