@@ -46,7 +46,7 @@ func AllocateStrided(dev Device, dt DType, shape, strides []int64, flags uint64)
 }
 
 // The calls of compact tensors of up to four dimensions take the extents by value, as scalars
-// (capi.Dlbx_go_allocate_compact and capi.Dlbx_go_wrap_compact, generators/go/dlbridge_go.i):
+// (capi.Dlbx_go_allocate_compact and capi.Dlbx_go_wrap_compact, generators/swig/dlbridge_go.i):
 // a slice given to cgo escapes to the heap, and cgo checks the memory it points to; together
 // they cost these calls about 80 ns. Every other tensor takes the general calls with slices.
 
@@ -60,7 +60,7 @@ func extentsByValue(shape []int64) (e [4]int64, ok bool) {
 	return e, true
 }
 
-// Four extents by value, as generators/go/dlbridge_go.i says (a compile error when it changes).
+// Four extents by value, as generators/swig/dlbridge_go.i says (a compile error when it changes).
 var _ [capi.DLBX_GO_EXTENTS_BY_VALUE - 4]struct{}
 var _ [4 - capi.DLBX_GO_EXTENTS_BY_VALUE]struct{}
 

@@ -1,6 +1,6 @@
 /* typemaps_csharp.i - what dlbridge.i needs from C# (see the list at the top of dlbridge.i).
  * Included by dlbridge.i when SWIG runs with -csharp. The module file is
- * bindings/csharp/dlbridge_csharp.i; the hand-written native part is
+ * generators/swig/dlbridge_csharp.i; the hand-written native part is
  * bindings/csharp/native/dlbridge_csharp.c. The generated classes are `unsafe` (the module
  * file's pragmas: arrays are pinned with `fixed` for the call), so the assembly is compiled with
  * -unsafe. */

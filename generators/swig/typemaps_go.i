@@ -1,6 +1,6 @@
 /* typemaps_go.i - what dlbridge.i needs from Go (see the list at the top of dlbridge.i).
  * Included by dlbridge.i when SWIG runs with -go (always with -cgo -intgosize 64). The module
- * file is generators/go/dlbridge_go.i; generators/go/generate_bindings.sh runs SWIG and writes
+ * file is generators/swig/dlbridge_go.i; generators/swig/generate_go.sh runs SWIG and writes
  * the result into bindings/go/internal/capi (committed: Go users never need SWIG).
  *
  * Go has no exceptions, and nothing may live in thread-local state (a goroutine moves between

@@ -6,7 +6,7 @@
  * the SWIG interface file instead.
  * ----------------------------------------------------------------------------- */
 
-/* source: generators/go/dlbridge_go.i */
+/* source: generators/swig/dlbridge_go.i */
 
 
 
@@ -338,7 +338,7 @@ static dlb_status dlbx_go_wrap_compact(void* data, uint64_t buffer_size, int32_t
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_66d28a053b19d62a(void *_swig_go_0) {
+void _wrap_Swig_free_capi_9f183fb045c69652(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -348,7 +348,7 @@ void _wrap_Swig_free_capi_66d28a053b19d62a(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_66d28a053b19d62a(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_9f183fb045c69652(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -361,7 +361,7 @@ void *_wrap_Swig_malloc_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlbx_go_error_status_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(long long _swig_go_0) {
   int64_t arg1 ;
   int32_t result;
   intgo _swig_go_result;
@@ -374,7 +374,7 @@ intgo _wrap_dlbx_go_error_status_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-_gostring_ _wrap_dlbx_go_error_message_capi_66d28a053b19d62a(long long _swig_go_0) {
+_gostring_ _wrap_dlbx_go_error_message_capi_9f183fb045c69652(long long _swig_go_0) {
   int64_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -387,7 +387,7 @@ _gostring_ _wrap_dlbx_go_error_message_capi_66d28a053b19d62a(long long _swig_go_
 }
 
 
-void _wrap_dlbx_go_error_free_capi_66d28a053b19d62a(long long _swig_go_0) {
+void _wrap_dlbx_go_error_free_capi_9f183fb045c69652(long long _swig_go_0) {
   int64_t arg1 ;
   
   arg1 = (int64_t)_swig_go_0; 
@@ -397,7 +397,7 @@ void _wrap_dlbx_go_error_free_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-long long _wrap_DLB_SLICE_NONE_capi_66d28a053b19d62a() {
+long long _wrap_DLB_SLICE_NONE_capi_9f183fb045c69652() {
   int64_t result;
   long long _swig_go_result;
   
@@ -408,7 +408,7 @@ long long _wrap_DLB_SLICE_NONE_capi_66d28a053b19d62a() {
 }
 
 
-long long _wrap_DLB_CUDA_STREAM_NONE_capi_66d28a053b19d62a() {
+long long _wrap_DLB_CUDA_STREAM_NONE_capi_9f183fb045c69652() {
   int64_t result;
   long long _swig_go_result;
   
@@ -419,7 +419,7 @@ long long _wrap_DLB_CUDA_STREAM_NONE_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLCPU_capi_66d28a053b19d62a() {
+intgo _wrap_kDLCPU_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -431,7 +431,7 @@ intgo _wrap_kDLCPU_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLCUDA_capi_66d28a053b19d62a() {
+intgo _wrap_kDLCUDA_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -443,7 +443,7 @@ intgo _wrap_kDLCUDA_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLCUDAHost_capi_66d28a053b19d62a() {
+intgo _wrap_kDLCUDAHost_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -455,7 +455,7 @@ intgo _wrap_kDLCUDAHost_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLOpenCL_capi_66d28a053b19d62a() {
+intgo _wrap_kDLOpenCL_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -467,7 +467,7 @@ intgo _wrap_kDLOpenCL_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLVulkan_capi_66d28a053b19d62a() {
+intgo _wrap_kDLVulkan_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -479,7 +479,7 @@ intgo _wrap_kDLVulkan_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLMetal_capi_66d28a053b19d62a() {
+intgo _wrap_kDLMetal_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -491,7 +491,7 @@ intgo _wrap_kDLMetal_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLVPI_capi_66d28a053b19d62a() {
+intgo _wrap_kDLVPI_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -503,7 +503,7 @@ intgo _wrap_kDLVPI_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLROCM_capi_66d28a053b19d62a() {
+intgo _wrap_kDLROCM_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -515,7 +515,7 @@ intgo _wrap_kDLROCM_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLROCMHost_capi_66d28a053b19d62a() {
+intgo _wrap_kDLROCMHost_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -527,7 +527,7 @@ intgo _wrap_kDLROCMHost_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLExtDev_capi_66d28a053b19d62a() {
+intgo _wrap_kDLExtDev_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -539,7 +539,7 @@ intgo _wrap_kDLExtDev_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLCUDAManaged_capi_66d28a053b19d62a() {
+intgo _wrap_kDLCUDAManaged_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -551,7 +551,7 @@ intgo _wrap_kDLCUDAManaged_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLOneAPI_capi_66d28a053b19d62a() {
+intgo _wrap_kDLOneAPI_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -563,7 +563,7 @@ intgo _wrap_kDLOneAPI_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLWebGPU_capi_66d28a053b19d62a() {
+intgo _wrap_kDLWebGPU_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -575,7 +575,7 @@ intgo _wrap_kDLWebGPU_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLHexagon_capi_66d28a053b19d62a() {
+intgo _wrap_kDLHexagon_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -587,7 +587,7 @@ intgo _wrap_kDLHexagon_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLMAIA_capi_66d28a053b19d62a() {
+intgo _wrap_kDLMAIA_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -599,7 +599,7 @@ intgo _wrap_kDLMAIA_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLTrn_capi_66d28a053b19d62a() {
+intgo _wrap_kDLTrn_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -611,7 +611,7 @@ intgo _wrap_kDLTrn_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLTPU_capi_66d28a053b19d62a() {
+intgo _wrap_kDLTPU_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -623,7 +623,7 @@ intgo _wrap_kDLTPU_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLTPUHost_capi_66d28a053b19d62a() {
+intgo _wrap_kDLTPUHost_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -635,7 +635,7 @@ intgo _wrap_kDLTPUHost_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLInt_capi_66d28a053b19d62a() {
+intgo _wrap_kDLInt_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -647,7 +647,7 @@ intgo _wrap_kDLInt_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLUInt_capi_66d28a053b19d62a() {
+intgo _wrap_kDLUInt_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -659,7 +659,7 @@ intgo _wrap_kDLUInt_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -671,7 +671,7 @@ intgo _wrap_kDLFloat_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLOpaqueHandle_capi_66d28a053b19d62a() {
+intgo _wrap_kDLOpaqueHandle_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -683,7 +683,7 @@ intgo _wrap_kDLOpaqueHandle_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLBfloat_capi_66d28a053b19d62a() {
+intgo _wrap_kDLBfloat_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -695,7 +695,7 @@ intgo _wrap_kDLBfloat_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLComplex_capi_66d28a053b19d62a() {
+intgo _wrap_kDLComplex_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -707,7 +707,7 @@ intgo _wrap_kDLComplex_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLBool_capi_66d28a053b19d62a() {
+intgo _wrap_kDLBool_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -719,7 +719,7 @@ intgo _wrap_kDLBool_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e3m4_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e3m4_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -731,7 +731,7 @@ intgo _wrap_kDLFloat8_e3m4_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e4m3_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -743,7 +743,7 @@ intgo _wrap_kDLFloat8_e4m3_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -755,7 +755,7 @@ intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3fn_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e4m3fn_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -767,7 +767,7 @@ intgo _wrap_kDLFloat8_e4m3fn_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3fnuz_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e4m3fnuz_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -779,7 +779,7 @@ intgo _wrap_kDLFloat8_e4m3fnuz_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e5m2_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e5m2_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -791,7 +791,7 @@ intgo _wrap_kDLFloat8_e5m2_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e5m2fnuz_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e5m2fnuz_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -803,7 +803,7 @@ intgo _wrap_kDLFloat8_e5m2fnuz_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat8_e8m0fnu_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat8_e8m0fnu_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -815,7 +815,7 @@ intgo _wrap_kDLFloat8_e8m0fnu_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat6_e2m3fn_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat6_e2m3fn_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -827,7 +827,7 @@ intgo _wrap_kDLFloat6_e2m3fn_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat6_e3m2fn_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat6_e3m2fn_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -839,7 +839,7 @@ intgo _wrap_kDLFloat6_e3m2fn_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLFloat4_e2m1fn_capi_66d28a053b19d62a() {
+intgo _wrap_kDLFloat4_e2m1fn_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -851,7 +851,7 @@ intgo _wrap_kDLFloat4_e2m1fn_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_kDLBcomplex_capi_66d28a053b19d62a() {
+intgo _wrap_kDLBcomplex_capi_9f183fb045c69652() {
   int result;
   intgo _swig_go_result;
   
@@ -863,7 +863,7 @@ intgo _wrap_kDLBcomplex_capi_66d28a053b19d62a() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_66d28a053b19d62a() {
+long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_9f183fb045c69652() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -874,7 +874,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_66d28a053b19d62a() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_66d28a053b19d62a() {
+long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_9f183fb045c69652() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -885,7 +885,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_66d28a053b19d62a() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_66d28a053b19d62a() {
+long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_9f183fb045c69652() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -896,7 +896,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_66d28a053b19d62a
 }
 
 
-_gostring_ _wrap_dlb_version_string_capi_66d28a053b19d62a() {
+_gostring_ _wrap_dlb_version_string_capi_9f183fb045c69652() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -907,7 +907,7 @@ _gostring_ _wrap_dlb_version_string_capi_66d28a053b19d62a() {
 }
 
 
-_gostring_ _wrap_dlb_status_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_status_name_capi_9f183fb045c69652(intgo _swig_go_0) {
   dlb_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -920,7 +920,7 @@ _gostring_ _wrap_dlb_status_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_parse_capi_66d28a053b19d62a(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_dtype_parse_capi_9f183fb045c69652(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
   char *arg1 = (char *) 0 ;
   DLDataType *arg2 = (DLDataType *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -968,7 +968,7 @@ long long _wrap_dlb_dtype_parse_capi_66d28a053b19d62a(_gostring_ _swig_go_0, _go
 }
 
 
-long long _wrap_dlb_dtype_format_capi_66d28a053b19d62a(intgo _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_dtype_format_capi_9f183fb045c69652(intgo _swig_go_0, _goslice_ _swig_go_1) {
   DLDataType arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -1004,7 +1004,7 @@ long long _wrap_dlb_dtype_format_capi_66d28a053b19d62a(intgo _swig_go_0, _goslic
 }
 
 
-_gostring_ _wrap_dlb_dtype_code_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_dtype_code_name_capi_9f183fb045c69652(intgo _swig_go_0) {
   int32_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1017,7 +1017,7 @@ _gostring_ _wrap_dlb_dtype_code_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_bits_allowed_capi_66d28a053b19d62a(intgo _swig_go_0, intgo _swig_go_1) {
+intgo _wrap_dlb_dtype_bits_allowed_capi_9f183fb045c69652(intgo _swig_go_0, intgo _swig_go_1) {
   int32_t arg1 ;
   int32_t arg2 ;
   int result;
@@ -1032,7 +1032,7 @@ intgo _wrap_dlb_dtype_bits_allowed_capi_66d28a053b19d62a(intgo _swig_go_0, intgo
 }
 
 
-long long _wrap_dlb_dtype_validate_capi_66d28a053b19d62a(intgo _swig_go_0) {
+long long _wrap_dlb_dtype_validate_capi_9f183fb045c69652(intgo _swig_go_0) {
   DLDataType arg1 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   dlb_status result;
@@ -1057,7 +1057,7 @@ long long _wrap_dlb_dtype_validate_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_element_bits_capi_66d28a053b19d62a(intgo _swig_go_0) {
+intgo _wrap_dlb_dtype_element_bits_capi_9f183fb045c69652(intgo _swig_go_0) {
   DLDataType arg1 ;
   uint32_t result;
   intgo _swig_go_result;
@@ -1070,7 +1070,7 @@ intgo _wrap_dlb_dtype_element_bits_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_is_subbyte_capi_66d28a053b19d62a(intgo _swig_go_0) {
+intgo _wrap_dlb_dtype_is_subbyte_capi_9f183fb045c69652(intgo _swig_go_0) {
   DLDataType arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1083,7 +1083,7 @@ intgo _wrap_dlb_dtype_is_subbyte_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_element_size_capi_66d28a053b19d62a(intgo _swig_go_0) {
+long long _wrap_dlb_dtype_element_size_capi_9f183fb045c69652(intgo _swig_go_0) {
   DLDataType arg1 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1096,7 +1096,7 @@ long long _wrap_dlb_dtype_element_size_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_storage_size_capi_66d28a053b19d62a(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_dtype_storage_size_capi_9f183fb045c69652(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
   DLDataType arg1 ;
   int64_t arg2 ;
   uint64_t arg3 ;
@@ -1141,7 +1141,7 @@ long long _wrap_dlb_dtype_storage_size_capi_66d28a053b19d62a(intgo _swig_go_0, l
 }
 
 
-_gostring_ _wrap_dlb_device_type_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_device_type_name_capi_9f183fb045c69652(intgo _swig_go_0) {
   int32_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1154,7 +1154,7 @@ _gostring_ _wrap_dlb_device_type_name_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_device_type_is_known_capi_66d28a053b19d62a(intgo _swig_go_0) {
+intgo _wrap_dlb_device_type_is_known_capi_9f183fb045c69652(intgo _swig_go_0) {
   int32_t arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1167,7 +1167,7 @@ intgo _wrap_dlb_device_type_is_known_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_device_is_host_readable_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_device_is_host_readable_capi_9f183fb045c69652(long long _swig_go_0) {
   DLDevice arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1180,7 +1180,7 @@ intgo _wrap_dlb_device_is_host_readable_capi_66d28a053b19d62a(long long _swig_go
 }
 
 
-long long _wrap_dlb_device_format_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_device_format_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLDevice arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -1216,7 +1216,7 @@ long long _wrap_dlb_device_format_capi_66d28a053b19d62a(long long _swig_go_0, _g
 }
 
 
-long long _wrap_dlb_device_parse_capi_66d28a053b19d62a(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_device_parse_capi_9f183fb045c69652(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
   char *arg1 = (char *) 0 ;
   DLDevice *arg2 = (DLDevice *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1264,7 +1264,7 @@ long long _wrap_dlb_device_parse_capi_66d28a053b19d62a(_gostring_ _swig_go_0, _g
 }
 
 
-intgo _wrap_dlb_backend_is_registered_capi_66d28a053b19d62a(intgo _swig_go_0) {
+intgo _wrap_dlb_backend_is_registered_capi_9f183fb045c69652(intgo _swig_go_0) {
   int32_t arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1277,7 +1277,7 @@ intgo _wrap_dlb_backend_is_registered_capi_66d28a053b19d62a(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_allocate_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+long long _wrap_dlb_tensor_allocate_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -1335,7 +1335,7 @@ long long _wrap_dlb_tensor_allocate_capi_66d28a053b19d62a(long long _swig_go_0, 
 }
 
 
-long long _wrap_dlb_tensor_import_capi_66d28a053b19d62a(long long _swig_go_0) {
+long long _wrap_dlb_tensor_import_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1366,7 +1366,7 @@ long long _wrap_dlb_tensor_import_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_import_legacy_capi_66d28a053b19d62a(long long _swig_go_0) {
+long long _wrap_dlb_tensor_import_legacy_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensor *arg1 = (DLManagedTensor *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1397,7 +1397,7 @@ long long _wrap_dlb_tensor_import_legacy_capi_66d28a053b19d62a(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_export_legacy_capi_66d28a053b19d62a(long long _swig_go_0) {
+long long _wrap_dlb_tensor_export_legacy_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensor **arg2 = (DLManagedTensor **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1428,7 +1428,7 @@ long long _wrap_dlb_tensor_export_legacy_capi_66d28a053b19d62a(long long _swig_g
 }
 
 
-void _wrap_dlb_tensor_free_capi_66d28a053b19d62a(long long _swig_go_0) {
+void _wrap_dlb_tensor_free_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
@@ -1438,7 +1438,7 @@ void _wrap_dlb_tensor_free_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-void _wrap_dlb_tensor_free_legacy_capi_66d28a053b19d62a(long long _swig_go_0) {
+void _wrap_dlb_tensor_free_legacy_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensor *arg1 = (DLManagedTensor *) 0 ;
   
   arg1 = (DLManagedTensor *)(intptr_t)_swig_go_0; 
@@ -1448,7 +1448,7 @@ void _wrap_dlb_tensor_free_legacy_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_share_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_share_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   uint64_t arg2 ;
   DLManagedTensorVersioned **arg3 = (DLManagedTensorVersioned **) 0 ;
@@ -1481,7 +1481,7 @@ long long _wrap_dlb_tensor_share_capi_66d28a053b19d62a(long long _swig_go_0, lon
 }
 
 
-intgo _wrap_dlb_tensor_is_dlbridge_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_dlbridge_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1494,7 +1494,7 @@ intgo _wrap_dlb_tensor_is_dlbridge_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_tensor_is_exclusive_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_exclusive_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1507,7 +1507,7 @@ intgo _wrap_dlb_tensor_is_exclusive_capi_66d28a053b19d62a(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_tensor_live_count_capi_66d28a053b19d62a() {
+long long _wrap_dlb_tensor_live_count_capi_9f183fb045c69652() {
   int64_t result;
   long long _swig_go_result;
   
@@ -1518,7 +1518,7 @@ long long _wrap_dlb_tensor_live_count_capi_66d28a053b19d62a() {
 }
 
 
-long long _wrap_dlb_tensor_validate_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_validate_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1547,7 +1547,7 @@ long long _wrap_dlb_tensor_validate_capi_66d28a053b19d62a(long long _swig_go_0, 
 }
 
 
-long long _wrap_dlb_tensor_element_count_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_element_count_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1590,7 +1590,7 @@ long long _wrap_dlb_tensor_element_count_capi_66d28a053b19d62a(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_byte_size_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+long long _wrap_dlb_tensor_byte_size_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -1635,7 +1635,7 @@ long long _wrap_dlb_tensor_byte_size_capi_66d28a053b19d62a(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_byte_span_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_byte_span_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1696,7 +1696,7 @@ long long _wrap_dlb_tensor_byte_span_capi_66d28a053b19d62a(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_shape_element_count_capi_66d28a053b19d62a(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_shape_element_count_capi_9f183fb045c69652(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   int32_t arg1 ;
   int64_t *arg2 = (int64_t *) 0 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1745,7 +1745,7 @@ long long _wrap_dlb_shape_element_count_capi_66d28a053b19d62a(_goslice_ _swig_go
 }
 
 
-long long _wrap_dlb_tensor_get_shape_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_get_shape_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1783,7 +1783,7 @@ long long _wrap_dlb_tensor_get_shape_capi_66d28a053b19d62a(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_get_strides_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_get_strides_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1821,7 +1821,7 @@ long long _wrap_dlb_tensor_get_strides_capi_66d28a053b19d62a(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_c_contiguous_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_c_contiguous_capi_9f183fb045c69652(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1836,7 +1836,7 @@ intgo _wrap_dlb_tensor_is_c_contiguous_capi_66d28a053b19d62a(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_f_contiguous_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_f_contiguous_capi_9f183fb045c69652(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1851,7 +1851,7 @@ intgo _wrap_dlb_tensor_is_f_contiguous_capi_66d28a053b19d62a(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_aligned_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
+intgo _wrap_dlb_tensor_is_aligned_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   int result;
@@ -1868,7 +1868,7 @@ intgo _wrap_dlb_tensor_is_aligned_capi_66d28a053b19d62a(long long _swig_go_0, lo
 }
 
 
-intgo _wrap_dlb_tensor_is_host_readable_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_host_readable_capi_9f183fb045c69652(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1883,7 +1883,7 @@ intgo _wrap_dlb_tensor_is_host_readable_capi_66d28a053b19d62a(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_flags_capi_66d28a053b19d62a(long long _swig_go_0) {
+long long _wrap_dlb_tensor_flags_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1896,7 +1896,7 @@ long long _wrap_dlb_tensor_flags_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_tensor_is_read_only_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_read_only_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1909,7 +1909,7 @@ intgo _wrap_dlb_tensor_is_read_only_capi_66d28a053b19d62a(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_tensor_host_data_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_host_data_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int arg2 ;
   void **arg3 = (void **) 0 ;
@@ -1968,7 +1968,7 @@ long long _wrap_dlb_tensor_host_data_capi_66d28a053b19d62a(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_element_data_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_element_data_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -2020,7 +2020,7 @@ long long _wrap_dlb_tensor_element_data_capi_66d28a053b19d62a(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_host_elements_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+long long _wrap_dlb_tensor_host_elements_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   uint32_t arg3 ;
@@ -2081,7 +2081,7 @@ long long _wrap_dlb_tensor_host_elements_capi_66d28a053b19d62a(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_slice_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_slice_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   dlb_slice *arg3 = (dlb_slice *) 0 ;
@@ -2134,7 +2134,7 @@ long long _wrap_dlb_tensor_slice_capi_66d28a053b19d62a(long long _swig_go_0, _go
 }
 
 
-long long _wrap_dlb_tensor_select_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_select_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t arg3 ;
@@ -2169,7 +2169,7 @@ long long _wrap_dlb_tensor_select_capi_66d28a053b19d62a(long long _swig_go_0, in
 }
 
 
-long long _wrap_dlb_tensor_reshape_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -2210,7 +2210,7 @@ long long _wrap_dlb_tensor_reshape_capi_66d28a053b19d62a(long long _swig_go_0, _
 }
 
 
-long long _wrap_dlb_tensor_permute_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_permute_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -2250,7 +2250,7 @@ long long _wrap_dlb_tensor_permute_capi_66d28a053b19d62a(long long _swig_go_0, _
 }
 
 
-long long _wrap_dlb_tensor_transpose_capi_66d28a053b19d62a(long long _swig_go_0) {
+long long _wrap_dlb_tensor_transpose_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2281,7 +2281,7 @@ long long _wrap_dlb_tensor_transpose_capi_66d28a053b19d62a(long long _swig_go_0)
 }
 
 
-long long _wrap_dlb_tensor_copy_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_copy_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice arg2 ;
   DLManagedTensorVersioned **arg3 = (DLManagedTensorVersioned **) 0 ;
@@ -2314,7 +2314,7 @@ long long _wrap_dlb_tensor_copy_capi_66d28a053b19d62a(long long _swig_go_0, long
 }
 
 
-long long _wrap_dlb_tensor_copy_into_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2341,7 +2341,7 @@ long long _wrap_dlb_tensor_copy_into_capi_66d28a053b19d62a(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_copy_to_host_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+long long _wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2372,7 +2372,7 @@ long long _wrap_dlb_tensor_copy_to_host_capi_66d28a053b19d62a(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_copy_from_host_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+long long _wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2403,7 +2403,7 @@ long long _wrap_dlb_tensor_copy_from_host_capi_66d28a053b19d62a(long long _swig_
 }
 
 
-long long _wrap_dlb_tensor_copy_async_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2438,7 +2438,7 @@ long long _wrap_dlb_tensor_copy_async_capi_66d28a053b19d62a(long long _swig_go_0
 }
 
 
-long long _wrap_dlb_tensor_copy_into_async_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2467,7 +2467,7 @@ long long _wrap_dlb_tensor_copy_into_async_capi_66d28a053b19d62a(long long _swig
 }
 
 
-long long _wrap_dlb_device_synchronize_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_device_synchronize_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
   DLDevice arg1 ;
   void *arg2 = (void *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2494,7 +2494,7 @@ long long _wrap_dlb_device_synchronize_capi_66d28a053b19d62a(long long _swig_go_
 }
 
 
-long long _wrap_dlb_cuda_is_available_capi_66d28a053b19d62a() {
+long long _wrap_dlb_cuda_is_available_capi_9f183fb045c69652() {
   dlb_error *arg1 = (dlb_error *) 0 ;
   dlb_status result;
   long long _swig_go_result;
@@ -2517,7 +2517,7 @@ long long _wrap_dlb_cuda_is_available_capi_66d28a053b19d62a() {
 }
 
 
-long long _wrap_dlb_cuda_device_count_capi_66d28a053b19d62a(_goslice_ _swig_go_0) {
+long long _wrap_dlb_cuda_device_count_capi_9f183fb045c69652(_goslice_ _swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   int32_t value_tmp1 ;
@@ -2556,7 +2556,7 @@ long long _wrap_dlb_cuda_device_count_capi_66d28a053b19d62a(_goslice_ _swig_go_0
 }
 
 
-long long _wrap_dlb_cuda_pointer_device_capi_66d28a053b19d62a(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   DLDevice *arg2 = (DLDevice *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2597,7 +2597,7 @@ long long _wrap_dlb_cuda_pointer_device_capi_66d28a053b19d62a(long long _swig_go
 }
 
 
-long long _wrap_dlb_cuda_stream_handshake_capi_66d28a053b19d62a(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   int32_t arg1 ;
   void *arg2 = (void *) 0 ;
   int64_t arg3 ;
@@ -2626,7 +2626,7 @@ long long _wrap_dlb_cuda_stream_handshake_capi_66d28a053b19d62a(intgo _swig_go_0
 }
 
 
-long long _wrap_dlb_opencl_is_available_capi_66d28a053b19d62a() {
+long long _wrap_dlb_opencl_is_available_capi_9f183fb045c69652() {
   dlb_error *arg1 = (dlb_error *) 0 ;
   dlb_status result;
   long long _swig_go_result;
@@ -2649,7 +2649,7 @@ long long _wrap_dlb_opencl_is_available_capi_66d28a053b19d62a() {
 }
 
 
-long long _wrap_dlb_opencl_device_count_capi_66d28a053b19d62a(_goslice_ _swig_go_0) {
+long long _wrap_dlb_opencl_device_count_capi_9f183fb045c69652(_goslice_ _swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   int32_t value_tmp1 ;
@@ -2688,7 +2688,7 @@ long long _wrap_dlb_opencl_device_count_capi_66d28a053b19d62a(_goslice_ _swig_go
 }
 
 
-long long _wrap_dlb_opencl_device_objects_capi_66d28a053b19d62a(intgo _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+long long _wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(intgo _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   int32_t arg1 ;
   void **arg2 = (void **) 0 ;
   void **arg3 = (void **) 0 ;
@@ -2777,7 +2777,7 @@ long long _wrap_dlb_opencl_device_objects_capi_66d28a053b19d62a(intgo _swig_go_0
 }
 
 
-long long _wrap_dlb_opencl_device_name_capi_66d28a053b19d62a(intgo _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(intgo _swig_go_0, _goslice_ _swig_go_1) {
   int32_t arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2813,7 +2813,7 @@ long long _wrap_dlb_opencl_device_name_capi_66d28a053b19d62a(intgo _swig_go_0, _
 }
 
 
-long long _wrap_dlb_opencl_queue_handshake_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
   void *arg1 = (void *) 0 ;
   void *arg2 = (void *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2840,7 +2840,7 @@ long long _wrap_dlb_opencl_queue_handshake_capi_66d28a053b19d62a(long long _swig
 }
 
 
-long long _wrap_dlb_tensor_allocate_shareable_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+long long _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -2898,7 +2898,7 @@ long long _wrap_dlb_tensor_allocate_shareable_capi_66d28a053b19d62a(long long _s
 }
 
 
-intgo _wrap_dlb_tensor_is_shareable_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2911,7 +2911,7 @@ intgo _wrap_dlb_tensor_is_shareable_capi_66d28a053b19d62a(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlbx_tensor_wrap_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
+long long _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;
   int32_t arg3 ;
@@ -2977,7 +2977,7 @@ long long _wrap_dlbx_tensor_wrap_capi_66d28a053b19d62a(long long _swig_go_0, lon
 }
 
 
-long long _wrap_dlbx_tensor_free_capi_66d28a053b19d62a(long long _swig_go_0) {
+long long _wrap_dlbx_tensor_free_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2990,7 +2990,7 @@ long long _wrap_dlbx_tensor_free_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlbx_release_drain_capi_66d28a053b19d62a(_goslice_ _swig_go_0) {
+intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(_goslice_ _swig_go_0) {
   int32_t arg1 ;
   int64_t *arg2 = (int64_t *) 0 ;
   int64_t values_tmp1[DLB_MAX_NDIM] ;
@@ -3012,7 +3012,7 @@ intgo _wrap_dlbx_release_drain_capi_66d28a053b19d62a(_goslice_ _swig_go_0) {
 }
 
 
-long long _wrap_dlbx_release_queued_capi_66d28a053b19d62a() {
+long long _wrap_dlbx_release_queued_capi_9f183fb045c69652() {
   int64_t *result = 0 ;
   long long _swig_go_result;
   
@@ -3023,7 +3023,7 @@ long long _wrap_dlbx_release_queued_capi_66d28a053b19d62a() {
 }
 
 
-intgo _wrap_dlbx_tensor_ndim_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t result;
   intgo _swig_go_result;
@@ -3036,7 +3036,7 @@ intgo _wrap_dlbx_tensor_ndim_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlbx_tensor_dtype_capi_66d28a053b19d62a(long long _swig_go_0) {
+intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType result;
   intgo _swig_go_result;
@@ -3049,7 +3049,7 @@ intgo _wrap_dlbx_tensor_dtype_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlbx_tensor_device_capi_66d28a053b19d62a(long long _swig_go_0) {
+long long _wrap_dlbx_tensor_device_capi_9f183fb045c69652(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice result;
   long long _swig_go_result;
@@ -3062,7 +3062,7 @@ long long _wrap_dlbx_tensor_device_capi_66d28a053b19d62a(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlbx_go_allocate_compact_capi_66d28a053b19d62a(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7) {
+long long _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -3107,7 +3107,7 @@ long long _wrap_dlbx_go_allocate_compact_capi_66d28a053b19d62a(long long _swig_g
 }
 
 
-long long _wrap_dlbx_go_wrap_compact_capi_66d28a053b19d62a(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, intgo _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11) {
+long long _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, intgo _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;
   int32_t arg3 ;

@@ -5,8 +5,8 @@
 # regenerates into a temporary folder and fails (exit 1) when anything differs (its last line is
 # then "N passed, N failed").
 #
-#   generators/go/generate_bindings.sh           # rewrite bindings/go/internal/capi
-#   generators/go/generate_bindings.sh --check   # compare only
+#   generators/swig/generate_go.sh           # rewrite bindings/go/internal/capi
+#   generators/swig/generate_go.sh --check   # compare only
 #
 # Needs: swig (4.x) and gofmt (the Go file is formatted with it). No Meson build is needed.
 # Environment: SWIG, GOFMT override the tools used.
@@ -37,7 +37,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 cd "$root"
 "$swig" -go -cgo -intgosize 64 -package capi \
   -Igenerators/swig -Igenerators/swig/native -Icore/include \
-  -outdir "$tmp" -o "$tmp/dlbridge_wrap.c" generators/go/dlbridge_go.i
+  -outdir "$tmp" -o "$tmp/dlbridge_wrap.c" generators/swig/dlbridge_go.i
 # SWIG's Go module leaves $null (dlbridge.i's "return value after DLB_THROW_STATUS") as is; in
 # a Go wrapper that value is _swig_go_result, which DLB_THROW_STATUS has just set.
 sed 's/\$null/_swig_go_result/g' "$tmp/dlbridge_wrap.c" > "$tmp/wrap.c"

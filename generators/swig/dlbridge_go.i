@@ -1,4 +1,4 @@
-/* dlbridge_go.i - the Go module file for dlbridge.i (see generators/go/generate_bindings.sh).
+/* dlbridge_go.i - the Go module file for dlbridge.i (see generators/swig/generate_go.sh).
  * The package finds the installed C library through pkg-config, so that `go build` needs only
  * Go, a C compiler and pkg-config. */
 %module dlbridge
