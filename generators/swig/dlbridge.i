@@ -119,6 +119,10 @@ DLB_ADDRESS(const void*)
 %enddef
 DLB_TENSOR_OUT(DLManagedTensorVersioned)
 DLB_TENSOR_OUT(DLManagedTensor)
+/* Channels between processes are opaque addresses too, made the same way. */
+DLB_ADDRESS(dlb_channel*)
+DLB_ADDRESS(const dlb_channel*)
+DLB_TENSOR_OUT(dlb_channel)
 
 /* ---- DLDevice and DLDataType by value ------------------------------------------------------ */
 /* The packing is dlbx_pack.h's (generators/swig/native), shared with every native file. */
@@ -283,6 +287,9 @@ DLB_OUT_I64(int64_t* out_count)
 DLB_OUT_U64(uint64_t* out)
 DLB_OUT_U64(uint64_t* out_bytes)
 DLB_OUT_U64(uint64_t* out_size)
+DLB_OUT_I32(int32_t* pid)
+DLB_SCALAR_OUT(uint32_t* uid, uint32_t, I32,
+    int32_t bits_ = (int32_t)value_; DLB_ARRAY_SET_I32($input, 1, &bits_))
 DLB_OUT_ADDRESS(void** out_data)
 DLB_OUT_ADDRESS(void** platform)
 DLB_OUT_ADDRESS(void** device)
@@ -304,15 +311,6 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %ignore dlb_exchange_allocator;
 %ignore dlb_tensor_wrap;
 %ignore dlb_tensor_wrap_buffer;
-/* Channels between processes reach the bindings with their own typemaps (not yet). */
-%ignore dlb_channel_listen;
-%ignore dlb_channel_accept;
-%ignore dlb_channel_connect;
-%ignore dlb_channel_allow_uid;
-%ignore dlb_channel_peer;
-%ignore dlb_channel_send;
-%ignore dlb_channel_receive;
-%ignore dlb_channel_close;
 /* Struct outputs: dlb_version_string gives the library version. */
 %ignore dlb_get_version;
 /* An output array sized by ndim, not by a capacity; the core applies it inside allocate. */
@@ -331,6 +329,11 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %newobject dlb_tensor_transpose;
 %newobject dlb_tensor_copy;
 %newobject dlb_tensor_copy_async;
+%newobject dlb_tensor_allocate_shareable;
+%newobject dlb_channel_listen;
+%newobject dlb_channel_accept;
+%newobject dlb_channel_connect;
+%newobject dlb_channel_receive;
 
 /* ---- the headers ---------------------------------------------------------------------------- */
 #define DLB_API

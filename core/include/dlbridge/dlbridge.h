@@ -133,8 +133,10 @@ typedef struct dlb_error {
  * gets there. Defined here so that every binding reports it in the same words. */
 #define DLB_STRIDES_LENGTH_MESSAGE "strides must have one value per extent"
 
-/* The message of DLB_ERR_CLOSED, in every binding. */
+/* The message of DLB_ERR_CLOSED, in every binding: for a tensor, and for a channel (see
+ * "Sharing tensors across processes"). */
 #define DLB_CLOSED_MESSAGE "the tensor is closed"
+#define DLB_CHANNEL_CLOSED_MESSAGE "the channel is closed"
 
 /* The name of a status code ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN" for a value that is not
  * one. The string is static; do not free. */

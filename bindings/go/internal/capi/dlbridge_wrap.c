@@ -2911,6 +2911,267 @@ intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(long long _swig_go_0) 
 }
 
 
+long long _wrap_dlb_channel_listen_capi_9f183fb045c69652(_gostring_ _swig_go_0) {
+  char *arg1 = (char *) 0 ;
+  dlb_channel **arg2 = (dlb_channel **) 0 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_channel *out_tmp2 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg2 = &out_tmp2;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  
+  if (_swig_go_0.n < 1 || _swig_go_0.p[_swig_go_0.n - 1] != '\0') {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "a string argument must end with a NUL byte");
+    return _swig_go_result;
+  }
+  arg1 = (char *)_swig_go_0.p;
+  
+  
+  result = (dlb_status)dlb_channel_listen((char const *)arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg2;
+  
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_accept_capi_9f183fb045c69652(long long _swig_go_0) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  dlb_channel **arg2 = (dlb_channel **) 0 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_channel *out_tmp2 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg2 = &out_tmp2;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  result = (dlb_status)dlb_channel_accept(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg2;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_connect_capi_9f183fb045c69652(_gostring_ _swig_go_0) {
+  char *arg1 = (char *) 0 ;
+  dlb_channel **arg2 = (dlb_channel **) 0 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_channel *out_tmp2 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg2 = &out_tmp2;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  
+  if (_swig_go_0.n < 1 || _swig_go_0.p[_swig_go_0.n - 1] != '\0') {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "a string argument must end with a NUL byte");
+    return _swig_go_result;
+  }
+  arg1 = (char *)_swig_go_0.p;
+  
+  
+  result = (dlb_status)dlb_channel_connect((char const *)arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg2;
+  
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  uint32_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_allow_uid(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_peer_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  int32_t *arg2 = (int32_t *) 0 ;
+  uint32_t *arg3 = (uint32_t *) 0 ;
+  dlb_error *arg4 = (dlb_error *) 0 ;
+  int32_t value_tmp2 ;
+  uint32_t value_tmp3 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg4 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  if (DLB_ARRAY_LENGTH(_swig_go_1) < 1) {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    return _swig_go_result;
+  }
+  memset(&value_tmp2, 0, sizeof value_tmp2);
+  arg2 = &value_tmp2;
+  
+  
+  if (DLB_ARRAY_LENGTH(_swig_go_2) < 1) {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    return _swig_go_result;
+  }
+  memset(&value_tmp3, 0, sizeof value_tmp3);
+  arg3 = &value_tmp3;
+  
+  
+  result = (dlb_status)dlb_channel_peer((struct dlb_channel const *)arg1,arg2,arg3,arg4);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  {
+    int32_t value_ = *arg2;
+    DLB_ARRAY_SET_I32(_swig_go_1, 1, &value_);
+  }
+  
+  
+  {
+    uint32_t value_ = *arg3;
+    int32_t bits_ = (int32_t)value_; DLB_ARRAY_SET_I32(_swig_go_2, 1, &bits_);
+  }
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_send_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
+  uint32_t arg3 ;
+  dlb_error *arg4 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg4 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  arg2 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_1; 
+  arg3 = (uint32_t)_swig_go_2; 
+  
+  result = (dlb_status)dlb_channel_send(arg1,(struct DLManagedTensorVersioned const *)arg2,arg3,arg4);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_receive_capi_9f183fb045c69652(long long _swig_go_0) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  DLManagedTensorVersioned *out_tmp2 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg2 = &out_tmp2;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  result = (dlb_status)dlb_channel_receive(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg2;
+  
+  return _swig_go_result;
+}
+
+
+void _wrap_dlb_channel_close_capi_9f183fb045c69652(long long _swig_go_0) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  dlb_channel_close(arg1);
+  
+}
+
+
 long long _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;

@@ -21,6 +21,7 @@ pub const DLB_ERR_CLOSED: i32 = 10;
 pub const DLB_ERROR_MESSAGE_SIZE: i32 = 512;
 pub const DLB_STRIDES_LENGTH_MESSAGE: &[u8; 39usize] = b"strides must have one value per extent\0";
 pub const DLB_CLOSED_MESSAGE: &[u8; 21usize] = b"the tensor is closed\0";
+pub const DLB_CHANNEL_CLOSED_MESSAGE: &[u8; 22usize] = b"the channel is closed\0";
 pub const DLB_DTYPE_NAME_SIZE: i32 = 40;
 pub const DLB_DEVICE_NAME_SIZE: i32 = 48;
 pub const DLB_CPU_ALIGNMENT: i32 = 256;

@@ -1,0 +1,167 @@
+package dlbridge
+
+import (
+	"sync"
+
+	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
+)
+
+// Tensors across processes without copying (docs/ipc.md): shareable memory, and channels over a
+// Unix domain socket that pass it with its file descriptor. Every check and message is the
+// core's (dlb_channel_*); this file maps them onto Go's net-like shapes.
+
+// AllocateShareable allocates a compact, zero-filled tensor in memory another process can map
+// (a sealed memfd; dlb_tensor_allocate_shareable). Only CPU memory for now.
+// Ownership: the caller owns the new tensor (Close it); on error nothing is allocated.
+func AllocateShareable(dev Device, dt DType, shape ...int64) (*Tensor, error) {
+	return fromResult(capi.Dlb_tensor_allocate_shareable(dev.packed(), dt.packed(),
+		shapeArg(copyOf(shape)), nil, 0))
+}
+
+// IsShareable reports whether the tensor's memory can be sent on a Channel without a copy:
+// allocated with AllocateShareable, received from a channel, or a view or share of one of those.
+func (t *Tensor) IsShareable() (bool, error) {
+	var shareable bool
+	err := t.use(func(addr int64) error {
+		shareable = capi.Dlb_tensor_is_shareable(addr) != 0
+		return nil
+	})
+	return shareable, err
+}
+
+// channelHandle is a listener's or a channel's C handle, closed once.
+type channelHandle struct {
+	mu   sync.Mutex
+	addr int64 // 0 once closed
+}
+
+// ErrChannelClosed is the error of a Listener or Channel used after Close (StatusClosed).
+var ErrChannelClosed = &Error{Status: StatusClosed, Message: capi.DLB_CHANNEL_CLOSED_MESSAGE}
+
+func (h *channelHandle) get() (int64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.addr == 0 {
+		return 0, ErrChannelClosed
+	}
+	return h.addr, nil
+}
+
+func (h *channelHandle) close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.addr != 0 {
+		capi.Dlb_channel_close(h.addr)
+		h.addr = 0
+	}
+	return nil
+}
+
+// Listener accepts connections from other processes on a Unix domain socket (dlb_channel_listen):
+// the socket is created with mode 0600 in a folder only this user can enter. Close removes the
+// socket file. Safe for one goroutine at a time; Close from any goroutine.
+type Listener struct{ h channelHandle }
+
+// Channel is one end of a connection between two processes. Close it when done; tensors
+// received stay valid. Send and Receive may not run concurrently on one Channel.
+type Channel struct{ h channelHandle }
+
+// Listen listens at path (see Listener).
+func Listen(path string) (*Listener, error) {
+	addr, err := check(capi.Dlb_channel_listen(path))
+	if err != nil {
+		return nil, err
+	}
+	return &Listener{channelHandle{addr: addr}}, nil
+}
+
+// Accept waits for the next connection. A peer running as another user is refused unless
+// allowed with AllowUID.
+func (l *Listener) Accept() (*Channel, error) {
+	addr, err := l.h.get()
+	if err != nil {
+		return nil, err
+	}
+	c, err := check(capi.Dlb_channel_accept(addr))
+	if err != nil {
+		return nil, err
+	}
+	return &Channel{channelHandle{addr: c}}, nil
+}
+
+// AllowUID accepts peers running as uid from now on (the caller's own uid always is).
+func (l *Listener) AllowUID(uid uint32) error {
+	addr, err := l.h.get()
+	if err != nil {
+		return err
+	}
+	_, err = check(capi.Dlb_channel_allow_uid(addr, uint(uid)))
+	return err
+}
+
+// Close stops listening and removes the socket file; a second Close does nothing.
+func (l *Listener) Close() error { return l.h.close() }
+
+// Dial connects to a Listener at path; its process must run as this user.
+func Dial(path string) (*Channel, error) {
+	addr, err := check(capi.Dlb_channel_connect(path))
+	if err != nil {
+		return nil, err
+	}
+	return &Channel{channelHandle{addr: addr}}, nil
+}
+
+func (c *Channel) send(t *Tensor, options uint) error {
+	addr, err := c.h.get()
+	if err != nil {
+		return err
+	}
+	return t.use(func(tensor int64) error {
+		_, err := check(capi.Dlb_channel_send(addr, tensor, options))
+		return err
+	})
+}
+
+// Send sends t without copying: its memory must be shareable. The peer sees writes made
+// through t afterwards, and t sees the peer's. t stays the caller's.
+func (c *Channel) Send(t *Tensor) error { return c.send(t, 0) }
+
+// SendCopy sends t, first copying it into new shareable memory when it is not shareable
+// (DLB_SEND_COPY): the peer's tensor then carries IS_COPIED and is its own.
+func (c *Channel) SendCopy(t *Tensor) error { return c.send(t, uint(capi.DLB_SEND_COPY)) }
+
+// Receive waits for the next tensor from the peer; everything that arrives is checked before it
+// is mapped. The caller owns the tensor (Close it).
+func (c *Channel) Receive() (*Tensor, error) {
+	addr, err := c.h.get()
+	if err != nil {
+		return nil, err
+	}
+	return fromResult(capi.Dlb_channel_receive(addr))
+}
+
+// Peer returns the peer's process id and user id, as the kernel reported them at connection.
+func (c *Channel) Peer() (pid int32, uid uint32, err error) {
+	addr, err := c.h.get()
+	if err != nil {
+		return 0, 0, err
+	}
+	pids, uids := make([]int32, 1), make([]int32, 1)
+	if _, err := check(capi.Dlb_channel_peer(addr, pids, uids)); err != nil {
+		return 0, 0, err
+	}
+	return pids[0], uint32(uids[0]), nil
+}
+
+// AllowUID accepts a peer running as uid too, for the tensors received from now on.
+func (c *Channel) AllowUID(uid uint32) error {
+	addr, err := c.h.get()
+	if err != nil {
+		return err
+	}
+	_, err = check(capi.Dlb_channel_allow_uid(addr, uint(uid)))
+	return err
+}
+
+// Close closes the connection; a second Close does nothing.
+func (c *Channel) Close() error { return c.h.close() }
