@@ -49,10 +49,11 @@ func (e *Error) Error() string {
 }
 
 // Is reports whether target is the sentinel of e's status (ErrReadOnly, ...), so that
-// errors.Is(err, dlbridge.ErrReadOnly) holds for every READ_ONLY failure.
+// errors.Is(err, dlbridge.ErrReadOnly) holds for every READ_ONLY failure, or an error with the
+// same status and message (ErrChannelClosed, whichever side of the core reported it).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Message == "" && t.Status == e.Status
+	return ok && t.Status == e.Status && (t.Message == "" || t.Message == e.Message)
 }
 
 // Sentinels for errors.Is, one per status. They carry no message.

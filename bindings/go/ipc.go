@@ -29,41 +29,68 @@ func (t *Tensor) IsShareable() (bool, error) {
 	return shareable, err
 }
 
-// channelHandle is a listener's or a channel's C handle, closed once.
+// channelHandle is a listener's or a channel's C handle. Close may come from any goroutine while
+// another is blocked in Accept or Receive: it shuts the channel down (dlb_channel_shutdown wakes
+// the blocked call, which then fails with ErrChannelClosed) and the handle is freed when the last
+// call in progress returns, never under one.
 type channelHandle struct {
-	mu   sync.Mutex
-	addr int64 // 0 once closed
+	mu      sync.Mutex
+	addr    int64 // 0 once freed
+	calls   int   // calls in progress
+	closing bool
 }
 
 // ErrChannelClosed is the error of a Listener or Channel used after Close (StatusClosed).
 var ErrChannelClosed = &Error{Status: StatusClosed, Message: capi.DLB_CHANNEL_CLOSED_MESSAGE}
 
-func (h *channelHandle) get() (int64, error) {
+// use runs f with the handle, counted as a call in progress.
+func (h *channelHandle) use(f func(addr int64) error) error {
+	h.mu.Lock()
+	if h.closing {
+		h.mu.Unlock()
+		return ErrChannelClosed
+	}
+	h.calls++
+	addr := h.addr
+	h.mu.Unlock()
+	defer h.leave()
+	return f(addr)
+}
+
+func (h *channelHandle) leave() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.addr == 0 {
-		return 0, ErrChannelClosed
+	h.calls--
+	h.freeIfIdle()
+}
+
+func (h *channelHandle) freeIfIdle() {
+	if h.closing && h.calls == 0 && h.addr != 0 {
+		capi.Dlb_channel_close(h.addr)
+		h.addr = 0
 	}
-	return h.addr, nil
 }
 
 func (h *channelHandle) close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.addr != 0 {
-		capi.Dlb_channel_close(h.addr)
-		h.addr = 0
+	if !h.closing {
+		h.closing = true
+		capi.Dlb_channel_shutdown(h.addr)
+		h.freeIfIdle()
 	}
 	return nil
 }
 
 // Listener accepts connections from other processes on a Unix domain socket (dlb_channel_listen):
 // the socket is created with mode 0600 in a folder only this user can enter. Close removes the
-// socket file. Safe for one goroutine at a time; Close from any goroutine.
+// socket file. Safe for one goroutine at a time; Close from any goroutine, also one blocked in
+// Accept (which then returns ErrChannelClosed).
 type Listener struct{ h channelHandle }
 
 // Channel is one end of a connection between two processes. Close it when done; tensors
-// received stay valid. Send and Receive may not run concurrently on one Channel.
+// received stay valid. Send and Receive may not run concurrently on one Channel; Close may, from
+// any goroutine: a blocked Receive then returns ErrChannelClosed.
 type Channel struct{ h channelHandle }
 
 // Listen listens at path (see Listener).
@@ -78,11 +105,11 @@ func Listen(path string) (*Listener, error) {
 // Accept waits for the next connection. A peer running as another user is refused unless
 // allowed with AllowUID.
 func (l *Listener) Accept() (*Channel, error) {
-	addr, err := l.h.get()
-	if err != nil {
-		return nil, err
-	}
-	c, err := check(capi.Dlb_channel_accept(addr))
+	var c int64
+	err := l.h.use(func(addr int64) (err error) {
+		c, err = check(capi.Dlb_channel_accept(addr))
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +117,13 @@ func (l *Listener) Accept() (*Channel, error) {
 }
 
 // AllowUID accepts peers running as uid from now on (the caller's own uid always is).
-func (l *Listener) AllowUID(uid uint32) error {
-	addr, err := l.h.get()
-	if err != nil {
+func (l *Listener) AllowUID(uid uint32) error { return l.h.allowUID(uid) }
+
+func (h *channelHandle) allowUID(uid uint32) error {
+	return h.use(func(addr int64) error {
+		_, err := check(capi.Dlb_channel_allow_uid(addr, uint(uid)))
 		return err
-	}
-	_, err = check(capi.Dlb_channel_allow_uid(addr, uint(uid)))
-	return err
+	})
 }
 
 // Close stops listening and removes the socket file; a second Close does nothing.
@@ -112,13 +139,11 @@ func Dial(path string) (*Channel, error) {
 }
 
 func (c *Channel) send(t *Tensor, options uint) error {
-	addr, err := c.h.get()
-	if err != nil {
-		return err
-	}
-	return t.use(func(tensor int64) error {
-		_, err := check(capi.Dlb_channel_send(addr, tensor, options))
-		return err
+	return c.h.use(func(addr int64) error {
+		return t.use(func(tensor int64) error {
+			_, err := check(capi.Dlb_channel_send(addr, tensor, options))
+			return err
+		})
 	})
 }
 
@@ -132,36 +157,29 @@ func (c *Channel) SendCopy(t *Tensor) error { return c.send(t, uint(capi.DLB_SEN
 
 // Receive waits for the next tensor from the peer; everything that arrives is checked before it
 // is mapped. The caller owns the tensor (Close it).
-func (c *Channel) Receive() (*Tensor, error) {
-	addr, err := c.h.get()
-	if err != nil {
-		return nil, err
-	}
-	return fromResult(capi.Dlb_channel_receive(addr))
+func (c *Channel) Receive() (t *Tensor, err error) {
+	err = c.h.use(func(addr int64) (err error) {
+		t, err = fromResult(capi.Dlb_channel_receive(addr))
+		return err
+	})
+	return t, err
 }
 
 // Peer returns the peer's process id and user id, as the kernel reported them at connection.
 func (c *Channel) Peer() (pid int32, uid uint32, err error) {
-	addr, err := c.h.get()
-	if err != nil {
-		return 0, 0, err
-	}
 	pids, uids := make([]int32, 1), make([]int32, 1)
-	if _, err := check(capi.Dlb_channel_peer(addr, pids, uids)); err != nil {
+	err = c.h.use(func(addr int64) error {
+		_, err := check(capi.Dlb_channel_peer(addr, pids, uids))
+		return err
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	return pids[0], uint32(uids[0]), nil
 }
 
 // AllowUID accepts a peer running as uid too, for the tensors received from now on.
-func (c *Channel) AllowUID(uid uint32) error {
-	addr, err := c.h.get()
-	if err != nil {
-		return err
-	}
-	_, err = check(capi.Dlb_channel_allow_uid(addr, uint(uid)))
-	return err
-}
+func (c *Channel) AllowUID(uid uint32) error { return c.h.allowUID(uid) }
 
 // Close closes the connection; a second Close does nothing.
 func (c *Channel) Close() error { return c.h.close() }

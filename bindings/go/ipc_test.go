@@ -1,10 +1,12 @@
 package dlbridge_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	dlbridge "github.com/dlbridge/dlbridge/bindings/go"
 )
@@ -103,4 +105,41 @@ func TestTensorsCrossProcesses(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
 	}
+}
+
+// Close from another goroutine wakes a Receive and an Accept that are blocked: both return
+// ErrChannelClosed, and the handles are freed once they have returned.
+func TestCloseWakesBlockedCalls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sock", "channel.sock")
+	l, err := dlbridge.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := dlbridge.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	received, accepted := make(chan error), make(chan error)
+	go func() {
+		_, err := server.Receive()
+		received <- err
+	}()
+	go func() {
+		_, err := l.Accept()
+		accepted <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // both block (nothing is sent, nobody dials); late is fine too
+	server.Close()
+	l.Close()
+	for _, err := range []error{<-received, <-accepted} {
+		if !errors.Is(err, dlbridge.ErrChannelClosed) {
+			t.Errorf("a blocked call after Close: %v, want %v", err, dlbridge.ErrChannelClosed)
+		}
+	}
+	wantError(t, l.AllowUID(1), dlbridge.StatusClosed, "the channel is closed")
 }

@@ -82,6 +82,7 @@ int wrap_segment(int fd, void* base, uint64_t size, bool exposed, DLTensor* desc
 struct dlb_channel {
   int fd;
   bool listener;
+  std::atomic<bool> shut;  // dlb_channel_shutdown was called: every call fails CLOSED
   pid_t peer_pid;
   uid_t peer_uid;
   int nallowed;
@@ -90,6 +91,15 @@ struct dlb_channel {
 };
 
 namespace {
+
+// A channel shut down (dlb_channel_shutdown) fails every call with DLB_ERR_CLOSED, also the ones
+// it woke: their own error (EINVAL from accept, end of stream from recvmsg) is its consequence.
+bool is_shut(const dlb_channel* channel) {
+  return channel->shut.load(std::memory_order_acquire);
+}
+int fail_shut(dlb_error* error) {
+  return dlb::fail(error, DLB_ERR_CLOSED, "%s", DLB_CHANNEL_CLOSED_MESSAGE);
+}
 
 dlb_channel* new_channel(int fd, bool listener) {
   auto* channel = static_cast<dlb_channel*>(std::calloc(1, sizeof(dlb_channel)));
@@ -387,11 +397,12 @@ DLB_API dlb_status dlb_channel_accept(dlb_channel* listener, dlb_channel** out, 
   if (listener == nullptr || !listener->listener) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "the channel is not a listener");
   }
+  if (is_shut(listener)) return fail_shut(error);
   int fd;
   do {
     fd = accept4(listener->fd, nullptr, nullptr, SOCK_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return os_error(error, DLB_ERR_DEVICE, "accept");
+  if (fd < 0) return is_shut(listener) ? fail_shut(error) : os_error(error, DLB_ERR_DEVICE, "accept");
   dlb_channel* channel = new_channel(fd, false);
   if (channel == nullptr) {
     close(fd);
@@ -438,6 +449,7 @@ DLB_API dlb_status dlb_channel_connect(const char* path, dlb_channel** out, dlb_
 
 DLB_API dlb_status dlb_channel_allow_uid(dlb_channel* channel, uint32_t uid, dlb_error* error) {
   if (channel == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
   if (allowed(channel, uid)) return DLB_OK;
   const int capacity = static_cast<int>(sizeof channel->allowed / sizeof channel->allowed[0]);
   if (channel->nallowed == capacity) {
@@ -453,6 +465,7 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
   if (pid != nullptr) *pid = 0;
   if (uid != nullptr) *uid = 0;
   if (channel == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
   if (channel->listener) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener has no peer");
   }
@@ -464,6 +477,7 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
 DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
                                     uint32_t options, dlb_error* error) {
   if (channel == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
   if (channel->listener) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener cannot send: accept a connection");
   }
@@ -516,7 +530,8 @@ DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorV
   segment->exposed.store(true, std::memory_order_release);
   dlb_tensor_get_shape(&t, DLB_MAX_NDIM, wire.shape, nullptr);
   dlb_tensor_get_strides(&t, DLB_MAX_NDIM, wire.strides, nullptr);
-  return send_all(channel->fd, &wire, sizeof wire, segment->fd, error);
+  status = send_all(channel->fd, &wire, sizeof wire, segment->fd, error);
+  return status != DLB_OK && is_shut(channel) ? fail_shut(error) : status;
 }
 
 DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,
@@ -524,13 +539,14 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   if (channel == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
   if (channel->listener) {
     return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener cannot receive: accept a connection");
   }
   Wire wire;
   int fd = -1, fds = 0;
   int status = receive_wire(channel->fd, &wire, &fd, &fds, error);
-  if (status != DLB_OK) return status;
+  if (status != DLB_OK) return is_shut(channel) ? fail_shut(error) : status;
   if (!allowed(channel, channel->peer_uid)) {
     return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
                            "the peer runs as uid %u, which this channel does not accept",
@@ -605,6 +621,14 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   return wrap_segment(fd, base, wire.segment_size, exposed, &desc, wire.flags, out, error);
 }
 
+DLB_API void dlb_channel_shutdown(dlb_channel* channel) {
+  if (channel == nullptr || channel->shut.exchange(true, std::memory_order_acq_rel)) return;
+  // Wakes a blocked accept (EINVAL on a listening socket) or recvmsg (end of stream) and makes a
+  // blocked sendmsg fail; the descriptor stays open until dlb_channel_close, so no other thread
+  // can be handed a reused descriptor number.
+  shutdown(channel->fd, SHUT_RDWR);
+}
+
 DLB_API void dlb_channel_close(dlb_channel* channel) {
   if (channel == nullptr) return;
   close(channel->fd);
@@ -665,6 +689,7 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel*, DLManagedTensorVersioned** 
   if (out != nullptr) *out = nullptr;
   return unsupported(error);
 }
+DLB_API void dlb_channel_shutdown(dlb_channel*) {}
 DLB_API void dlb_channel_close(dlb_channel*) {}
 }  // extern "C"
 

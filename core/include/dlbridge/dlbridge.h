@@ -801,7 +801,8 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dty
 DLB_API int dlb_tensor_is_shareable(const DLManagedTensorVersioned* tensor);
 
 /* A channel: one end of a connection between two processes, or a listener that accepts them.
- * Safe to use from one thread at a time; different channels from any threads. */
+ * Safe to use from one thread at a time; different channels from any threads. The exception is
+ * dlb_channel_shutdown, which any thread may call at any time (to stop a blocked receive). */
 typedef struct dlb_channel dlb_channel;
 
 /* Listens at `path`, a Unix domain socket the call creates with mode 0600. Its folder must be
@@ -856,8 +857,15 @@ DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorV
 DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,
                                        dlb_error* error);
 
-/* Closes a channel (a listener also removes its socket file). NULL is a no-op. Tensors already
- * received stay valid. */
+/* Shuts a channel down without freeing it: a call blocked on it (accept, receive, send) returns,
+ * and that call and every later one but dlb_channel_close fail with DLB_ERR_CLOSED and
+ * DLB_CHANNEL_CLOSED_MESSAGE. The one function that may run concurrently with other calls on the
+ * same channel: a binding's close from another thread shuts down, then calls dlb_channel_close
+ * once no call is in progress. A second call, or NULL, is a no-op. */
+DLB_API void dlb_channel_shutdown(dlb_channel* channel);
+
+/* Closes a channel (a listener also removes its socket file) and frees it; no call on it may be
+ * in progress (see dlb_channel_shutdown). NULL is a no-op. Tensors already received stay valid. */
 DLB_API void dlb_channel_close(dlb_channel* channel);
 
 #ifdef __cplusplus

@@ -212,16 +212,16 @@ typedef long long swig_type_179;
 typedef long long swig_type_180;
 typedef long long swig_type_181;
 typedef long long swig_type_182;
-typedef _goslice_ swig_type_183;
+typedef long long swig_type_183;
 typedef _goslice_ swig_type_184;
-typedef long long swig_type_185;
+typedef _goslice_ swig_type_185;
 typedef long long swig_type_186;
 typedef long long swig_type_187;
 typedef long long swig_type_188;
 typedef long long swig_type_189;
 typedef long long swig_type_190;
-typedef _goslice_ swig_type_191;
-typedef long long swig_type_192;
+typedef long long swig_type_191;
+typedef _goslice_ swig_type_192;
 typedef long long swig_type_193;
 typedef long long swig_type_194;
 typedef long long swig_type_195;
@@ -244,6 +244,7 @@ typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
 typedef long long swig_type_214;
+typedef long long swig_type_215;
 extern void _wrap_Swig_free_capi_9f183fb045c69652(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_9f183fb045c69652(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(swig_type_1 arg1);
@@ -364,16 +365,17 @@ extern swig_type_168 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type
 extern swig_type_170 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_171 arg1, swig_type_172 arg2, swig_type_173 arg3);
 extern swig_type_174 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_175 arg1, swig_type_176 arg2, swig_intgo arg3);
 extern swig_type_177 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_178 arg1);
-extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_179 arg1);
-extern swig_type_180 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_181 arg1, swig_type_182 arg2, swig_type_183 arg3, swig_type_184 arg4, swig_type_185 arg5, swig_intgo arg6, swig_type_186 arg7, swig_type_187 arg8, swig_type_188 arg9);
-extern swig_type_189 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_190 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_191 arg1);
-extern swig_type_192 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_193 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_194 arg1);
-extern swig_type_195 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_196 arg1);
-extern swig_type_197 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_198 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_199 arg4, swig_type_200 arg5, swig_type_201 arg6, swig_type_202 arg7, swig_type_203 arg8);
-extern swig_type_204 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_205 arg1, swig_type_206 arg2, swig_intgo arg3, swig_type_207 arg4, swig_type_208 arg5, swig_type_209 arg6, swig_type_210 arg7, swig_type_211 arg8, swig_intgo arg9, swig_type_212 arg10, swig_type_213 arg11, swig_type_214 arg12);
+extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_179 arg1);
+extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_180 arg1);
+extern swig_type_181 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_182 arg1, swig_type_183 arg2, swig_type_184 arg3, swig_type_185 arg4, swig_type_186 arg5, swig_intgo arg6, swig_type_187 arg7, swig_type_188 arg8, swig_type_189 arg9);
+extern swig_type_190 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_191 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_192 arg1);
+extern swig_type_193 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_194 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_195 arg1);
+extern swig_type_196 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_197 arg1);
+extern swig_type_198 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_199 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_200 arg4, swig_type_201 arg5, swig_type_202 arg6, swig_type_203 arg7, swig_type_204 arg8);
+extern swig_type_205 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_206 arg1, swig_type_207 arg2, swig_intgo arg3, swig_type_208 arg4, swig_type_209 arg5, swig_type_210 arg6, swig_type_211 arg7, swig_type_212 arg8, swig_intgo arg9, swig_type_213 arg10, swig_type_214 arg11, swig_type_215 arg12);
 #undef intgo
 */
 import "C"
@@ -1527,9 +1529,14 @@ func Dlb_channel_receive(arg1 int64) (_swig_ret int64) {
 	return swig_r
 }
 
+func Dlb_channel_shutdown(arg1 int64) {
+	_swig_i_0 := arg1
+	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_179(_swig_i_0))
+}
+
 func Dlb_channel_close(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_179(_swig_i_0))
+	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_180(_swig_i_0))
 }
 
 func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 int64, arg6 int, arg7 uint64, arg8 uint64, arg9 int64) (_swig_ret int64) {
@@ -1543,7 +1550,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_181(_swig_i_0), C.swig_type_182(_swig_i_1), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_3)), C.swig_type_185(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_186(_swig_i_6), C.swig_type_187(_swig_i_7), C.swig_type_188(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_182(_swig_i_0), C.swig_type_183(_swig_i_1), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_3)), C.swig_type_186(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_187(_swig_i_6), C.swig_type_188(_swig_i_7), C.swig_type_189(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1556,14 +1563,14 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_190(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_191(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_191)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_192)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1579,21 +1586,21 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_193(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_194(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_194(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_195(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_196(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_197(_swig_i_0)))
 	return swig_r
 }
 
@@ -1609,7 +1616,7 @@ func Dlbx_go_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, arg5 i
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_198(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_199(_swig_i_3), C.swig_type_200(_swig_i_4), C.swig_type_201(_swig_i_5), C.swig_type_202(_swig_i_6), C.swig_type_203(_swig_i_7)))
+	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_199(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_200(_swig_i_3), C.swig_type_201(_swig_i_4), C.swig_type_202(_swig_i_5), C.swig_type_203(_swig_i_6), C.swig_type_204(_swig_i_7)))
 	return swig_r
 }
 
@@ -1627,6 +1634,6 @@ func Dlbx_go_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg5 in
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_205(_swig_i_0), C.swig_type_206(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_207(_swig_i_3), C.swig_type_208(_swig_i_4), C.swig_type_209(_swig_i_5), C.swig_type_210(_swig_i_6), C.swig_type_211(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_212(_swig_i_9), C.swig_type_213(_swig_i_10), C.swig_type_214(_swig_i_11)))
+	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_206(_swig_i_0), C.swig_type_207(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_208(_swig_i_3), C.swig_type_209(_swig_i_4), C.swig_type_210(_swig_i_5), C.swig_type_211(_swig_i_6), C.swig_type_212(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_213(_swig_i_9), C.swig_type_214(_swig_i_10), C.swig_type_215(_swig_i_11)))
 	return swig_r
 }

@@ -3162,6 +3162,16 @@ long long _wrap_dlb_channel_receive_capi_9f183fb045c69652(long long _swig_go_0) 
 }
 
 
+void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(long long _swig_go_0) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  dlb_channel_shutdown(arg1);
+  
+}
+
+
 void _wrap_dlb_channel_close_capi_9f183fb045c69652(long long _swig_go_0) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   

@@ -778,5 +778,8 @@ extern "C" {
     ) -> dlb_status;
 }
 extern "C" {
+    pub fn dlb_channel_shutdown(channel: *mut dlb_channel);
+}
+extern "C" {
     pub fn dlb_channel_close(channel: *mut dlb_channel);
 }
