@@ -65,14 +65,16 @@ namespace DLBridge {
   }
 
   /// <summary>A tensor used after Dispose or after an export (DLB_ERR_CLOSED, the message every
-  /// binding gives: DLB_CLOSED_MESSAGE): an ObjectDisposedException whose ObjectName is
-  /// "Tensor" and whose Message is the core's text alone.</summary>
+  /// binding gives: DLB_CLOSED_MESSAGE), or a Listener or Channel after Dispose
+  /// (DLB_CHANNEL_CLOSED_MESSAGE): an ObjectDisposedException whose ObjectName is "Tensor" or
+  /// "Channel" and whose Message is the core's text alone.</summary>
   public sealed class DLPackClosedException : ObjectDisposedException, IDLPackError {
     private readonly string message;
 
     public int Status { get; }
 
-    public DLPackClosedException(int status, string message) : base("Tensor", message) {
+    public DLPackClosedException(int status, string message)
+        : base(message == DLBridgeNative.DLB_CHANNEL_CLOSED_MESSAGE ? "Channel" : "Tensor", message) {
       Status = status;
       this.message = message;
     }
@@ -101,6 +103,11 @@ namespace DLBridge {
     /// <summary>A tensor used after Dispose or an export.</summary>
     internal static DLPackClosedException Closed() {
       return new DLPackClosedException(DLBridgeNative.DLB_ERR_CLOSED, DLBridgeNative.DLB_CLOSED_MESSAGE);
+    }
+
+    /// <summary>A Listener or Channel used after Dispose.</summary>
+    internal static DLPackClosedException ChannelClosed() {
+      return new DLPackClosedException(DLBridgeNative.DLB_ERR_CLOSED, DLBridgeNative.DLB_CHANNEL_CLOSED_MESSAGE);
     }
 
     /// <summary>An argument the binding refuses before calling C, for a reason of its own

@@ -1,0 +1,217 @@
+// Channel.cs - tensors across processes without copying (docs/ipc.md): shareable memory, and
+// channels over a Unix domain socket that pass it with its file descriptor. Every check and
+// message is the core's (dlb_channel_*); this file gives them .NET's shapes (IDisposable, a
+// listener that accepts, exceptions).
+using System;
+using System.Runtime.InteropServices;
+using System.Threading;
+
+namespace DLBridge {
+  public sealed partial class Tensor {
+    /// <summary>Allocates a compact, zero-filled tensor in memory another process can map (a
+    /// sealed memfd; dlb_tensor_allocate_shareable), to send on a <see cref="Channel"/> without
+    /// a copy. CPU only for now (other devices: DLB_ERR_UNSUPPORTED).
+    /// Ownership: the caller owns the new tensor; on error nothing is allocated.</summary>
+    public static Tensor AllocateShareable(Device device, DType dtype, params long[] shape) {
+      return new Tensor(DLBridgeNative.dlb_tensor_allocate_shareable(device.Packed, dtype.Packed,
+                                                                     shape, null, 0));
+    }
+
+    /// <summary>Whether this tensor's memory can be sent on a channel without a copy: allocated
+    /// with <see cref="AllocateShareable"/>, received from a channel, or a view or share of one
+    /// of those.</summary>
+    public bool IsShareable {
+      get {
+        long a = Enter();
+        try {
+          return DLBridgeNative.dlb_tensor_is_shareable(a) != 0;
+        } finally {
+          Exit();
+        }
+      }
+    }
+
+    // dlb_channel_send with this tensor borrowed for the call.
+    internal void SendOn(long channel, uint options) {
+      long a = Enter();
+      try {
+        DLBridgeNative.dlb_channel_send(channel, a, options);
+      } finally {
+        Exit();
+      }
+    }
+  }
+
+  /// <summary>A listener's or a channel's native handle. Every call holds a reference for its
+  /// duration (the SafeHandle's count), so the handle is freed when the last call returns, never
+  /// under one; Dispose first shuts the channel down (dlb_channel_shutdown), which wakes a call
+  /// blocked in Accept or Receive on another thread.</summary>
+  internal sealed class ChannelHandle : SafeHandle {
+    private int shut;
+
+    internal ChannelHandle(long address) : base(IntPtr.Zero, true) {
+      SetHandle(new IntPtr(address));
+    }
+
+    public override bool IsInvalid {
+      get { return handle == IntPtr.Zero; }
+    }
+
+    protected override bool ReleaseHandle() {
+      DLBridgeNative.dlb_channel_close(handle.ToInt64());
+      return true;
+    }
+
+    /// <summary>Runs <paramref name="call"/> with the native address, or throws
+    /// DLPackClosedException once disposed.</summary>
+    internal T Use<T>(Func<long, T> call) {
+      bool added = false;
+      try {
+        DangerousAddRef(ref added);
+      } catch (ObjectDisposedException) {
+        throw Errors.ChannelClosed();
+      }
+      try {
+        if (Volatile.Read(ref shut) != 0) throw Errors.ChannelClosed();
+        return call(handle.ToInt64());
+      } finally {
+        DangerousRelease();
+      }
+    }
+
+    internal void Shut() {
+      if (Interlocked.Exchange(ref shut, 1) != 0) return;
+      bool added = false;
+      try {
+        DangerousAddRef(ref added);
+      } catch (ObjectDisposedException) {
+        return;
+      }
+      try {
+        DLBridgeNative.dlb_channel_shutdown(handle.ToInt64());
+      } finally {
+        DangerousRelease();
+      }
+    }
+  }
+
+  /// <summary>
+  /// Accepts connections from other processes on a Unix domain socket (dlb_channel_listen): the
+  /// socket is created with mode 0600 in a folder only this user can enter (created when
+  /// missing). Dispose removes the socket file.
+  /// <para>One thread at a time may Accept; Dispose may come from any thread, also while another
+  /// is blocked in Accept, which then throws <see cref="DLPackClosedException"/> (status
+  /// DLB_ERR_CLOSED, "the channel is closed"), as every later call does.</para>
+  /// </summary>
+  public sealed class Listener : IDisposable {
+    private readonly ChannelHandle h;
+
+    private Listener(long address) {
+      h = new ChannelHandle(address);
+    }
+
+    /// <summary>Listens at <paramref name="path"/>. A stale socket left by a process that died
+    /// is replaced; a live one is refused.
+    /// Ownership: the caller owns the listener; on error nothing is created.</summary>
+    public static Listener Listen(string path) {
+      if (path == null) throw new ArgumentNullException("path");
+      return new Listener(DLBridgeNative.dlb_channel_listen(path));
+    }
+
+    /// <summary>Waits for the next connection. A peer running as another user is refused (its
+    /// connection closed, the listener stays usable) unless allowed with
+    /// <see cref="AllowUid"/>. Ownership: the caller owns the channel.</summary>
+    public Channel Accept() {
+      return new Channel(h.Use(a => DLBridgeNative.dlb_channel_accept(a)));
+    }
+
+    /// <summary>Accepts peers running as <paramref name="uid"/> too, on every connection accepted
+    /// from now on (the caller's own uid always is).</summary>
+    public void AllowUid(uint uid) {
+      h.Use(a => DLBridgeNative.dlb_channel_allow_uid(a, uid));
+    }
+
+    /// <summary>Stops listening and removes the socket file. Idempotent.</summary>
+    public void Dispose() {
+      h.Shut();
+      h.Dispose();
+    }
+  }
+
+  /// <summary>
+  /// One end of a connection between two processes. Tensors sent are borrowed for the call and
+  /// stay the caller's; tensors received are the caller's to dispose, and stay valid after the
+  /// channel is disposed.
+  /// <para>One thread at a time may Send or Receive; Dispose may come from any thread, also while
+  /// another is blocked in Receive, which then throws <see cref="DLPackClosedException"/> (status
+  /// DLB_ERR_CLOSED, "the channel is closed"), as every later call does.</para>
+  /// </summary>
+  public sealed class Channel : IDisposable {
+    private readonly ChannelHandle h;
+
+    internal Channel(long address) {
+      h = new ChannelHandle(address);
+    }
+
+    /// <summary>Connects to a <see cref="Listener"/> at <paramref name="path"/>; its process must
+    /// run as this user. Ownership: the caller owns the channel.</summary>
+    public static Channel Connect(string path) {
+      if (path == null) throw new ArgumentNullException("path");
+      return new Channel(DLBridgeNative.dlb_channel_connect(path));
+    }
+
+    /// <summary>Sends <paramref name="tensor"/> without copying: its memory must be shareable
+    /// (else DLB_ERR_UNSUPPORTED with the core's message). The peer sees writes made through the
+    /// tensor afterwards, and the tensor sees the peer's, unless it is READ_ONLY (then mapped
+    /// read-only there). The tensor stays the caller's.</summary>
+    public void Send(Tensor tensor) {
+      if (tensor == null) throw new ArgumentNullException("tensor");
+      h.Use(a => { tensor.SendOn(a, 0); return 0; });
+    }
+
+    /// <summary>Sends <paramref name="tensor"/>, first copying it into new shareable memory when
+    /// it is not shareable (DLB_SEND_COPY): the peer's tensor then carries IS_COPIED and is its
+    /// own.</summary>
+    public void SendCopy(Tensor tensor) {
+      if (tensor == null) throw new ArgumentNullException("tensor");
+      h.Use(a => { tensor.SendOn(a, DLBridgeNative.DLB_SEND_COPY); return 0; });
+    }
+
+    /// <summary>Waits for the next tensor from the peer. Everything that arrives is checked
+    /// before it is mapped (the core's checks and messages). The peer closing the channel is
+    /// DLB_ERR_DEVICE, "the peer closed the channel".
+    /// Ownership: the caller owns the tensor (disposing it unmaps the memory).</summary>
+    public Tensor Receive() {
+      return new Tensor(h.Use(a => DLBridgeNative.dlb_channel_receive(a)));
+    }
+
+    /// <summary>The peer's process id, as the kernel reported it at connection.</summary>
+    public int PeerPid {
+      get { return Peer()[0]; }
+    }
+
+    /// <summary>The peer's user id, as the kernel reported it at connection.</summary>
+    public uint PeerUid {
+      get { return unchecked((uint)Peer()[1]); }
+    }
+
+    private int[] Peer() {
+      int[] pid = new int[1], uid = new int[1];
+      h.Use(a => DLBridgeNative.dlb_channel_peer(a, pid, uid));
+      return new[] { pid[0], uid[0] };
+    }
+
+    /// <summary>Accepts a peer running as <paramref name="uid"/> too, for the tensors received
+    /// from now on.</summary>
+    public void AllowUid(uint uid) {
+      h.Use(a => DLBridgeNative.dlb_channel_allow_uid(a, uid));
+    }
+
+    /// <summary>Closes the connection (the peer's Receive then fails with "the peer closed the
+    /// channel"). Idempotent.</summary>
+    public void Dispose() {
+      h.Shut();
+      h.Dispose();
+    }
+  }
+}
