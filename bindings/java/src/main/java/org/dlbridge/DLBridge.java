@@ -23,11 +23,21 @@ public final class DLBridge {
     return DLBridgeNative.dlb_tensor_live_count();
   }
 
+  /** True when {@code call} returns, false when it throws a DLPackException. */
+  private static boolean succeeds(Runnable call) {
+    try {
+      call.run();
+      return true;
+    } catch (DLPackException e) {
+      return false;
+    }
+  }
+
   // ---- CUDA ------------------------------------------------------------------------------
 
   /** True when CUDA work can run here (built with CUDA, a driver, at least one device). */
   public static boolean cudaIsAvailable() {
-    return DLPackException.succeeds(DLBridgeNative::dlb_cuda_is_available);
+    return succeeds(DLBridgeNative::dlb_cuda_is_available);
   }
 
   /**
@@ -70,7 +80,7 @@ public final class DLBridge {
 
   /** True when an OpenCL platform with at least one device was found. */
   public static boolean openclIsAvailable() {
-    return DLPackException.succeeds(DLBridgeNative::dlb_opencl_is_available);
+    return succeeds(DLBridgeNative::dlb_opencl_is_available);
   }
 
   /** The number of OpenCL devices over all platforms; throws when there is none. */

@@ -1,7 +1,7 @@
 package org.dlbridge;
 
-import static org.dlbridge.DLBridgeNativeConstants.DLB_ERR_DEVICE_UNAVAILABLE;
-import static org.dlbridge.DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED;
+import static org.dlbridge.Status.DEVICE_UNAVAILABLE;
+import static org.dlbridge.Status.UNSUPPORTED;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -56,7 +56,7 @@ class DeviceTest extends LeakChecked {
       assertArrayEquals(VALUES, dev.toFloatArray()); // read through a host copy
       // Device memory is not host memory: no ByteBuffer over it.
       DLPackException e = assertThrows(DLPackException.class, dev::asByteBuffer);
-      assertEquals(DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
+      assertEquals(UNSUPPORTED, e.getStatus(), e.getMessage());
     }
   }
 
@@ -94,11 +94,14 @@ class DeviceTest extends LeakChecked {
    * driver, or built without CUDA.
    */
   private static void assertCudaUnavailable(Executable call) {
-    DLPackException e = assertThrows(DLPackException.class, call);
-    if (e.getStatus() == DLB_ERR_DEVICE_UNAVAILABLE) {
+    assertCudaReason(assertThrows(DLPackException.class, call));
+  }
+
+  private static void assertCudaReason(DLPackException e) {
+    if (e.getStatus() == DEVICE_UNAVAILABLE) {
       assertEquals("no CUDA driver found", e.getMessage());
     } else {
-      assertEquals(DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
+      assertEquals(UNSUPPORTED, e.getStatus(), e.getMessage());
       assertEquals("dlbridge was built without CUDA support", e.getMessage());
     }
   }
@@ -112,11 +115,11 @@ class DeviceTest extends LeakChecked {
     assertCudaUnavailable(() -> DLBridge.cudaPointerDevice(1234));
     try (Tensor host = Tensor.fromArray(VALUES, 6)) {
       DLPackException e = assertThrows(DLPackException.class, () -> host.copyTo(Device.cuda(0)));
-      assertTrue(e.getStatus() == DLB_ERR_DEVICE_UNAVAILABLE || e.getStatus() == DLB_ERR_UNSUPPORTED,
+      assertTrue(e.getStatus() == DEVICE_UNAVAILABLE || e.getStatus() == UNSUPPORTED,
           e.getMessage());
       e = assertThrows(DLPackException.class,
           () -> Tensor.allocate(Device.cuda(0), DType.FLOAT32, 2).close());
-      assertTrue(e.getStatus() == DLB_ERR_DEVICE_UNAVAILABLE || e.getStatus() == DLB_ERR_UNSUPPORTED,
+      assertTrue(e.getStatus() == DEVICE_UNAVAILABLE || e.getStatus() == UNSUPPORTED,
           e.getMessage());
     }
   }
