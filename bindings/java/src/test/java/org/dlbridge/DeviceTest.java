@@ -109,7 +109,7 @@ class DeviceTest extends LeakChecked {
   @Test
   void cudaWithoutAGpuFailsWithTheCoreReason() {
     assumeFalse(DLBridge.cudaIsAvailable(), "a CUDA device is present");
-    assertCudaUnavailable(DLBridge::cudaCheckAvailable);
+    assertCudaReason(DLBridge.cudaUnavailableReason().orElseThrow());
     assertCudaUnavailable(DLBridge::cudaDeviceCount);
     assertCudaUnavailable(() -> DLBridge.cudaStreamHandshake(0, 0, DLBridge.CUDA_STREAM_NONE));
     assertCudaUnavailable(() -> DLBridge.cudaPointerDevice(1234));
@@ -121,6 +121,21 @@ class DeviceTest extends LeakChecked {
           () -> Tensor.allocate(Device.cuda(0), DType.FLOAT32, 2).close());
       assertTrue(e.getStatus() == DEVICE_UNAVAILABLE || e.getStatus() == UNSUPPORTED,
           e.getMessage());
+    }
+  }
+
+  @Test
+  void availabilityAndItsReasonAgree() {
+    assertEquals(DLBridge.cudaIsAvailable(), DLBridge.cudaUnavailableReason().isEmpty());
+    assertEquals(DLBridge.openclIsAvailable(), DLBridge.openclUnavailableReason().isEmpty());
+    DLBridge.openclUnavailableReason().ifPresent(e -> {
+      assertTrue(e.getStatus() == DEVICE_UNAVAILABLE || e.getStatus() == UNSUPPORTED,
+          e.getMessage());
+      assertFalse(e.getMessage().isEmpty());
+      assertThrows(DLPackException.class, DLBridge::openclDeviceCount);
+    });
+    if (DLBridge.cudaIsAvailable()) {
+      assertTrue(DLBridge.cudaDeviceCount() >= 1);
     }
   }
 
