@@ -1,10 +1,10 @@
 /* java_memory.i - what JNI, not the core, must do for Java: native memory seen from Java, and
  * Java arrays pinned for the core's copies. Included by the module file after dlbridge.i, so the
  * helpers below cross like every other function (addresses as long, DLDataType packed, a
- * dlb_status becoming DLPackException). No rule lives here: each helper either calls one core
- * function with a Java array pinned, or moves the bytes at an address the core handed out
- * (dlb_tensor_host_data, dlb_tensor_host_elements, dlb_tensor_element_data, the release
- * engine's counter). */
+ * dlb_status becoming DLPackException). No rule lives here: each helper calls the core's
+ * functions (with a Java array pinned, or for one element), or makes a buffer over memory the
+ * core handed out (dlb_tensor_host_data, dlb_tensor_host_elements, the release engine's
+ * counter). */
 
 %{
 #include <stdio.h>
@@ -33,25 +33,61 @@ static jobject dlbx_java_buffer(JNIEnv* jenv, void* address, int64_t size) {
 }
 %}
 
-/* ---- one element at an address ------------------------------------------------------------- */
-/* The `size` bytes (1, 2, 4 or 8) at `address` (dlb_tensor_element_data's answer), sign-extended
- * into a 64-bit integer; and the low `size` bytes of `bits` written there. */
-%inline %{
-static int64_t dlbx_java_load(const void* address, int32_t size) {
-  switch (size) {
-    case 1: return *(const int8_t*)address;
-    case 2: { int16_t v; memcpy(&v, address, 2); return v; }
-    case 4: { int32_t v; memcpy(&v, address, 4); return v; }
-    default: { int64_t v; memcpy(&v, address, 8); return v; }
+/* ---- one element ------------------------------------------------------------------------------ */
+/* The element at `index` (one per dimension, negative counting from the end) as `dtype`: the
+ * core's typed-access check (dlb_tensor_host_elements with DLB_ACCESS_ANY_LAYOUT: the dtype, the
+ * device, READ_ONLY when writing, with its messages), then its element check and address
+ * (dlb_tensor_element_data); then the element's bytes (1, 2, 4 or 8: the dtype's, which the
+ * check made the tensor's), read sign-extended into *out or written from the low bytes of `bits`.
+ * One JNI call per element. */
+%{
+static dlb_status dlbx_java_element(const DLManagedTensorVersioned* tensor, DLDataType dtype,
+                                    int32_t nindex, const int64_t* index, int writable,
+                                    void** address, uint64_t* size, dlb_error* error) {
+  void* first = NULL;
+  int64_t count = 0;
+  const uint32_t access = (writable ? DLB_ACCESS_WRITE : DLB_ACCESS_READ) | DLB_ACCESS_ANY_LAYOUT;
+  dlb_status status = dlb_tensor_host_elements(tensor, dtype, access, &first, &count, error);
+  if (status != DLB_OK) return status;
+  *size = dlb_dtype_element_size(dtype);
+  if (*size != 1 && *size != 2 && *size != 4 && *size != 8) {
+    snprintf(error->message, sizeof error->message,
+             "elements of %llu bytes have no Java primitive type", (unsigned long long)*size);
+    return DLB_ERR_UNSUPPORTED;
   }
+  return dlb_tensor_element_data(tensor, nindex, index, writable, address, error);
 }
-static void dlbx_java_store(void* address, int32_t size, int64_t bits) {
+%}
+%inline %{
+static dlb_status dlbx_java_get(const DLManagedTensorVersioned* tensor, DLDataType dtype,
+                                int32_t nindex, const int64_t* index, int64_t* out,
+                                dlb_error* error) {
+  void* address = NULL;
+  uint64_t size = 0;
+  dlb_status status = dlbx_java_element(tensor, dtype, nindex, index, 0, &address, &size, error);
+  if (status != DLB_OK) return status;
+  switch (size) {
+    case 1: *out = *(const int8_t*)address; break;
+    case 2: { int16_t v; memcpy(&v, address, 2); *out = v; break; }
+    case 4: { int32_t v; memcpy(&v, address, 4); *out = v; break; }
+    default: memcpy(out, address, 8); break;
+  }
+  return DLB_OK;
+}
+static dlb_status dlbx_java_set(DLManagedTensorVersioned* tensor, DLDataType dtype,
+                                int32_t nindex, const int64_t* index, int64_t bits,
+                                dlb_error* error) {
+  void* address = NULL;
+  uint64_t size = 0;
+  dlb_status status = dlbx_java_element(tensor, dtype, nindex, index, 1, &address, &size, error);
+  if (status != DLB_OK) return status;
   switch (size) {
     case 1: { int8_t v = (int8_t)bits; memcpy(address, &v, 1); break; }
     case 2: { int16_t v = (int16_t)bits; memcpy(address, &v, 2); break; }
     case 4: { int32_t v = (int32_t)bits; memcpy(address, &v, 4); break; }
     default: memcpy(address, &bits, 8); break;
   }
+  return DLB_OK;
 }
 %}
 

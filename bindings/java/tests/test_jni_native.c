@@ -336,8 +336,9 @@ JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1tensor_1free)(JNIEnv*, jclass, jlong);
 JNIEXPORT jint JNICALL SWIG_FN(dlbx_1release_1drain)(JNIEnv*, jclass, jlongArray);
 JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1release_1queued)(JNIEnv*, jclass);
 JNIEXPORT jobject JNICALL SWIG_FN(dlbx_1java_1buffer)(JNIEnv*, jclass, jlong, jlong);
-JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1java_1load)(JNIEnv*, jclass, jlong, jint);
-JNIEXPORT void JNICALL SWIG_FN(dlbx_1java_1store)(JNIEnv*, jclass, jlong, jint, jlong);
+JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1java_1get)(JNIEnv*, jclass, jlong, jint, jlongArray,
+                                                 jlongArray);
+JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1java_1set)(JNIEnv*, jclass, jlong, jint, jlongArray, jlong);
 JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1java_1to_1floats)(JNIEnv*, jclass, jlong, jint, jfloatArray);
 JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1java_1from_1floats)(JNIEnv*, jclass, jlong, jint,
                                                           jfloatArray);
@@ -507,29 +508,83 @@ static void test_swig_calls(void) {
   {
     const int32_t axes[2] = {1, 0};
     const int64_t at_2_1[2] = {2, 1};
+    const int64_t at_1_2[2] = {1, 2};
     const int64_t at_1[1] = {1};
+    const int64_t two[1] = {2};
+    jlongArray value = longs(1, NULL);
     jlongArray address = longs(1, NULL);
     jlong tt = SWIG_FN(dlb_1tensor_1permute)(env, NULL, t, ints(2, axes));
+    jlong ro = SWIG_FN(dlb_1tensor_1share)(env, NULL, t, DLPACK_FLAG_BITMASK_READ_ONLY);
     CHECK_OK();
-    SWIG_FN(dlb_1tensor_1element_1data)(env, NULL, tt, longs(2, at_2_1), 1, address);
+    SWIG_FN(dlbx_1java_1set)(env, NULL, tt, f32(), longs(2, at_2_1), 0x40490fdb);
     CHECK_OK();
-    SWIG_FN(dlbx_1java_1store)(env, NULL, longs_of(address)[0], 4, 0x40490fdb);
-    SWIG_FN(dlb_1tensor_1element_1data)(env, NULL, t, longs(2, (const int64_t[]){1, 2}), 0,
-                                        address);
-    CHECK(SWIG_FN(dlbx_1java_1load)(env, NULL, longs_of(address)[0], 4) == 0x40490fdb);
+    SWIG_FN(dlbx_1java_1get)(env, NULL, t, f32(), longs(2, at_1_2), value);
     CHECK_OK();
-    /* Sign-extended loads, truncating stores, each width. */
-    SWIG_FN(dlbx_1java_1store)(env, NULL, longs_of(address)[0], 4, -2);
-    CHECK(SWIG_FN(dlbx_1java_1load)(env, NULL, longs_of(address)[0], 4) == -2);
-    CHECK(SWIG_FN(dlbx_1java_1load)(env, NULL, longs_of(address)[0], 2) == -2);
-    SWIG_FN(dlbx_1java_1store)(env, NULL, longs_of(address)[0], 1, 0x17f);
-    CHECK(SWIG_FN(dlbx_1java_1load)(env, NULL, longs_of(address)[0], 1) == 0x7f);
-    CHECK(SWIG_FN(dlb_1tensor_1element_1data)(env, NULL, tt, longs(1, at_1), 0, address) == 0);
+    CHECK(longs_of(value)[0] == 0x40490fdb);
+    /* The address dlb_tensor_element_data gives is the one written. */
+    SWIG_FN(dlb_1tensor_1element_1data)(env, NULL, t, longs(2, at_1_2), 0, address);
+    CHECK(*(const int32_t*)(intptr_t)longs_of(address)[0] == 0x40490fdb);
+    SWIG_FN(dlbx_1java_1set)(env, NULL, t, f32(), longs(2, at_1_2), -2);
+    SWIG_FN(dlbx_1java_1get)(env, NULL, t, f32(), longs(2, at_1_2), value);
+    CHECK(longs_of(value)[0] == -2);
+    /* Each width: the dtype's bytes, sign-extended on the way out, truncated on the way in. */
+    {
+      const jint i8 = kDLInt | (8 << 8) | (1 << 16);
+      const jint i16 = kDLInt | (16 << 8) | (1 << 16);
+      const jint i64 = kDLInt | (64 << 8) | (1 << 16);
+      const jint u8 = kDLUInt | (8 << 8) | (1 << 16);
+      jlong b = SWIG_FN(dlb_1tensor_1allocate)(env, NULL, CPU, i8, longs(1, two), NULL, 0);
+      jlong h = SWIG_FN(dlb_1tensor_1allocate)(env, NULL, CPU, i16, longs(1, two), NULL, 0);
+      jlong q = SWIG_FN(dlb_1tensor_1allocate)(env, NULL, CPU, i64, longs(1, two), NULL, 0);
+      jlong c128 = SWIG_FN(dlb_1tensor_1allocate)(env, NULL, CPU,
+                                                  kDLComplex | (128 << 8) | (1 << 16),
+                                                  longs(1, two), NULL, 0);
+      CHECK_OK();
+      SWIG_FN(dlbx_1java_1set)(env, NULL, b, i8, longs(1, at_1), 0x17f);
+      SWIG_FN(dlbx_1java_1get)(env, NULL, b, i8, longs(1, at_1), value);
+      CHECK(longs_of(value)[0] == 0x7f);
+      SWIG_FN(dlbx_1java_1set)(env, NULL, b, i8, longs(1, at_1), -3);
+      SWIG_FN(dlbx_1java_1get)(env, NULL, b, i8, longs(1, at_1), value);
+      CHECK(longs_of(value)[0] == -3);
+      SWIG_FN(dlbx_1java_1set)(env, NULL, h, i16, longs(1, at_1), 0x18000);
+      SWIG_FN(dlbx_1java_1get)(env, NULL, h, i16, longs(1, at_1), value);
+      CHECK(longs_of(value)[0] == -32768);
+      SWIG_FN(dlbx_1java_1set)(env, NULL, q, i64, longs(1, at_1), INT64_MIN + 5);
+      SWIG_FN(dlbx_1java_1get)(env, NULL, q, i64, longs(1, at_1), value);
+      CHECK(longs_of(value)[0] == INT64_MIN + 5);
+      CHECK_OK();
+      SWIG_FN(dlbx_1java_1get)(env, NULL, b, u8, longs(1, at_1), value);
+      CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "the tensor holds int8 elements, not uint8");
+      SWIG_FN(dlbx_1java_1get)(env, NULL, c128, kDLComplex | (128 << 8) | (1 << 16),
+                               longs(1, at_1), value);
+      CHECK_THROWN(DLB_ERR_UNSUPPORTED, "elements of 16 bytes have no Java primitive type");
+      SWIG_FN(dlbx_1tensor_1free)(env, NULL, b);
+      SWIG_FN(dlbx_1tensor_1free)(env, NULL, h);
+      SWIG_FN(dlbx_1tensor_1free)(env, NULL, q);
+      SWIG_FN(dlbx_1tensor_1free)(env, NULL, c128);
+    }
+    /* The core's checks, in its order: the dtype (as a typed view of any layout), then the
+     * index; READ_ONLY for a write. Nothing is written on a refusal. */
+    longs_of(value)[0] = 77;
+    SWIG_FN(dlbx_1java_1get)(env, NULL, tt, i32(), longs(1, at_1), value);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "the tensor holds float32 elements, not int32");
+    SWIG_FN(dlbx_1java_1get)(env, NULL, tt, f32(), longs(1, at_1), value);
     CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "1 indices given for a tensor with 2 dimensions");
-    SWIG_FN(dlb_1tensor_1element_1data)(env, NULL, tt, longs(DLB_MAX_NDIM + 1, NULL), 0, address);
+    SWIG_FN(dlbx_1java_1get)(env, NULL, tt, f32(), longs(2, (const int64_t[]){0, 2}), value);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "index 2 is out of range for axis 1 with extent 2");
+    CHECK(longs_of(value)[0] == 77);
+    SWIG_FN(dlbx_1java_1set)(env, NULL, ro, f32(), longs(2, at_1_2), 1);
+    CHECK_THROWN(DLB_ERR_READ_ONLY, "the tensor is read-only");
+    SWIG_FN(dlbx_1java_1get)(env, NULL, ro, f32(), longs(2, at_1_2), value);
+    CHECK_OK();
+    CHECK(longs_of(value)[0] == -2);
+    SWIG_FN(dlbx_1java_1get)(env, NULL, tt, f32(), longs(DLB_MAX_NDIM + 1, NULL), value);
     CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "index has too many values");
-    SWIG_FN(dlb_1tensor_1element_1data)(env, NULL, tt, NULL, 0, address);
+    SWIG_FN(dlbx_1java_1get)(env, NULL, tt, f32(), NULL, value);
     CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "index is null");
+    SWIG_FN(dlbx_1java_1get)(env, NULL, tt, f32(), longs(2, at_2_1), longs(0, NULL));
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    SWIG_FN(dlbx_1tensor_1free)(env, NULL, ro);
     SWIG_FN(dlbx_1tensor_1free)(env, NULL, tt);
   }
 

@@ -7,7 +7,7 @@ import java.nio.ByteOrder;
  * Host access to a tensor's elements, each through one core rule: typed buffers over the memory
  * (dlb_tensor_host_elements; raw bytes: dlb_tensor_host_data), copies to and from Java arrays
  * of any layout and device (dlb_tensor_copy_to_host / copy_from_host, one call each), one
- * element at an index (dlb_tensor_element_data). The core checks the dtype, the size, the
+ * element at an index (dlb_tensor_host_elements for the dtype, dlb_tensor_element_data). The core checks the dtype, the size, the
  * layout, the device and READ_ONLY, with its own messages; Java only says which dtype its array
  * holds. A Java integer type stands for the signed and the unsigned dtype of its width
  * ({@link Lifecycle.State#javaType}). Each method holds the tensor's lock while it uses the
@@ -16,7 +16,6 @@ import java.nio.ByteOrder;
 final class Access {
   private static final long READ = DLBridgeNativeConstants.DLB_ACCESS_READ;
   private static final long WRITE = DLBridgeNativeConstants.DLB_ACCESS_WRITE;
-  private static final long ANY_LAYOUT = DLBridgeNativeConstants.DLB_ACCESS_ANY_LAYOUT;
 
   private Access() {}
 
@@ -209,35 +208,24 @@ final class Access {
   }
 
   // ---- one element -----------------------------------------------------------------------------
+  // One JNI call each (dlbx_java_get/set, native/java_memory.i): the core's dtype check, as a
+  // typed view of any layout makes it (dlb_tensor_host_elements), then its index, device and
+  // READ_ONLY checks and the element's address (dlb_tensor_element_data).
 
-  /**
-   * The address of the element at {@code index} (one per dimension, negative counting from the
-   * end): the core's dtype check, as a typed view of any layout makes it, then its index,
-   * device and READ_ONLY checks. Under the lock.
-   */
-  private static long element(Lifecycle.State s, DType signed, DType unsigned, long[] index,
-      boolean writable) {
-    long h = s.handle();
+  /** The bytes of the element at {@code index}, sign-extended. */
+  static long get(Lifecycle.State s, DType signed, DType unsigned, long[] index) {
     long[] out = new long[1];
-    long[] n = new long[1];
-    DLBridgeNative.dlb_tensor_host_elements(h, s.javaType(signed, unsigned).packed(),
-        (writable ? WRITE : READ) | ANY_LAYOUT, out, n);
-    DLBridgeNative.dlb_tensor_element_data(h, index, writable ? 1 : 0, out);
+    synchronized (s) {
+      DLBridgeNative.dlbx_java_get(s.handle(), s.javaType(signed, unsigned).packed(), index, out);
+    }
     return out[0];
   }
 
-  /** The {@code size} bytes of one element, sign-extended. */
-  static long get(Lifecycle.State s, DType signed, DType unsigned, int size, long[] index) {
+  /** Writes the low bytes of {@code bits} (as many as an element has) at {@code index}. */
+  static void set(Lifecycle.State s, DType signed, DType unsigned, long[] index, long bits) {
     synchronized (s) {
-      return DLBridgeNative.dlbx_java_load(element(s, signed, unsigned, index, false), size);
-    }
-  }
-
-  /** Writes the low {@code size} bytes of {@code bits} into one element. */
-  static void set(Lifecycle.State s, DType signed, DType unsigned, int size, long[] index,
-      long bits) {
-    synchronized (s) {
-      DLBridgeNative.dlbx_java_store(element(s, signed, unsigned, index, true), size, bits);
+      DLBridgeNative.dlbx_java_set(s.handle(), s.javaType(signed, unsigned).packed(), index,
+          bits);
     }
   }
 }

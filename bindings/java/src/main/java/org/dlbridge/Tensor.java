@@ -452,59 +452,59 @@ public final class Tensor implements AutoCloseable {
   // memory (DLB_ERR_UNSUPPORTED: copy it to the CPU first).
 
   public float getFloat(long... index) {
-    return Float.intBitsToFloat((int) Access.get(state, DType.FLOAT32, DType.FLOAT32, 4, index));
+    return Float.intBitsToFloat((int) Access.get(state, DType.FLOAT32, DType.FLOAT32, index));
   }
 
   public void setFloat(float value, long... index) {
-    Access.set(state, DType.FLOAT32, DType.FLOAT32, 4, index, Float.floatToRawIntBits(value));
+    Access.set(state, DType.FLOAT32, DType.FLOAT32, index, Float.floatToRawIntBits(value));
   }
 
   public double getDouble(long... index) {
-    return Double.longBitsToDouble(Access.get(state, DType.FLOAT64, DType.FLOAT64, 8, index));
+    return Double.longBitsToDouble(Access.get(state, DType.FLOAT64, DType.FLOAT64, index));
   }
 
   public void setDouble(double value, long... index) {
-    Access.set(state, DType.FLOAT64, DType.FLOAT64, 8, index, Double.doubleToRawLongBits(value));
+    Access.set(state, DType.FLOAT64, DType.FLOAT64, index, Double.doubleToRawLongBits(value));
   }
 
   public byte getByte(long... index) {
-    return (byte) Access.get(state, DType.INT8, DType.UINT8, 1, index);
+    return (byte) Access.get(state, DType.INT8, DType.UINT8, index);
   }
 
   public void setByte(byte value, long... index) {
-    Access.set(state, DType.INT8, DType.UINT8, 1, index, value);
+    Access.set(state, DType.INT8, DType.UINT8, index, value);
   }
 
   public short getShort(long... index) {
-    return (short) Access.get(state, DType.INT16, DType.UINT16, 2, index);
+    return (short) Access.get(state, DType.INT16, DType.UINT16, index);
   }
 
   public void setShort(short value, long... index) {
-    Access.set(state, DType.INT16, DType.UINT16, 2, index, value);
+    Access.set(state, DType.INT16, DType.UINT16, index, value);
   }
 
   public int getInt(long... index) {
-    return (int) Access.get(state, DType.INT32, DType.UINT32, 4, index);
+    return (int) Access.get(state, DType.INT32, DType.UINT32, index);
   }
 
   public void setInt(int value, long... index) {
-    Access.set(state, DType.INT32, DType.UINT32, 4, index, value);
+    Access.set(state, DType.INT32, DType.UINT32, index, value);
   }
 
   public long getLong(long... index) {
-    return Access.get(state, DType.INT64, DType.UINT64, 8, index);
+    return Access.get(state, DType.INT64, DType.UINT64, index);
   }
 
   public void setLong(long value, long... index) {
-    Access.set(state, DType.INT64, DType.UINT64, 8, index, value);
+    Access.set(state, DType.INT64, DType.UINT64, index, value);
   }
 
   public boolean getBoolean(long... index) {
-    return Access.get(state, DType.BOOL, DType.BOOL, 1, index) != 0;
+    return Access.get(state, DType.BOOL, DType.BOOL, index) != 0;
   }
 
   public void setBoolean(boolean value, long... index) {
-    Access.set(state, DType.BOOL, DType.BOOL, 1, index, value ? 1 : 0);
+    Access.set(state, DType.BOOL, DType.BOOL, index, value ? 1 : 0);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------
