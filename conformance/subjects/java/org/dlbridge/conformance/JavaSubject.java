@@ -166,6 +166,6 @@ final class JavaSubject {
 
   /** Tensors made by the binding's core and not freed yet. */
   static long liveCount() {
-    return DLBridge.liveTensorCount();
+    return DLBridge.liveCount();
   }
 }

@@ -57,12 +57,12 @@ public final class JavaAgent {
   }
 
   static long liveCount() {
-    return DLBridge.liveTensorCount();
+    return DLBridge.liveCount();
   }
 
   /**
    * The base tensor: a direct ByteBuffer wrapped without a copy, so the memory is Java's and its
-   * release (by the binding's callback into the JVM) may run on a consumer's thread.
+   * release (a token the binding drains; nothing enters the JVM) may run on a consumer's thread.
    */
   private static Tensor makeBase(long[] c) {
     long[] shape = Arrays.copyOfRange(c, BASE_SHAPE, BASE_SHAPE + (int) c[BASE_NDIM]);

@@ -1,8 +1,11 @@
 package org.dlbridge;
 
+import java.util.Optional;
+
 /**
- * Library-wide information and the device runtimes; {@code java -cp dlbridge.jar
- * org.dlbridge.DLBridge} runs a self-check.
+ * Library-wide information and the device runtimes (CUDA and OpenCL: availability with the
+ * reason, device counts, pointers, stream handshakes; {@link Device#synchronize()} waits for a
+ * device); {@code java -cp dlbridge.jar org.dlbridge.DLBridge} runs a self-check.
  */
 public final class DLBridge {
   /**
@@ -19,23 +22,34 @@ public final class DLBridge {
   }
 
   /** Tensors made by the native library and not yet freed, across all threads (leak checks). */
-  public static long liveTensorCount() {
+  public static long liveCount() {
     return DLBridgeNative.dlb_tensor_live_count();
+  }
+
+  /** The error {@code check} throws, or empty when it returns. */
+  private static Optional<DLPackException> failure(Runnable check) {
+    try {
+      check.run();
+      return Optional.empty();
+    } catch (DLPackException e) {
+      return Optional.of(e);
+    }
   }
 
   // ---- CUDA ------------------------------------------------------------------------------
 
   /** True when CUDA work can run here (built with CUDA, a driver, at least one device). */
   public static boolean cudaIsAvailable() {
-    return DLPackException.succeeds(DLBridgeNative::dlb_cuda_is_available);
+    return cudaUnavailableReason().isEmpty();
   }
 
   /**
-   * Throws the reason CUDA cannot run here ({@code DLB_ERR_DEVICE_UNAVAILABLE} or {@code
-   * DLB_ERR_UNSUPPORTED} with the core's message), or returns when it can.
+   * Why CUDA cannot run here: {@link Status#DEVICE_UNAVAILABLE} ("no CUDA driver found", "no
+   * CUDA device") or {@link Status#UNSUPPORTED} (a library built without CUDA), with the core's
+   * message; empty when it can.
    */
-  public static void cudaCheckAvailable() {
-    DLBridgeNative.dlb_cuda_is_available();
+  public static Optional<DLPackException> cudaUnavailableReason() {
+    return failure(DLBridgeNative::dlb_cuda_is_available);
   }
 
   /** The number of CUDA devices; throws DLB_ERR_DEVICE_UNAVAILABLE without a driver or device. */
@@ -70,7 +84,16 @@ public final class DLBridge {
 
   /** True when an OpenCL platform with at least one device was found. */
   public static boolean openclIsAvailable() {
-    return DLPackException.succeeds(DLBridgeNative::dlb_opencl_is_available);
+    return openclUnavailableReason().isEmpty();
+  }
+
+  /**
+   * Why OpenCL cannot run here ({@link Status#DEVICE_UNAVAILABLE}: no loader, platform or
+   * device; {@link Status#UNSUPPORTED}: built without OpenCL), with the core's message; empty
+   * when it can.
+   */
+  public static Optional<DLPackException> openclUnavailableReason() {
+    return failure(DLBridgeNative::dlb_opencl_is_available);
   }
 
   /** The number of OpenCL devices over all platforms; throws when there is none. */
@@ -118,8 +141,8 @@ public final class DLBridge {
         throw new AssertionError("transpose gave " + java.util.Arrays.toString(v));
       }
     }
-    if (liveTensorCount() != 0) {
-      throw new AssertionError("leaked " + liveTensorCount() + " tensors");
+    if (liveCount() != 0) {
+      throw new AssertionError("leaked " + liveCount() + " tensors");
     }
     System.out.println("self-check ok");
   }

@@ -1,9 +1,10 @@
 package org.dlbridge;
 
 /**
- * A dlbridge C call failed. {@link #getStatus()} is the core's status code (one of the
- * {@code DLB_ERR_*} constants of {@link DLBridgeNativeConstants}, generated from the C header)
- * and {@link #getMessage()} the core's message, verbatim.
+ * A dlbridge call failed. {@link #getStatus()} is the core's status code, one of the {@link
+ * Status} constants (a {@code switch} can use them), and {@link #getMessage()} the core's
+ * message, verbatim: every language binding reports the same status and words for the same
+ * mistake. Using a closed tensor gives {@link Status#CLOSED}, "the tensor is closed".
  */
 public class DLPackException extends RuntimeException {
   private static final long serialVersionUID = 1L;
@@ -16,23 +17,13 @@ public class DLPackException extends RuntimeException {
     this.status = status;
   }
 
-  /** The core's status code (never DLB_OK). */
+  /** The core's status code (never {@link Status#OK}). */
   public int getStatus() {
     return status;
   }
 
-  /** True when {@code call} returns, false when it throws a DLPackException. */
-  static boolean succeeds(Runnable call) {
-    try {
-      call.run();
-      return true;
-    } catch (DLPackException e) {
-      return false;
-    }
-  }
-
   /** The core's name for the status, such as {@code "DLB_ERR_READ_ONLY"}. */
   public String getStatusName() {
-    return DLBridgeNative.dlb_status_name(status);
+    return Status.name(status);
   }
 }

@@ -96,7 +96,12 @@ public final class DType {
 
   /** True for a known code with a legal width and at least one lane (dlb_dtype_validate). */
   public boolean isValid() {
-    return DLPackException.succeeds(() -> DLBridgeNative.dlb_dtype_validate(packed()));
+    try {
+      DLBridgeNative.dlb_dtype_validate(packed());
+      return true;
+    } catch (DLPackException e) {
+      return false;
+    }
   }
 
   /** Bytes one element takes on its own: ceil(bits * lanes / 8). */

@@ -23,7 +23,6 @@ class ConcurrencyTest {
   void eightThreadsCreateShareAndClose() throws Exception {
     long before = DLBridgeNative.dlb_tensor_live_count();
     int slotsBefore = Slots.inUse();
-    long releasedBefore = NativeSupport.releasedBufferCount();
     BlockingQueue<Tensor> handoff = new ArrayBlockingQueue<>(1024);
     ExecutorService pool = Executors.newFixedThreadPool(THREADS);
     List<Future<Long>> results = new ArrayList<>();
@@ -74,8 +73,8 @@ class ConcurrencyTest {
       rest.close();
     }
     assertEquals(before, TestUtil.liveAfterGc(before));
-    // Every wrapped buffer released once, every slot back.
-    assertEquals(releasedBefore + TOTAL / 4, NativeSupport.releasedBufferCount());
+    // Every wrapped buffer's token back once (the slot table's count would be off, or its free
+    // stack loop, otherwise), every slot free.
     assertEquals(slotsBefore, TestUtil.slotsAfterGc(slotsBefore));
   }
 
@@ -91,8 +90,9 @@ class ConcurrencyTest {
         fs.add(pool.submit(() -> {
           try {
             t.toFloatArray();
-          } catch (IllegalStateException closed) {
-            // expected once another thread has closed it
+          } catch (DLPackException closed) {
+            // expected once another thread has closed it, and only that
+            assertEquals(Status.CLOSED, closed.getStatus());
           }
           t.close();
         }));

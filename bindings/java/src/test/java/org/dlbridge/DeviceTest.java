@@ -1,7 +1,7 @@
 package org.dlbridge;
 
-import static org.dlbridge.DLBridgeNativeConstants.DLB_ERR_DEVICE_UNAVAILABLE;
-import static org.dlbridge.DLBridgeNativeConstants.DLB_ERR_UNSUPPORTED;
+import static org.dlbridge.Status.DEVICE_UNAVAILABLE;
+import static org.dlbridge.Status.UNSUPPORTED;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -56,7 +56,7 @@ class DeviceTest extends LeakChecked {
       assertArrayEquals(VALUES, dev.toFloatArray()); // read through a host copy
       // Device memory is not host memory: no ByteBuffer over it.
       DLPackException e = assertThrows(DLPackException.class, dev::asByteBuffer);
-      assertEquals(DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
+      assertEquals(UNSUPPORTED, e.getStatus(), e.getMessage());
     }
   }
 
@@ -94,11 +94,14 @@ class DeviceTest extends LeakChecked {
    * driver, or built without CUDA.
    */
   private static void assertCudaUnavailable(Executable call) {
-    DLPackException e = assertThrows(DLPackException.class, call);
-    if (e.getStatus() == DLB_ERR_DEVICE_UNAVAILABLE) {
+    assertCudaReason(assertThrows(DLPackException.class, call));
+  }
+
+  private static void assertCudaReason(DLPackException e) {
+    if (e.getStatus() == DEVICE_UNAVAILABLE) {
       assertEquals("no CUDA driver found", e.getMessage());
     } else {
-      assertEquals(DLB_ERR_UNSUPPORTED, e.getStatus(), e.getMessage());
+      assertEquals(UNSUPPORTED, e.getStatus(), e.getMessage());
       assertEquals("dlbridge was built without CUDA support", e.getMessage());
     }
   }
@@ -106,18 +109,33 @@ class DeviceTest extends LeakChecked {
   @Test
   void cudaWithoutAGpuFailsWithTheCoreReason() {
     assumeFalse(DLBridge.cudaIsAvailable(), "a CUDA device is present");
-    assertCudaUnavailable(DLBridge::cudaCheckAvailable);
+    assertCudaReason(DLBridge.cudaUnavailableReason().orElseThrow());
     assertCudaUnavailable(DLBridge::cudaDeviceCount);
     assertCudaUnavailable(() -> DLBridge.cudaStreamHandshake(0, 0, DLBridge.CUDA_STREAM_NONE));
     assertCudaUnavailable(() -> DLBridge.cudaPointerDevice(1234));
     try (Tensor host = Tensor.fromArray(VALUES, 6)) {
       DLPackException e = assertThrows(DLPackException.class, () -> host.copyTo(Device.cuda(0)));
-      assertTrue(e.getStatus() == DLB_ERR_DEVICE_UNAVAILABLE || e.getStatus() == DLB_ERR_UNSUPPORTED,
+      assertTrue(e.getStatus() == DEVICE_UNAVAILABLE || e.getStatus() == UNSUPPORTED,
           e.getMessage());
       e = assertThrows(DLPackException.class,
           () -> Tensor.allocate(Device.cuda(0), DType.FLOAT32, 2).close());
-      assertTrue(e.getStatus() == DLB_ERR_DEVICE_UNAVAILABLE || e.getStatus() == DLB_ERR_UNSUPPORTED,
+      assertTrue(e.getStatus() == DEVICE_UNAVAILABLE || e.getStatus() == UNSUPPORTED,
           e.getMessage());
+    }
+  }
+
+  @Test
+  void availabilityAndItsReasonAgree() {
+    assertEquals(DLBridge.cudaIsAvailable(), DLBridge.cudaUnavailableReason().isEmpty());
+    assertEquals(DLBridge.openclIsAvailable(), DLBridge.openclUnavailableReason().isEmpty());
+    DLBridge.openclUnavailableReason().ifPresent(e -> {
+      assertTrue(e.getStatus() == DEVICE_UNAVAILABLE || e.getStatus() == UNSUPPORTED,
+          e.getMessage());
+      assertFalse(e.getMessage().isEmpty());
+      assertThrows(DLPackException.class, DLBridge::openclDeviceCount);
+    });
+    if (DLBridge.cudaIsAvailable()) {
+      assertTrue(DLBridge.cudaDeviceCount() >= 1);
     }
   }
 

@@ -50,25 +50,39 @@ class ElementsTest extends LeakChecked {
   }
 
   @Test
-  void fillMistakesAreNamed() {
+  void fillMistakesCarryTheCoresMessage() {
     try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, 2);
         Tensor ro = t.share(true);
         Tensor tr = t.transpose();
         Tensor rot = tr.share(true)) {
-      IllegalArgumentException wrongType = assertThrows(IllegalArgumentException.class,
+      DLPackException wrongType = assertThrows(DLPackException.class,
           () -> t.copyFrom(new int[4]));
-      assertEquals("a float32 tensor cannot be filled from [int32, uint32]",
-          wrongType.getMessage());
-      IllegalArgumentException wrongLength = assertThrows(IllegalArgumentException.class,
+      assertEquals(Status.INVALID_ARGUMENT, wrongType.getStatus());
+      assertEquals("the tensor holds float32 elements, not int32", wrongType.getMessage());
+      DLPackException wrongLength = assertThrows(DLPackException.class,
           () -> t.copyFrom(new float[3]));
-      assertEquals("the tensor has 4 elements but the array has 3", wrongLength.getMessage());
+      assertEquals(Status.INVALID_ARGUMENT, wrongLength.getStatus());
+      assertEquals("the buffer holds 12 bytes but the tensor's 4 float32 elements take 16",
+          wrongLength.getMessage());
+      DLPackException none = assertThrows(DLPackException.class,
+          () -> t.copyFrom((float[]) null));
+      assertEquals("the buffer holds 0 bytes but the tensor's 4 float32 elements take 16",
+          none.getMessage());
       DLPackException readOnly = assertThrows(DLPackException.class,
           () -> ro.copyFrom(new float[4]));
-      assertEquals(DLBridgeNativeConstants.DLB_ERR_READ_ONLY, readOnly.getStatus());
-      assertEquals("the tensor is read-only", readOnly.getMessage());
+      assertEquals(Status.READ_ONLY, readOnly.getStatus());
+      assertEquals("cannot copy into a read-only tensor", readOnly.getMessage());
       DLPackException readOnlyStrided = assertThrows(DLPackException.class,
           () -> rot.copyFrom(new float[4]));
-      assertEquals(DLBridgeNativeConstants.DLB_ERR_READ_ONLY, readOnlyStrided.getStatus());
+      assertEquals(Status.READ_ONLY, readOnlyStrided.getStatus());
+      assertEquals("cannot copy into a read-only tensor", readOnlyStrided.getMessage());
+      // Unsigned dtypes go through the signed Java type of their width, and nothing else.
+      try (Tensor u = Tensor.allocate(Device.CPU, DType.UINT32, 2)) {
+        u.copyFrom(new int[] {-1, 7});
+        assertArrayEquals(new int[] {-1, 7}, u.toIntArray());
+        DLPackException e = assertThrows(DLPackException.class, u::toLongArray);
+        assertEquals("the tensor holds uint32 elements, not int64", e.getMessage());
+      }
     }
   }
 
@@ -119,20 +133,21 @@ class ElementsTest extends LeakChecked {
         Tensor ro = t.share(true);
         Tensor nibbles = Tensor.allocate(Device.CPU, DType.parse("uint4"), 4)) {
       DLPackException count = assertThrows(DLPackException.class, () -> t.getFloat(1));
-      assertEquals(DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, count.getStatus());
+      assertEquals(Status.INVALID_ARGUMENT, count.getStatus());
       assertEquals("1 indices given for a tensor with 2 dimensions", count.getMessage());
       DLPackException range = assertThrows(DLPackException.class, () -> t.setFloat(1f, 0, 3));
       assertEquals("index 3 is out of range for axis 1 with extent 3", range.getMessage());
       DLPackException readOnly = assertThrows(DLPackException.class, () -> ro.setFloat(1f, 0, 0));
-      assertEquals(DLBridgeNativeConstants.DLB_ERR_READ_ONLY, readOnly.getStatus());
+      assertEquals(Status.READ_ONLY, readOnly.getStatus());
       assertEquals("the tensor is read-only", readOnly.getMessage());
       assertEquals(2f, ro.getFloat(0, 2));
-      IllegalArgumentException type = assertThrows(IllegalArgumentException.class,
-          () -> t.getInt(0, 0));
-      assertEquals("a float32 tensor cannot be read as [int32, uint32]", type.getMessage());
-      IllegalArgumentException packed = assertThrows(IllegalArgumentException.class,
-          () -> nibbles.getByte(0));
-      assertEquals("a uint4 tensor cannot be read as [int8, uint8]", packed.getMessage());
+      DLPackException type = assertThrows(DLPackException.class, () -> t.getInt(0, 0));
+      assertEquals(Status.INVALID_ARGUMENT, type.getStatus());
+      assertEquals("the tensor holds float32 elements, not int32", type.getMessage());
+      DLPackException packed = assertThrows(DLPackException.class, () -> nibbles.getByte(0));
+      assertEquals("the tensor holds uint4 elements, not int8", packed.getMessage());
+      DLPackException setType = assertThrows(DLPackException.class, () -> t.setDouble(1, 0, 0));
+      assertEquals("the tensor holds float32 elements, not float64", setType.getMessage());
     }
   }
 
@@ -156,12 +171,46 @@ class ElementsTest extends LeakChecked {
       assertEquals("3 slices given for a tensor with 2 dimensions", tooMany.getMessage());
       DLPackException zeroStep = assertThrows(DLPackException.class,
           () -> t.slice(Slice.of(0, 2, 0)));
-      assertEquals(DLBridgeNativeConstants.DLB_ERR_INVALID_ARGUMENT, zeroStep.getStatus());
+      assertEquals(Status.INVALID_ARGUMENT, zeroStep.getStatus());
       assertFalse(zeroStep.getMessage().isEmpty());
       IllegalArgumentException nullSlice = assertThrows(IllegalArgumentException.class,
           () -> t.slice(Slice.ALL, null));
       assertEquals("slice 1 is null (use Slice.ALL for a whole dimension)", nullSlice.getMessage());
     }
+  }
+
+  @Test
+  void typedBuffersSeeTheMemoryThroughTheCoresCheck() {
+    try (Tensor f = Tensor.fromArray(new float[] {0, 1, 2, 3, 4, 5}, 2, 3);
+        Tensor ro = f.share(true);
+        Tensor ft = f.transpose();
+        Tensor u = Tensor.allocate(Device.CPU, DType.UINT16, 2);
+        Tensor l = Tensor.fromArray(new long[] {5, 6}, 2);
+        Tensor d = Tensor.fromArray(new double[] {0.5}, 1)) {
+      java.nio.FloatBuffer fb = f.asFloatBuffer();
+      assertEquals(6, fb.capacity());
+      fb.put(4, 40f);
+      assertArrayEquals(new float[] {0, 1, 2, 3, 40, 5}, f.toFloatArray());
+      assertTrue(ro.asFloatBuffer().isReadOnly());
+      assertEquals(40f, ro.asFloatBuffer().get(4));
+      u.asCharBuffer().put(new char[] {'a', (char) 65535});
+      assertArrayEquals(new short[] {97, -1}, u.toShortArray());
+      assertEquals(-1, u.asShortBuffer().get(1));
+      assertEquals(6L, l.asLongBuffer().get(1));
+      assertEquals(0.5, d.asDoubleBuffer().get(0));
+      DLPackException type = assertThrows(DLPackException.class, f::asIntBuffer);
+      assertEquals(Status.INVALID_ARGUMENT, type.getStatus());
+      assertEquals("the tensor holds float32 elements, not int32", type.getMessage());
+      DLPackException layout = assertThrows(DLPackException.class, ft::asFloatBuffer);
+      assertEquals(Status.LAYOUT, layout.getStatus());
+      assertEquals("the tensor is not C-contiguous: copy it to a contiguous tensor first",
+          layout.getMessage());
+    }
+    // A typed buffer holds its own reference: valid after close.
+    Tensor t = Tensor.fromArray(new int[] {7, 8}, 2);
+    java.nio.IntBuffer ib = t.asIntBuffer();
+    t.close();
+    assertEquals(8, ib.get(1));
   }
 
   @Test

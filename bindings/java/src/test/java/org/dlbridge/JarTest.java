@@ -87,6 +87,27 @@ class JarTest {
     Files.delete(dir);
   }
 
+  /**
+   * A buffer released on a C thread is kept (its token queued) until a free on a Java thread
+   * drains the token, which then lets it go: DrainMain, with the cleaner thread stopped.
+   */
+  @Test
+  void foreignReleaseIsDrainedByTheNextFree() throws Exception {
+    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    String cp = jar() + File.pathSeparator + System.getProperty("dlbridge.test.classes");
+    ProcessBuilder pb = new ProcessBuilder(java.toString(), "-cp", cp,
+        "-Ddlbridge.test.helpers=" + System.getProperty("dlbridge.test.helpers"),
+        "org.dlbridge.DrainMain");
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), out);
+    assertEquals("exported: held=1 queued=0\n"
+        + "freed by C: held=1 queued=1 reachable=true\n"
+        + "after a Java free: held=0 queued=0\n"
+        + "collected=true", out.strip());
+  }
+
   /** Deleters of exported buffers run on C threads while the JVM exits: no crash, exit 0. */
   @Test
   void deletersDuringJvmExitDoNotCrash() throws Exception {

@@ -12,7 +12,7 @@ abstract class LeakChecked {
 
   @BeforeEach
   void recordLive() {
-    liveBefore = DLBridge.liveTensorCount();
+    liveBefore = DLBridge.liveCount();
   }
 
   @AfterEach

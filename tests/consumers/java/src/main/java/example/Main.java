@@ -20,7 +20,7 @@ public final class Main {
         System.out.println(t + " column 2: " + values[0] + ", " + values[1]);
       }
     }
-    System.out.println("live tensors: " + DLBridge.liveTensorCount());
+    System.out.println("live tensors: " + DLBridge.liveCount());
     // The time main returns: the caller checks that the JVM exits soon after.
     System.out.println("main returns at " + System.currentTimeMillis());
   }

@@ -1,0 +1,344 @@
+package org.dlbridge.parity;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.util.Arrays;
+import java.util.Optional;
+import org.dlbridge.DLBridge;
+import org.dlbridge.DLPackException;
+import org.dlbridge.DType;
+import org.dlbridge.Device;
+import org.dlbridge.NativeTestHelper;
+import org.dlbridge.Slice;
+import org.dlbridge.Status;
+import org.dlbridge.Tensor;
+
+/**
+ * The parity rows (tests/parity/parity_table.tsv) through the Java binding's public API, plus
+ * the foreign DLPack producer the tests load (NativeTestHelper). One line per row:
+ * ROW<TAB>STATUS<TAB>DETAIL, as tests/parity/README.md says. Run by suite parity.
+ */
+public final class ParityMain {
+  private ParityMain() {}
+
+  /** A row's body: the detail of a success; a DLPackException is the row's outcome. */
+  private interface Body {
+    String run();
+  }
+
+  private static void row(String id, Body body) {
+    String status;
+    String detail;
+    try {
+      detail = body.run();
+      status = Status.name(Status.OK);
+    } catch (DLPackException e) {
+      status = e.getStatusName();
+      detail = e.getMessage();
+    }
+    System.out.println(id + "\t" + status + "\t" + detail);
+  }
+
+  private static String list(long[] values) {
+    StringBuilder out = new StringBuilder("[");
+    for (int i = 0; i < values.length; i++) {
+      out.append(i == 0 ? "" : ",").append(values[i]);
+    }
+    return out.append("]").toString();
+  }
+
+  private static String values(float[] v) {
+    long[] whole = new long[v.length];
+    for (int i = 0; i < v.length; i++) {
+      whole[i] = (long) v[i];
+    }
+    return "values=" + list(whole);
+  }
+
+  private static String layout(Tensor t) {
+    return "shape=" + list(t.shape()) + " strides=" + list(t.strides());
+  }
+
+  /** Every element of {@code t} (any layout), in C order. */
+  private static String contents(Tensor t) {
+    return values(t.toFloatArray());
+  }
+
+  /** A float32 tensor of {@code shape} holding 0, 1, 2, ... in C order. */
+  private static Tensor iota(long... shape) {
+    Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, shape);
+    float[] v = new float[(int) t.elementCount()];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = i;
+    }
+    t.copyFrom(v);
+    return t;
+  }
+
+  /** The outcome of an availability query: the reason's status and message, or DLB_OK. */
+  private static String available(Optional<DLPackException> reason) {
+    if (reason.isPresent()) {
+      throw reason.get();
+    }
+    return "";
+  }
+
+  public static void main(String[] args) throws InterruptedException {
+    final long liveAtStart = DLBridge.liveCount();
+
+    // ---- create
+    row("create", () -> {
+      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, 3)) {
+        return layout(t) + " dtype=" + t.dtype() + " device=" + t.device();
+      }
+    });
+    row("create_negative_extent", () -> {
+      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, -3)) {
+        return layout(t);
+      }
+    });
+    row("create_ndim_65", () -> {
+      long[] shape = new long[65];
+      Arrays.fill(shape, 1);
+      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, shape)) {
+        return layout(t);
+      }
+    });
+    row("create_strides_length", () -> {
+      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, new long[] {2, 3},
+          new long[] {1})) {
+        return layout(t);
+      }
+    });
+    row("create_is_copied", () -> {
+      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, new long[] {2, 3}, null,
+          Tensor.FLAG_IS_COPIED)) {
+        return layout(t);
+      }
+    });
+
+    // ---- wrap
+    row("wrap", () -> {
+      ByteBuffer buffer = ByteBuffer.allocateDirect(6 * 4).order(ByteOrder.nativeOrder());
+      buffer.asFloatBuffer().put(new float[] {0, 1, 2, 3, 4, 5});
+      try (Tensor t = Tensor.wrap(buffer, DType.FLOAT32, 2, 3)) {
+        String detail = layout(t) + " " + contents(t);
+        // The same memory: a write through the tensor shows in the buffer, and back.
+        t.setFloat(50f, 1, 2);
+        boolean same = buffer.getFloat(5 * 4) == 50f;
+        buffer.putFloat(5 * 4, 5f);
+        same = same && t.getFloat(1, 2) == 5f;
+        return detail + " same_memory=" + (same ? 1 : 0);
+      }
+    });
+    row("wrap_beyond_buffer", () -> {
+      try (Tensor t = Tensor.wrap(ByteBuffer.allocateDirect(5 * 4), DType.FLOAT32, 2, 3)) {
+        return layout(t);
+      }
+    });
+
+    // ---- import and export
+    row("import_versioned", () -> {
+      long deleted = NativeTestHelper.deletedCount();
+      String detail;
+      try (Tensor t = Tensor.importVersioned(NativeTestHelper.produceVersioned(4, 1, 3, 0))) {
+        detail = contents(t);
+      }
+      return detail + " deleted=" + (NativeTestHelper.deletedCount() - deleted);
+    });
+    row("import_legacy", () -> {
+      long deleted = NativeTestHelper.deletedCount();
+      String detail;
+      try (Tensor t = Tensor.importLegacy(NativeTestHelper.produceLegacy(4))) {
+        detail = contents(t);
+      }
+      return detail + " deleted=" + (NativeTestHelper.deletedCount() - deleted);
+    });
+    {
+      // The refused tensor's deleter has run: the message names the version, the detail the
+      // deletion (printed after the message for this row).
+      long deleted = NativeTestHelper.deletedCount();
+      try {
+        Tensor.importVersioned(NativeTestHelper.produceVersioned(4, 2, 0, 0)).close();
+        System.out.println("import_major_2\tDLB_OK\timported");
+      } catch (DLPackException e) {
+        System.out.println("import_major_2\t" + e.getStatusName() + "\t" + e.getMessage()
+            + " deleted=" + (NativeTestHelper.deletedCount() - deleted));
+      }
+    }
+    row("export_import_legacy", () -> {
+      try (Tensor back = Tensor.importLegacy(iota(2, 3).exportLegacy())) {
+        return layout(back) + " " + contents(back);
+      }
+    });
+    row("export_import_versioned", () -> {
+      try (Tensor back = Tensor.importVersioned(iota(2, 3).exportVersioned())) {
+        return layout(back) + " " + contents(back) + " flags=" + back.flags();
+      }
+    });
+    row("export_legacy_read_only", () -> {
+      try (Tensor t = iota(2, 3); Tensor ro = t.share(true)) {
+        return "address=" + ro.exportLegacy();
+      }
+    });
+    row("export_versioned_read_only", () -> {
+      try (Tensor t = iota(2, 3);
+          Tensor back = Tensor.importVersioned(t.share(true).exportVersioned())) {
+        return "flags=" + back.flags();
+      }
+    });
+
+    // ---- views
+    try (Tensor t = iota(3, 4)) {
+      row("slice", () -> {
+        try (Tensor v = t.slice(Slice.of(1, 3), Slice.every(2))) {
+          return layout(v) + " " + contents(v);
+        }
+      });
+      row("slice_step_zero", () -> {
+        try (Tensor v = t.slice(Slice.of(0, 2, 0))) {
+          return layout(v);
+        }
+      });
+      row("select", () -> {
+        try (Tensor v = t.select(1, -1)) {
+          return layout(v) + " " + contents(v);
+        }
+      });
+      row("select_out_of_range", () -> {
+        try (Tensor v = t.select(0, 3)) {
+          return layout(v);
+        }
+      });
+      row("reshape", () -> {
+        try (Tensor v = t.reshape(2, -1)) {
+          return layout(v) + " " + contents(v);
+        }
+      });
+      row("reshape_non_contiguous", () -> {
+        try (Tensor tt = t.transpose(); Tensor v = tt.reshape(12)) {
+          return layout(v);
+        }
+      });
+      row("transpose", () -> {
+        try (Tensor v = t.transpose()) {
+          return layout(v) + " " + contents(v);
+        }
+      });
+    }
+    try (Tensor t = iota(2, 3, 4)) {
+      row("permute", () -> {
+        try (Tensor v = t.permute(2, 0, 1)) {
+          return layout(v);
+        }
+      });
+      row("permute_invalid", () -> {
+        try (Tensor v = t.permute(0, 0, 1)) {
+          return layout(v);
+        }
+      });
+    }
+
+    // ---- copies to and from arrays
+    try (Tensor t = iota(2, 3)) {
+      row("copy_out", () -> values(t.toFloatArray()));
+      row("copy_out_transposed", () -> {
+        try (Tensor v = t.transpose()) {
+          return values(v.toFloatArray());
+        }
+      });
+      row("copy_out_wrong_type", () -> "ints=" + Arrays.toString(t.toIntArray()));
+    }
+    try (Tensor t = iota(3, 4)) {
+      row("copy_out_negative_strides", () -> {
+        try (Tensor v = t.slice(Slice.every(-1), Slice.every(2))) {
+          return values(v.toFloatArray());
+        }
+      });
+      try (Tensor v = t.transpose()) {
+        row("copy_in_transposed", () -> {
+          float[] in = new float[12];
+          for (int i = 0; i < in.length; i++) {
+            in[i] = 100 + i;
+          }
+          v.copyFrom(in);
+          return contents(t);
+        });
+        row("copy_in_count_mismatch", () -> {
+          v.copyFrom(new float[5]);
+          return contents(t);
+        });
+      }
+    }
+
+    // ---- typed host access and elements
+    try (Tensor t = iota(2, 3)) {
+      row("typed_view", () -> {
+        FloatBuffer view = t.asFloatBuffer(true);
+        view.put(4, 40f);
+        return "count=" + view.capacity() + " " + contents(t);
+      });
+      row("typed_view_wrong_type", () -> "count=" + t.asIntBuffer().capacity());
+      row("typed_view_transposed", () -> {
+        try (Tensor v = t.transpose()) {
+          return "count=" + v.asFloatBuffer().capacity();
+        }
+      });
+      try (Tensor ro = t.share(true)) {
+        row("write_read_only", () -> "count=" + ro.asFloatBuffer(true).capacity());
+        row("copy_into_read_only", () -> {
+          ro.copyFrom(new float[6]);
+          return contents(ro);
+        });
+      }
+      row("element_get", () -> "value=" + (long) t.getFloat(1, 2));
+      row("element_out_of_range", () -> "value=" + (long) t.getFloat(2, 0));
+    }
+
+    // ---- lifecycle misuse a binding must catch
+    row("use_after_close", () -> {
+      Tensor t = iota(2, 3);
+      t.close();
+      return "shape=" + list(t.shape());
+    });
+    row("double_close", () -> {
+      Tensor t = iota(2, 3);
+      t.close();
+      t.close();
+      return "";
+    });
+
+    // ---- devices and names
+    row("cuda_available", () -> available(DLBridge.cudaUnavailableReason()));
+    row("cuda_allocate", () -> {
+      try (Tensor t = Tensor.allocate(Device.cuda(0), DType.FLOAT32, 2)) {
+        return layout(t);
+      }
+    });
+    row("opencl_available", () -> available(DLBridge.openclUnavailableReason()));
+    row("dtype_parse_unknown", () -> "name=" + DType.parse("float33"));
+    row("dtype_parse", () -> {
+      DType d = DType.parse("bfloat16x4");
+      return "code=" + d.code() + " bits=" + d.bits() + " lanes=" + d.lanes();
+    });
+    row("device_unknown_type", () -> {
+      Device d = Device.parse("device_type_99:3");
+      return "type=" + d.type() + " id=" + d.id() + " name=" + d;
+    });
+    row("device_parse_unknown", () -> "name=" + Device.parse("gpu:0"));
+    row("status_name", () -> "name=" + Status.name(Status.READ_ONLY) + " unknown="
+        + Status.name(99));
+
+    // The typed buffers above hold their own references until the GC collects them (the
+    // binding's cleaner then frees them): collect before counting.
+    long live = DLBridge.liveCount() - liveAtStart;
+    for (int i = 0; i < 200 && live != 0; i++) {
+      System.gc();
+      Thread.sleep(10);
+      live = DLBridge.liveCount() - liveAtStart;
+    }
+    final long balance = live;
+    row("live_count_balance", () -> "live=" + balance);
+  }
+}
