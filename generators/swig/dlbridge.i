@@ -1,8 +1,10 @@
 /* dlbridge.i - the language-neutral SWIG interface to the dlbridge C API, generated from the
  * public headers themselves: constants and signatures cannot drift from the C library.
  *
- * A binding's module file is two lines: `%module(...) Name` (plus the language's pragmas) and
- * `%include "dlbridge.i"`. This file includes generators/swig/typemaps_<lang>.i for the
+ * A binding's module file (generators/swig/dlbridge_<lang>.i) is `%module(...) Name`, the
+ * language's pragmas and `%include "dlbridge.i"`, then what only that language's native side
+ * must add (Java: bindings/java/native/java_memory.i, direct buffers and pinned arrays). This
+ * file includes generators/swig/typemaps_<lang>.i for the
  * language SWIG is run for (SWIGJAVA, SWIGCSHARP, SWIGGO). A typemaps file must provide exactly:
  *
  *   1. DLB_THROW_STATUS(status, message): a C macro, usable inside any wrapper, that raises the

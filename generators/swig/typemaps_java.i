@@ -1,6 +1,6 @@
 /* typemaps_java.i - what dlbridge.i needs from Java (see the list at the top of dlbridge.i).
  * Included by dlbridge.i when SWIG runs with -java. The module file is
- * bindings/java/src/main/swig/dlbridge_java.i; Java's own helpers (direct buffers over native
+ * generators/swig/dlbridge_java.i; Java's own helpers (direct buffers over native
  * memory, array copies) are bindings/java/native/java_memory.i. */
 
 /* 5. DLPack's enums as plain int constants. Each constant is initialised from the C value at
