@@ -14,6 +14,11 @@ final class Create {
         strides, flags));
   }
 
+  static Tensor allocateShareable(Device device, DType dtype, long[] shape) {
+    return new Tensor(DLBridgeNative.dlb_tensor_allocate_shareable(device.packed(), dtype.packed(),
+        shape, null, 0L));
+  }
+
   /**
    * Wraps {@code buffer} from its position, zero-copy. The release token is a new slot, which
    * keeps the buffer reachable until the core releases the memory: on any thread, after every

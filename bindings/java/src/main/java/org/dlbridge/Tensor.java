@@ -77,6 +77,15 @@ public final class Tensor implements AutoCloseable {
   }
 
   /**
+   * A compact, zero-filled tensor in memory another process can map (a sealed memfd; {@code
+   * dlb_tensor_allocate_shareable}), to send on a {@link Channel} without a copy. CPU only for
+   * now ({@link Status#UNSUPPORTED} elsewhere). Ownership: the caller owns it.
+   */
+  public static Tensor allocateShareable(Device device, DType dtype, long... shape) {
+    return Create.allocateShareable(device, dtype, shape);
+  }
+
+  /**
    * Wraps a direct ByteBuffer without copying: the elements start at the buffer's position and
    * must lie inside its capacity (the core refuses them otherwise, before anything is built).
    * The buffer stays reachable until the memory is released, even while a foreign consumer
@@ -225,6 +234,14 @@ public final class Tensor implements AutoCloseable {
 
   public boolean isContiguous() {
     return with(h -> DLBridgeNative.dlb_tensor_is_c_contiguous(h) != 0);
+  }
+
+  /**
+   * Whether this tensor's memory can be sent on a {@link Channel} without a copy: allocated with
+   * {@link #allocateShareable}, received from a channel, or a view or share of one of those.
+   */
+  public boolean isShareable() {
+    return with(h -> DLBridgeNative.dlb_tensor_is_shareable(h) != 0);
   }
 
   public boolean isClosed() {

@@ -1,0 +1,59 @@
+package org.dlbridge;
+
+import java.util.function.LongFunction;
+
+/**
+ * A listener's or a channel's native handle, closed once. {@link #close()} may come from any
+ * thread while another is blocked in accept or receive: it shuts the channel down ({@code
+ * dlb_channel_shutdown} wakes the blocked call, which then fails with {@link Status#CLOSED}) and
+ * the handle is freed when the last call in progress returns, never under one.
+ */
+final class ChannelHandle {
+  private long address; // 0 once freed; guarded by this
+  private int calls; // calls in progress; guarded by this
+  private boolean closing; // guarded by this
+
+  ChannelHandle(long address) {
+    this.address = address;
+  }
+
+  /** The error of every use after close, in every binding's words. */
+  static DLPackException closed() {
+    return new DLPackException(Status.CLOSED, DLBridgeNativeConstants.DLB_CHANNEL_CLOSED_MESSAGE);
+  }
+
+  /** {@code call} with the native address, counted as a call in progress. */
+  <T> T use(LongFunction<T> call) {
+    long a;
+    synchronized (this) {
+      if (closing) {
+        throw closed();
+      }
+      calls++;
+      a = address;
+    }
+    try {
+      return call.apply(a);
+    } finally {
+      synchronized (this) {
+        calls--;
+        freeIfIdle();
+      }
+    }
+  }
+
+  private void freeIfIdle() {
+    if (closing && calls == 0 && address != 0) {
+      DLBridgeNative.dlb_channel_close(address);
+      address = 0;
+    }
+  }
+
+  synchronized void close() {
+    if (!closing) {
+      closing = true;
+      DLBridgeNative.dlb_channel_shutdown(address);
+      freeIfIdle();
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package org.dlbridge;
+
+/**
+ * Accepts connections from other processes on a Unix domain socket ({@code
+ * dlb_channel_listen}; see docs/ipc.md): the socket is created with mode 0600 in a folder only
+ * this user can enter (created with mode 0700 when missing). {@link #close()} removes the
+ * socket file.
+ *
+ * <p>One thread at a time may {@link #accept()}; {@link #close()} may come from any thread, also
+ * while another is blocked in accept, which then throws {@link DLPackException} with {@link
+ * Status#CLOSED}, "the channel is closed", as every later call does. Every refusal is the core's
+ * status and message.
+ */
+public final class Listener implements AutoCloseable {
+  private final ChannelHandle handle;
+
+  private Listener(long address) {
+    this.handle = new ChannelHandle(address);
+  }
+
+  /**
+   * Listens at {@code path}. A stale socket file left by a process that died is replaced; a live
+   * one is refused. Ownership: the caller owns the listener (close it); on error nothing is
+   * created.
+   */
+  public static Listener listen(String path) {
+    if (path == null) {
+      throw new NullPointerException("path");
+    }
+    return new Listener(DLBridgeNative.dlb_channel_listen(path));
+  }
+
+  /**
+   * Waits for the next connection. A peer running as another user is refused (its connection
+   * closed; this listener stays usable) unless allowed with {@link #allowUid}. Ownership: the
+   * caller owns the channel.
+   */
+  public Channel accept() {
+    return new Channel(handle.use(DLBridgeNative::dlb_channel_accept));
+  }
+
+  /**
+   * Accepts peers running as {@code uid} too, on every connection accepted from now on (this
+   * process's own uid always is). {@code uid} is unsigned, as the kernel's.
+   */
+  public void allowUid(int uid) {
+    handle.use(a -> DLBridgeNative.dlb_channel_allow_uid(a, Integer.toUnsignedLong(uid)));
+  }
+
+  /** Stops listening and removes the socket file. Calling it again does nothing. */
+  @Override
+  public void close() {
+    handle.close();
+  }
+}
