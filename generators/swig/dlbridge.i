@@ -136,15 +136,15 @@ DLB_TENSOR_OUT(dlb_channel)
 %typemap(out) DLDataType %{ $result = dlbx_pack_dtype($1); %}
 
 /* ---- arrays in ------------------------------------------------------------------------------ */
-/* Refuses an array argument that is null or longer than `max` (DLB_ERR_INVALID_ARGUMENT);
- * `null_value` is the wrapper's $null. */
+/* Refuses an array argument that is null or longer than `max` (DLB_ERR_INVALID_ARGUMENT), given
+ * its length (DLB_ARRAY_LENGTH, read once: in JNI it is a call); `null_value` is the wrapper's
+ * $null. */
 %{
-#define DLB_CHECK_ARRAY(input, max, what, null_value)                                  \
+#define DLB_CHECK_LENGTH(length, max, what, null_value)                                \
   do {                                                                                 \
-    int64_t length_ = DLB_ARRAY_LENGTH(input);                                         \
-    if (length_ < 0 || length_ > (max)) {                                              \
+    if ((length) < 0 || (length) > (max)) {                                            \
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT,                                       \
-                       length_ < 0 ? what " is null" : what " has too many values");  \
+                       (length) < 0 ? what " is null" : what " has too many values");  \
       return null_value;                                                               \
     }                                                                                  \
   } while (0)
@@ -154,14 +154,13 @@ DLB_TENSOR_OUT(dlb_channel)
  * core's own check and message ("ndim 65 exceeds the maximum of 64", as every binding that calls
  * the core directly reports it): dlb_shape_element_count checks ndim before it reads the shape. */
 %{
-#define DLB_CHECK_SHAPE_LENGTH(input, null_value)                                           \
+#define DLB_CHECK_SHAPE_LENGTH(length, null_value)                                          \
   do {                                                                                      \
-    int64_t length_ = DLB_ARRAY_LENGTH(input);                                              \
-    if (length_ > DLB_MAX_NDIM) {                                                           \
+    if ((length) > DLB_MAX_NDIM) {                                                          \
       dlb_error error_;                                                                     \
       int64_t count_;                                                                       \
       dlb_status status_ = dlb_shape_element_count(                                         \
-          length_ > INT32_MAX ? INT32_MAX : (int32_t)length_, NULL, &count_, &error_);      \
+          (length) > INT32_MAX ? INT32_MAX : (int32_t)(length), NULL, &count_, &error_);    \
       DLB_THROW_STATUS(status_, error_.message);                                            \
       return null_value;                                                                    \
     }                                                                                       \
@@ -169,10 +168,12 @@ DLB_TENSOR_OUT(dlb_channel)
 %}
 
 DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
-%typemap(in) (int32_t ndim, const int64_t* shape) (int64_t shape_tmp[DLB_MAX_NDIM]) %{
-  DLB_CHECK_SHAPE_LENGTH($input, $null);
-  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "shape", $null);
-  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
+%typemap(in) (int32_t ndim, const int64_t* shape)
+    (int64_t shape_tmp[DLB_MAX_NDIM], int64_t shape_length) %{
+  shape_length = DLB_ARRAY_LENGTH($input);
+  DLB_CHECK_SHAPE_LENGTH(shape_length, $null);
+  DLB_CHECK_LENGTH(shape_length, DLB_MAX_NDIM, "shape", $null);
+  $1 = (int32_t)shape_length;
   if ($1 > 0) DLB_ARRAY_GET_I64($input, $1, shape_tmp);
   $2 = shape_tmp;
 %}
@@ -181,10 +182,11 @@ DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
  * Only dlb_tensor_allocate and dlbx_tensor_wrap take them, both with the shape's length as their
  * third argument (arg3). The message is dlbridge.h's, a constant of every generated module too. */
 DLB_ARRAY_TYPES(const int64_t* strides, I64)
-%typemap(in) const int64_t* strides (int64_t strides_tmp[DLB_MAX_NDIM]) %{
+%typemap(in) const int64_t* strides (int64_t strides_tmp[DLB_MAX_NDIM], int64_t strides_length) %{
   $1 = NULL;
-  if (DLB_ARRAY_LENGTH($input) >= 0) {
-    if (DLB_ARRAY_LENGTH($input) != (int64_t)arg3) {
+  strides_length = DLB_ARRAY_LENGTH($input);
+  if (strides_length >= 0) {
+    if (strides_length != (int64_t)arg3) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return $null;
     }
@@ -196,13 +198,15 @@ DLB_ARRAY_TYPES(const int64_t* strides, I64)
 /* (start, stop, step) triples; DLB_SLICE_NONE marks an omitted bound. */
 DLB_ARRAY_TYPES((int32_t nslices, const dlb_slice* slices), I64)
 %typemap(in) (int32_t nslices, const dlb_slice* slices)
-    (int64_t triples_tmp[3 * DLB_MAX_NDIM], dlb_slice slices_tmp[DLB_MAX_NDIM]) %{
-  DLB_CHECK_ARRAY($input, 3 * DLB_MAX_NDIM, "slices", $null);
-  if (DLB_ARRAY_LENGTH($input) % 3 != 0) {
+    (int64_t triples_tmp[3 * DLB_MAX_NDIM], dlb_slice slices_tmp[DLB_MAX_NDIM],
+     int64_t triples_length) %{
+  triples_length = DLB_ARRAY_LENGTH($input);
+  DLB_CHECK_LENGTH(triples_length, 3 * DLB_MAX_NDIM, "slices", $null);
+  if (triples_length % 3 != 0) {
     DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "slices must be (start, stop, step) triples");
     return $null;
   }
-  $1 = (int32_t)(DLB_ARRAY_LENGTH($input) / 3);
+  $1 = (int32_t)(triples_length / 3);
   if ($1 > 0) DLB_ARRAY_GET_I64($input, 3 * $1, triples_tmp);
   {
     int32_t i_;
@@ -215,29 +219,38 @@ DLB_ARRAY_TYPES((int32_t nslices, const dlb_slice* slices), I64)
   $2 = slices_tmp;
 %}
 
-/* One index per dimension (dlb_tensor_element_data). */
+/* One index per dimension (dlb_tensor_element_data). An index longer than any tensor's rank is
+ * not copied: its count alone reaches the core, which refuses it by the count before it reads an
+ * index, with its message ("65 indices given for a tensor with 2 dimensions"). */
 DLB_ARRAY_TYPES((int32_t nindex, const int64_t* index), I64)
-%typemap(in) (int32_t nindex, const int64_t* index) (int64_t index_tmp[DLB_MAX_NDIM]) %{
-  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "index", $null);
-  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
-  if ($1 > 0) DLB_ARRAY_GET_I64($input, $1, index_tmp);
+%typemap(in) (int32_t nindex, const int64_t* index)
+    (int64_t index_tmp[DLB_MAX_NDIM], int64_t index_length) %{
+  index_length = DLB_ARRAY_LENGTH($input);
+  DLB_CHECK_LENGTH(index_length, INT32_MAX, "index", $null);
+  $1 = (int32_t)index_length;
+  if ($1 > 0 && $1 <= DLB_MAX_NDIM) DLB_ARRAY_GET_I64($input, $1, index_tmp);
   $2 = index_tmp;
 %}
 
 DLB_ARRAY_TYPES((int32_t naxes, const int32_t* axes), I32)
-%typemap(in) (int32_t naxes, const int32_t* axes) (int32_t axes_tmp[DLB_MAX_NDIM]) %{
-  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "axes", $null);
-  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
+%typemap(in) (int32_t naxes, const int32_t* axes) (int32_t axes_tmp[DLB_MAX_NDIM], int64_t axes_length) %{
+  axes_length = DLB_ARRAY_LENGTH($input);
+  DLB_CHECK_LENGTH(axes_length, DLB_MAX_NDIM, "axes", $null);
+  $1 = (int32_t)axes_length;
   if ($1 > 0) DLB_ARRAY_GET_I32($input, $1, axes_tmp);
   $2 = axes_tmp;
 %}
 
 /* ---- arrays out ----------------------------------------------------------------------------- */
-/* (capacity, out): the caller's array; the core checks that it has room. */
+/* (capacity, out): the caller's array; the core checks that it has room. No tensor has more than
+ * DLB_MAX_NDIM values to write, so a longer array offers that many; what the core does not
+ * write comes back as zeros. */
 DLB_ARRAY_TYPES((int32_t capacity, int64_t* out), I64)
-%typemap(in) (int32_t capacity, int64_t* out) (int64_t values_tmp[DLB_MAX_NDIM]) %{
-  DLB_CHECK_ARRAY($input, DLB_MAX_NDIM, "the output array", $null);
-  $1 = (int32_t)DLB_ARRAY_LENGTH($input);
+%typemap(in) (int32_t capacity, int64_t* out) (int64_t values_tmp[DLB_MAX_NDIM], int64_t out_length) %{
+  out_length = DLB_ARRAY_LENGTH($input);
+  DLB_CHECK_LENGTH(out_length, INT64_MAX, "the output array", $null);
+  $1 = (int32_t)(out_length > DLB_MAX_NDIM ? DLB_MAX_NDIM : out_length);
+  memset(values_tmp, 0, (size_t)$1 * sizeof values_tmp[0]);
   $2 = values_tmp;
 %}
 %typemap(argout) (int32_t capacity, int64_t* out) %{
@@ -246,9 +259,12 @@ DLB_ARRAY_TYPES((int32_t capacity, int64_t* out), I64)
 
 /* Text: written into a byte array (NUL-terminated; the core refuses one that is too small). */
 DLB_ARRAY_TYPES((char* buffer, uint64_t buffer_size), I8)
-%typemap(in) (char* buffer, uint64_t buffer_size) (char text_tmp[DLB_ERROR_MESSAGE_SIZE]) %{
-  DLB_CHECK_ARRAY($input, DLB_ERROR_MESSAGE_SIZE, "the text buffer", $null);
-  $2 = (uint64_t)DLB_ARRAY_LENGTH($input);
+%typemap(in) (char* buffer, uint64_t buffer_size)
+    (char text_tmp[DLB_ERROR_MESSAGE_SIZE], int64_t text_length) %{
+  text_length = DLB_ARRAY_LENGTH($input);
+  DLB_CHECK_LENGTH(text_length, INT64_MAX, "the text buffer", $null);
+  /* No text the core writes is longer than a message: a larger array offers that much. */
+  $2 = (uint64_t)(text_length > DLB_ERROR_MESSAGE_SIZE ? DLB_ERROR_MESSAGE_SIZE : text_length);
   $1 = text_tmp;
 %}
 %typemap(argout) (char* buffer, uint64_t buffer_size) %{

@@ -244,25 +244,23 @@ static void dlbx_go_error_free(int64_t result) {
 #define DLBX_RELEASE_FN dlbx_release
 
 
-#define DLB_CHECK_ARRAY(input, max, what, null_value)                                  \
+#define DLB_CHECK_LENGTH(length, max, what, null_value)                                \
   do {                                                                                 \
-    int64_t length_ = DLB_ARRAY_LENGTH(input);                                         \
-    if (length_ < 0 || length_ > (max)) {                                              \
+    if ((length) < 0 || (length) > (max)) {                                            \
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT,                                       \
-                       length_ < 0 ? what " is null" : what " has too many values");  \
+                       (length) < 0 ? what " is null" : what " has too many values");  \
       return null_value;                                                               \
     }                                                                                  \
   } while (0)
 
 
-#define DLB_CHECK_SHAPE_LENGTH(input, null_value)                                           \
+#define DLB_CHECK_SHAPE_LENGTH(length, null_value)                                          \
   do {                                                                                      \
-    int64_t length_ = DLB_ARRAY_LENGTH(input);                                              \
-    if (length_ > DLB_MAX_NDIM) {                                                           \
+    if ((length) > DLB_MAX_NDIM) {                                                          \
       dlb_error error_;                                                                     \
       int64_t count_;                                                                       \
       dlb_status status_ = dlb_shape_element_count(                                         \
-          length_ > INT32_MAX ? INT32_MAX : (int32_t)length_, NULL, &count_, &error_);      \
+          (length) > INT32_MAX ? INT32_MAX : (int32_t)(length), NULL, &count_, &error_);    \
       DLB_THROW_STATUS(status_, error_.message);                                            \
       return null_value;                                                                    \
     }                                                                                       \
@@ -974,6 +972,7 @@ long long _wrap_dlb_dtype_format_capi_9f183fb045c69652(intgo _swig_go_0, _goslic
   uint64_t arg3 ;
   dlb_error *arg4 = (dlb_error *) 0 ;
   char text_tmp2[DLB_ERROR_MESSAGE_SIZE] ;
+  int64_t text_length2 ;
   dlb_status result;
   long long _swig_go_result;
   
@@ -984,8 +983,10 @@ long long _wrap_dlb_dtype_format_capi_9f183fb045c69652(intgo _swig_go_0, _goslic
   
   arg1 = dlbx_unpack_dtype((int32_t)_swig_go_0); 
   
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_ERROR_MESSAGE_SIZE, "the text buffer", _swig_go_result);
-  arg3 = (uint64_t)DLB_ARRAY_LENGTH(_swig_go_1);
+  text_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(text_length2, INT64_MAX, "the text buffer", _swig_go_result);
+  /* No text the core writes is longer than a message: a larger array offers that much. */
+  arg3 = (uint64_t)(text_length2 > DLB_ERROR_MESSAGE_SIZE ? DLB_ERROR_MESSAGE_SIZE : text_length2);
   arg2 = text_tmp2;
   
   
@@ -1186,6 +1187,7 @@ long long _wrap_dlb_device_format_capi_9f183fb045c69652(long long _swig_go_0, _g
   uint64_t arg3 ;
   dlb_error *arg4 = (dlb_error *) 0 ;
   char text_tmp2[DLB_ERROR_MESSAGE_SIZE] ;
+  int64_t text_length2 ;
   dlb_status result;
   long long _swig_go_result;
   
@@ -1196,8 +1198,10 @@ long long _wrap_dlb_device_format_capi_9f183fb045c69652(long long _swig_go_0, _g
   
   arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
   
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_ERROR_MESSAGE_SIZE, "the text buffer", _swig_go_result);
-  arg3 = (uint64_t)DLB_ARRAY_LENGTH(_swig_go_1);
+  text_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(text_length2, INT64_MAX, "the text buffer", _swig_go_result);
+  /* No text the core writes is longer than a message: a larger array offers that much. */
+  arg3 = (uint64_t)(text_length2 > DLB_ERROR_MESSAGE_SIZE ? DLB_ERROR_MESSAGE_SIZE : text_length2);
   arg2 = text_tmp2;
   
   
@@ -1287,7 +1291,9 @@ long long _wrap_dlb_tensor_allocate_capi_9f183fb045c69652(long long _swig_go_0, 
   DLManagedTensorVersioned **arg7 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg8 = (dlb_error *) 0 ;
   int64_t shape_tmp3[DLB_MAX_NDIM] ;
+  int64_t shape_length3 ;
   int64_t strides_tmp5[DLB_MAX_NDIM] ;
+  int64_t strides_length5 ;
   DLManagedTensorVersioned *out_tmp7 = NULL ;
   dlb_status result;
   long long _swig_go_result;
@@ -1301,16 +1307,18 @@ long long _wrap_dlb_tensor_allocate_capi_9f183fb045c69652(long long _swig_go_0, 
   arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
   arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
   
-  DLB_CHECK_SHAPE_LENGTH(_swig_go_2, _swig_go_result);
-  DLB_CHECK_ARRAY(_swig_go_2, DLB_MAX_NDIM, "shape", _swig_go_result);
-  arg3 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_2);
+  shape_length3 = DLB_ARRAY_LENGTH(_swig_go_2);
+  DLB_CHECK_SHAPE_LENGTH(shape_length3, _swig_go_result);
+  DLB_CHECK_LENGTH(shape_length3, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg3 = (int32_t)shape_length3;
   if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
   arg4 = shape_tmp3;
   
   
   arg5 = NULL;
-  if (DLB_ARRAY_LENGTH(_swig_go_3) >= 0) {
-    if (DLB_ARRAY_LENGTH(_swig_go_3) != (int64_t)arg3) {
+  strides_length5 = DLB_ARRAY_LENGTH(_swig_go_3);
+  if (strides_length5 >= 0) {
+    if (strides_length5 != (int64_t)arg3) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return _swig_go_result;
     }
@@ -1702,6 +1710,7 @@ long long _wrap_dlb_shape_element_count_capi_9f183fb045c69652(_goslice_ _swig_go
   int64_t *arg3 = (int64_t *) 0 ;
   dlb_error *arg4 = (dlb_error *) 0 ;
   int64_t shape_tmp1[DLB_MAX_NDIM] ;
+  int64_t shape_length1 ;
   int64_t value_tmp3 ;
   dlb_status result;
   long long _swig_go_result;
@@ -1712,9 +1721,10 @@ long long _wrap_dlb_shape_element_count_capi_9f183fb045c69652(_goslice_ _swig_go
   arg4 = &dlb_err_;
   
   
-  DLB_CHECK_SHAPE_LENGTH(_swig_go_0, _swig_go_result);
-  DLB_CHECK_ARRAY(_swig_go_0, DLB_MAX_NDIM, "shape", _swig_go_result);
-  arg1 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_0);
+  shape_length1 = DLB_ARRAY_LENGTH(_swig_go_0);
+  DLB_CHECK_SHAPE_LENGTH(shape_length1, _swig_go_result);
+  DLB_CHECK_LENGTH(shape_length1, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg1 = (int32_t)shape_length1;
   if (arg1 > 0) DLB_ARRAY_GET_I64(_swig_go_0, arg1, shape_tmp1);
   arg2 = shape_tmp1;
   
@@ -1751,6 +1761,7 @@ long long _wrap_dlb_tensor_get_shape_capi_9f183fb045c69652(long long _swig_go_0,
   int64_t *arg3 = (int64_t *) 0 ;
   dlb_error *arg4 = (dlb_error *) 0 ;
   int64_t values_tmp2[DLB_MAX_NDIM] ;
+  int64_t out_length2 ;
   dlb_status result;
   long long _swig_go_result;
   
@@ -1763,8 +1774,10 @@ long long _wrap_dlb_tensor_get_shape_capi_9f183fb045c69652(long long _swig_go_0,
   arg1 = _swig_go_0 ? &((DLManagedTensorVersioned*)(intptr_t)_swig_go_0)->dl_tensor : NULL;
   
   
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_MAX_NDIM, "the output array", _swig_go_result);
-  arg2 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_1);
+  out_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(out_length2, INT64_MAX, "the output array", _swig_go_result);
+  arg2 = (int32_t)(out_length2 > DLB_MAX_NDIM ? DLB_MAX_NDIM : out_length2);
+  memset(values_tmp2, 0, (size_t)arg2 * sizeof values_tmp2[0]);
   arg3 = values_tmp2;
   
   
@@ -1789,6 +1802,7 @@ long long _wrap_dlb_tensor_get_strides_capi_9f183fb045c69652(long long _swig_go_
   int64_t *arg3 = (int64_t *) 0 ;
   dlb_error *arg4 = (dlb_error *) 0 ;
   int64_t values_tmp2[DLB_MAX_NDIM] ;
+  int64_t out_length2 ;
   dlb_status result;
   long long _swig_go_result;
   
@@ -1801,8 +1815,10 @@ long long _wrap_dlb_tensor_get_strides_capi_9f183fb045c69652(long long _swig_go_
   arg1 = _swig_go_0 ? &((DLManagedTensorVersioned*)(intptr_t)_swig_go_0)->dl_tensor : NULL;
   
   
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_MAX_NDIM, "the output array", _swig_go_result);
-  arg2 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_1);
+  out_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(out_length2, INT64_MAX, "the output array", _swig_go_result);
+  arg2 = (int32_t)(out_length2 > DLB_MAX_NDIM ? DLB_MAX_NDIM : out_length2);
+  memset(values_tmp2, 0, (size_t)arg2 * sizeof values_tmp2[0]);
   arg3 = values_tmp2;
   
   
@@ -1976,6 +1992,7 @@ long long _wrap_dlb_tensor_element_data_capi_9f183fb045c69652(long long _swig_go
   void **arg5 = (void **) 0 ;
   dlb_error *arg6 = (dlb_error *) 0 ;
   int64_t index_tmp2[DLB_MAX_NDIM] ;
+  int64_t index_length2 ;
   void *value_tmp5 ;
   dlb_status result;
   long long _swig_go_result;
@@ -1987,9 +2004,10 @@ long long _wrap_dlb_tensor_element_data_capi_9f183fb045c69652(long long _swig_go
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
   
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_MAX_NDIM, "index", _swig_go_result);
-  arg2 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_1);
-  if (arg2 > 0) DLB_ARRAY_GET_I64(_swig_go_1, arg2, index_tmp2);
+  index_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(index_length2, INT32_MAX, "index", _swig_go_result);
+  arg2 = (int32_t)index_length2;
+  if (arg2 > 0 && arg2 <= DLB_MAX_NDIM) DLB_ARRAY_GET_I64(_swig_go_1, arg2, index_tmp2);
   arg3 = index_tmp2;
   
   arg4 = (int)_swig_go_2; 
@@ -2089,6 +2107,7 @@ long long _wrap_dlb_tensor_slice_capi_9f183fb045c69652(long long _swig_go_0, _go
   dlb_error *arg5 = (dlb_error *) 0 ;
   int64_t triples_tmp2[3*DLB_MAX_NDIM] ;
   dlb_slice slices_tmp2[DLB_MAX_NDIM] ;
+  int64_t triples_length2 ;
   DLManagedTensorVersioned *out_tmp4 = NULL ;
   dlb_status result;
   long long _swig_go_result;
@@ -2101,12 +2120,13 @@ long long _wrap_dlb_tensor_slice_capi_9f183fb045c69652(long long _swig_go_0, _go
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
   
-  DLB_CHECK_ARRAY(_swig_go_1, 3 * DLB_MAX_NDIM, "slices", _swig_go_result);
-  if (DLB_ARRAY_LENGTH(_swig_go_1) % 3 != 0) {
+  triples_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(triples_length2, 3 * DLB_MAX_NDIM, "slices", _swig_go_result);
+  if (triples_length2 % 3 != 0) {
     DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "slices must be (start, stop, step) triples");
     return _swig_go_result;
   }
-  arg2 = (int32_t)(DLB_ARRAY_LENGTH(_swig_go_1) / 3);
+  arg2 = (int32_t)(triples_length2 / 3);
   if (arg2 > 0) DLB_ARRAY_GET_I64(_swig_go_1, 3 * arg2, triples_tmp2);
   {
     int32_t i_;
@@ -2176,6 +2196,7 @@ long long _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(long long _swig_go_0, _
   DLManagedTensorVersioned **arg4 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg5 = (dlb_error *) 0 ;
   int64_t shape_tmp2[DLB_MAX_NDIM] ;
+  int64_t shape_length2 ;
   DLManagedTensorVersioned *out_tmp4 = NULL ;
   dlb_status result;
   long long _swig_go_result;
@@ -2188,9 +2209,10 @@ long long _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(long long _swig_go_0, _
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
   
-  DLB_CHECK_SHAPE_LENGTH(_swig_go_1, _swig_go_result);
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_MAX_NDIM, "shape", _swig_go_result);
-  arg2 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_1);
+  shape_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_SHAPE_LENGTH(shape_length2, _swig_go_result);
+  DLB_CHECK_LENGTH(shape_length2, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg2 = (int32_t)shape_length2;
   if (arg2 > 0) DLB_ARRAY_GET_I64(_swig_go_1, arg2, shape_tmp2);
   arg3 = shape_tmp2;
   
@@ -2217,6 +2239,7 @@ long long _wrap_dlb_tensor_permute_capi_9f183fb045c69652(long long _swig_go_0, _
   DLManagedTensorVersioned **arg4 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg5 = (dlb_error *) 0 ;
   int32_t axes_tmp2[DLB_MAX_NDIM] ;
+  int64_t axes_length2 ;
   DLManagedTensorVersioned *out_tmp4 = NULL ;
   dlb_status result;
   long long _swig_go_result;
@@ -2229,8 +2252,9 @@ long long _wrap_dlb_tensor_permute_capi_9f183fb045c69652(long long _swig_go_0, _
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
   
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_MAX_NDIM, "axes", _swig_go_result);
-  arg2 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_1);
+  axes_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(axes_length2, DLB_MAX_NDIM, "axes", _swig_go_result);
+  arg2 = (int32_t)axes_length2;
   if (arg2 > 0) DLB_ARRAY_GET_I32(_swig_go_1, arg2, axes_tmp2);
   arg3 = axes_tmp2;
   
@@ -2783,6 +2807,7 @@ long long _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(intgo _swig_go_0, _
   uint64_t arg3 ;
   dlb_error *arg4 = (dlb_error *) 0 ;
   char text_tmp2[DLB_ERROR_MESSAGE_SIZE] ;
+  int64_t text_length2 ;
   dlb_status result;
   long long _swig_go_result;
   
@@ -2793,8 +2818,10 @@ long long _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(intgo _swig_go_0, _
   
   arg1 = (int32_t)_swig_go_0; 
   
-  DLB_CHECK_ARRAY(_swig_go_1, DLB_ERROR_MESSAGE_SIZE, "the text buffer", _swig_go_result);
-  arg3 = (uint64_t)DLB_ARRAY_LENGTH(_swig_go_1);
+  text_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(text_length2, INT64_MAX, "the text buffer", _swig_go_result);
+  /* No text the core writes is longer than a message: a larger array offers that much. */
+  arg3 = (uint64_t)(text_length2 > DLB_ERROR_MESSAGE_SIZE ? DLB_ERROR_MESSAGE_SIZE : text_length2);
   arg2 = text_tmp2;
   
   
@@ -2850,7 +2877,9 @@ long long _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(long long _s
   DLManagedTensorVersioned **arg7 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg8 = (dlb_error *) 0 ;
   int64_t shape_tmp3[DLB_MAX_NDIM] ;
+  int64_t shape_length3 ;
   int64_t strides_tmp5[DLB_MAX_NDIM] ;
+  int64_t strides_length5 ;
   DLManagedTensorVersioned *out_tmp7 = NULL ;
   dlb_status result;
   long long _swig_go_result;
@@ -2864,16 +2893,18 @@ long long _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(long long _s
   arg1 = dlbx_unpack_device((int64_t)_swig_go_0); 
   arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
   
-  DLB_CHECK_SHAPE_LENGTH(_swig_go_2, _swig_go_result);
-  DLB_CHECK_ARRAY(_swig_go_2, DLB_MAX_NDIM, "shape", _swig_go_result);
-  arg3 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_2);
+  shape_length3 = DLB_ARRAY_LENGTH(_swig_go_2);
+  DLB_CHECK_SHAPE_LENGTH(shape_length3, _swig_go_result);
+  DLB_CHECK_LENGTH(shape_length3, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg3 = (int32_t)shape_length3;
   if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
   arg4 = shape_tmp3;
   
   
   arg5 = NULL;
-  if (DLB_ARRAY_LENGTH(_swig_go_3) >= 0) {
-    if (DLB_ARRAY_LENGTH(_swig_go_3) != (int64_t)arg3) {
+  strides_length5 = DLB_ARRAY_LENGTH(_swig_go_3);
+  if (strides_length5 >= 0) {
+    if (strides_length5 != (int64_t)arg3) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return _swig_go_result;
     }
@@ -3196,7 +3227,9 @@ long long _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(long long _swig_go_0, lon
   DLManagedTensorVersioned **arg11 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg12 = (dlb_error *) 0 ;
   int64_t shape_tmp3[DLB_MAX_NDIM] ;
+  int64_t shape_length3 ;
   int64_t strides_tmp5[DLB_MAX_NDIM] ;
+  int64_t strides_length5 ;
   DLManagedTensorVersioned *out_tmp11 = NULL ;
   dlb_status result;
   long long _swig_go_result;
@@ -3210,16 +3243,18 @@ long long _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(long long _swig_go_0, lon
   arg1 = (void *)(intptr_t)_swig_go_0; 
   arg2 = (uint64_t)_swig_go_1; 
   
-  DLB_CHECK_SHAPE_LENGTH(_swig_go_2, _swig_go_result);
-  DLB_CHECK_ARRAY(_swig_go_2, DLB_MAX_NDIM, "shape", _swig_go_result);
-  arg3 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_2);
+  shape_length3 = DLB_ARRAY_LENGTH(_swig_go_2);
+  DLB_CHECK_SHAPE_LENGTH(shape_length3, _swig_go_result);
+  DLB_CHECK_LENGTH(shape_length3, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg3 = (int32_t)shape_length3;
   if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
   arg4 = shape_tmp3;
   
   
   arg5 = NULL;
-  if (DLB_ARRAY_LENGTH(_swig_go_3) >= 0) {
-    if (DLB_ARRAY_LENGTH(_swig_go_3) != (int64_t)arg3) {
+  strides_length5 = DLB_ARRAY_LENGTH(_swig_go_3);
+  if (strides_length5 >= 0) {
+    if (strides_length5 != (int64_t)arg3) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return _swig_go_result;
     }
@@ -3265,12 +3300,15 @@ intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(_goslice_ _swig_go_0) {
   int32_t arg1 ;
   int64_t *arg2 = (int64_t *) 0 ;
   int64_t values_tmp1[DLB_MAX_NDIM] ;
+  int64_t out_length1 ;
   int32_t result;
   intgo _swig_go_result;
   
   
-  DLB_CHECK_ARRAY(_swig_go_0, DLB_MAX_NDIM, "the output array", _swig_go_result);
-  arg1 = (int32_t)DLB_ARRAY_LENGTH(_swig_go_0);
+  out_length1 = DLB_ARRAY_LENGTH(_swig_go_0);
+  DLB_CHECK_LENGTH(out_length1, INT64_MAX, "the output array", _swig_go_result);
+  arg1 = (int32_t)(out_length1 > DLB_MAX_NDIM ? DLB_MAX_NDIM : out_length1);
+  memset(values_tmp1, 0, (size_t)arg1 * sizeof values_tmp1[0]);
   arg2 = values_tmp1;
   
   
