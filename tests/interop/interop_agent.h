@@ -5,7 +5,8 @@
  * c-shared, ...) that exports one function, interop_agent_get(), returning the table below. Its
  * entry points produce and consume DLPack tensors with that language's PUBLIC dlbridge binding
  * API only; the DLPack structs are the only thing that crosses between two agents. A *host* (the
- * C host, the Java host through a JNI shim, ...) loads agents and runs every ordered pair.
+ * C host, the Java host through the Java adapter's JNI library, ...) loads agents and runs every
+ * ordered pair.
  *
  * Each agent may link its own (static, hidden) copy of the dlbridge core, so live counts are per
  * agent: the host compares each side's own live_count() before and after an exchange.

@@ -1,5 +1,5 @@
 /* interop_cases.c - the case table of the interop matrix and the rules that give its values
- * (see interop_agent.h). Shared by the C host, the C agent and the Java host's JNI shim. */
+ * (see interop_agent.h). Part of the runner every host links, and compiled into the C adapter. */
 #include "interop_agent.h"
 
 #define NONE INT64_MIN /* an omitted slice bound (DLB_SLICE_NONE) */

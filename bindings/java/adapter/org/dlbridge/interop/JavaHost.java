@@ -5,14 +5,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The Java host of the interop matrix: a JVM that loads agent libraries through the JNI shim
- * and runs every ordered pair that has Java on one side, Java producing and consuming with its
- * public API. Usage: JavaHost SHIM.so [--self-test] AGENT.so...
+ * The Java host of the interop matrix: a JVM that loads agent libraries through the Java
+ * adapter's native library and runs every ordered pair that has Java on one side, Java producing
+ * and consuming with its public API. Usage: JavaHost ADAPTER.so [--self-test] AGENT.so...
  */
 public final class JavaHost {
   private JavaHost() {}
 
-  /** Runs the matrix in the shim (interop_runner.c); returns the number of failed cells. */
+  /** Runs the matrix in the adapter (interop_runner.c); returns the number of failed cells. */
   static native int runMatrix(String[] agentPaths, boolean selfTest);
 
   public static void main(String[] args) {

@@ -10,8 +10,9 @@ import org.dlbridge.Tensor;
 
 /**
  * dlbridge's Java binding as a subject of the DLPack conformance kit, through the binding's
- * public API only. The kit reaches these methods through java_subject.c (a JNI shim that exports
- * dlpack_conformance_subject()); the return codes are dlpack_conformance.h's DLPC_*.
+ * public API only. The kit reaches these methods through the Java adapter's native library
+ * (bindings/java/adapter/adapter_java.c, which exports dlpack_conformance_subject()); the return
+ * codes are dlpack_conformance.h's DLPC_*.
  *
  * <p>Producer: the kit's values are wrapped read-only (Tensor.wrap over a direct buffer on the
  * kit's memory) and copied into a tensor laid out as asked (Tensor.allocate with strides, or a

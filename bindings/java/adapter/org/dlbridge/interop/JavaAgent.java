@@ -12,8 +12,9 @@ import org.dlbridge.Tensor;
 
 /**
  * The Java agent of the interop matrix: produces and consumes tensors with the dlbridge Java
- * binding's public API. tests/interop/agent_java.c (the JNI shim) presents these methods as an
- * interop_agent to any host, the Java host and the C host (which starts a JVM) alike.
+ * binding's public API. The Java adapter's native library (bindings/java/adapter/adapter_java.c)
+ * presents these methods as an interop_agent to any host, the Java host and the C host (which
+ * starts a JVM) alike.
  *
  * <p>A case arrives as the 17 int64 fields of interop_case after its name, in order: dtype_code,
  * dtype_bits, base_ndim, base_shape[2], op, op_args[3], ndim, shape[2], strides[2], first,
@@ -34,7 +35,7 @@ public final class JavaAgent {
   private static final int FIRST = 14;
   private static final int FLAGS = 15;
 
-  /** data + byte_offset of the DLManagedTensorVersioned at {@code address} (the shim reads it). */
+  /** data + byte_offset of the DLManagedTensorVersioned at {@code address} (the adapter reads it). */
   static native long firstElement(long address);
 
   static double baseValue(long code, long i) {

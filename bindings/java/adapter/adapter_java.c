@@ -1,0 +1,421 @@
+/* adapter_java.c - the Java adapter as a native library any host can load
+ * (libdlbridge_adapter_java.so): JNI glue between the C tables and the adapter's classes
+ * (org.dlbridge.interop.JavaAgent and JavaHost, org.dlbridge.conformance.JavaSubject: the Java
+ * binding's public API only). It exports
+ *  - interop_agent_get(): the interop matrix's Java agent (JavaAgent);
+ *  - dlpack_conformance_subject(): the conformance kit's Java subject (JavaSubject); run the kit
+ *    with --no-fault-guard;
+ *  - the Java host's native half: JavaHost.runMatrix() loads agent libraries and runs the matrix
+ *    (the C runner, interop_runner.c) with Java as one of the agents.
+ * In a JVM (the Java host loads it with System.load) it uses that JVM; loaded by a native host
+ * or the kit's runner it starts one (bindings/vmhost/jvm_host.c) whose class path is
+ * DLBRIDGE_JAVA_ADAPTER (the adapter's classes and the binding's) and whose dlbridge JNI library
+ * is DLBRIDGE_JAVA_JNI_LIB. It links no dlbridge core: Java's is inside the binding's JNI
+ * library, so both live counts are the Java binding's own. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dlpack/dlpack.h"
+#include "dlpack_conformance.h"
+#include "interop_runner.h"
+#include "jvm_host.h"
+
+#define ADAPTER_CLASS_PATH "DLBRIDGE_JAVA_ADAPTER"
+#define ADAPTER_JNI_LIB "DLBRIDGE_JAVA_JNI_LIB"
+
+static JavaVM* g_vm = NULL;
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
+  (void)reserved;
+  g_vm = vm;
+  return JNI_VERSION_1_8;
+}
+
+/* The JVM of this process: the one that loaded this library, the one already running, or a new
+   one with the class path and the binding's JNI library from the environment. */
+static JavaVM* adapter_vm(const char* who) {
+  if (g_vm == NULL) g_vm = jvm_host_vm(who, ADAPTER_CLASS_PATH, ADAPTER_JNI_LIB);
+  return g_vm;
+}
+
+/* ---- The interop matrix's agent (JavaAgent) and the Java host's native half (JavaHost) ---- */
+
+#define SPEC_FIELDS 17 /* the int64_t fields of interop_case after its name */
+/* spec_of() copies them as one array: they must follow each other with no gap. */
+typedef char interop_spec_fields_are_contiguous
+    [sizeof(interop_case) == offsetof(interop_case, dtype_code) + SPEC_FIELDS * sizeof(int64_t) ? 1 : -1];
+
+static jclass g_agent = NULL;
+static jmethodID g_agent_produce, g_agent_consume, g_agent_live;
+
+/* The runner calls the agent from its own thread, which stays attached. */
+static JNIEnv* agent_env(void) { return jvm_host_env(g_vm, NULL); }
+
+static jlong JNICALL first_element(JNIEnv* env, jclass cls, jlong address) {
+  const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)address;
+  (void)env;
+  (void)cls;
+  return (jlong)((uintptr_t)t->dl_tensor.data + t->dl_tensor.byte_offset);
+}
+
+/* Copies a returned reason (a Java String, or null for success) into the report. */
+static int32_t take_reason(JNIEnv* env, jstring reason, interop_report* r) {
+  if ((*env)->ExceptionCheck(env)) {
+    jvm_host_exception_text(env, "Java threw", r->message, sizeof r->message);
+    if (r->status == 0) r->status = -1;
+    return r->status;
+  }
+  if (reason != NULL) {
+    const char* s = (*env)->GetStringUTFChars(env, reason, NULL);
+    snprintf(r->message, sizeof r->message, "%.*s", (int)(sizeof r->message - 1), s != NULL ? s : "?");
+    if (s != NULL) (*env)->ReleaseStringUTFChars(env, reason, s);
+    (*env)->DeleteLocalRef(env, reason);
+    if (r->status == 0) r->status = -1;
+  }
+  return r->status;
+}
+
+static jlongArray spec_of(JNIEnv* env, const interop_case* c) {
+  jlongArray spec = (*env)->NewLongArray(env, SPEC_FIELDS);
+  if (spec != NULL) (*env)->SetLongArrayRegion(env, spec, 0, SPEC_FIELDS, (const jlong*)&c->dtype_code);
+  return spec;
+}
+
+static void* agent_produce(const interop_case* c, int32_t legacy, interop_report* r) {
+  JNIEnv* env = agent_env();
+  jlongArray spec, out;
+  jlong o[3] = {0, 0, 0};
+  jstring reason;
+  memset(r, 0, sizeof *r);
+  r->write_refused = -1;
+  if (env == NULL) {
+    r->status = -1;
+    snprintf(r->message, sizeof r->message, "cannot attach to the JVM");
+    return NULL;
+  }
+  spec = spec_of(env, c);
+  out = (*env)->NewLongArray(env, 3);
+  reason = (jstring)(*env)->CallStaticObjectMethod(env, g_agent, g_agent_produce, spec,
+                                                   (jboolean)(legacy != 0), out);
+  if (!(*env)->ExceptionCheck(env)) (*env)->GetLongArrayRegion(env, out, 0, 3, o);
+  r->status = (int32_t)o[1];
+  take_reason(env, reason, r);
+  (*env)->DeleteLocalRef(env, spec);
+  (*env)->DeleteLocalRef(env, out);
+  r->base = (uint64_t)o[2];
+  if (r->status != 0 || o[0] == 0) return NULL;
+  if (legacy) {
+    const DLManagedTensor* t = (const DLManagedTensor*)(intptr_t)o[0];
+    r->data = (uint64_t)(uintptr_t)t->dl_tensor.data + t->dl_tensor.byte_offset;
+  } else {
+    const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)o[0];
+    r->data = (uint64_t)(uintptr_t)t->dl_tensor.data + t->dl_tensor.byte_offset;
+  }
+  return (void*)(intptr_t)o[0];
+}
+
+static int32_t agent_consume(void* tensor, const interop_case* c, int32_t legacy,
+                            int32_t free_on_new_thread, interop_report* r) {
+  JNIEnv* env = agent_env();
+  jlongArray spec, out;
+  jdoubleArray sum;
+  jlong o[3] = {-1, 0, -1};
+  jdouble s = 0.0;
+  jstring reason;
+  memset(r, 0, sizeof *r);
+  r->write_refused = -1;
+  if (env == NULL) {
+    r->status = -1;
+    snprintf(r->message, sizeof r->message, "cannot attach to the JVM");
+    return r->status;
+  }
+  spec = spec_of(env, c);
+  out = (*env)->NewLongArray(env, 3);
+  sum = (*env)->NewDoubleArray(env, 1);
+  reason = (jstring)(*env)->CallStaticObjectMethod(env, g_agent, g_agent_consume, (jlong)(intptr_t)tensor,
+                                                   spec, (jboolean)(legacy != 0),
+                                                   (jboolean)(free_on_new_thread != 0), out, sum);
+  if (!(*env)->ExceptionCheck(env)) {
+    (*env)->GetLongArrayRegion(env, out, 0, 3, o);
+    (*env)->GetDoubleArrayRegion(env, sum, 0, 1, &s);
+  }
+  r->status = (int32_t)o[0];
+  r->data = (uint64_t)o[1];
+  r->write_refused = (int32_t)o[2];
+  r->checksum = s;
+  take_reason(env, reason, r);
+  (*env)->DeleteLocalRef(env, spec);
+  (*env)->DeleteLocalRef(env, out);
+  (*env)->DeleteLocalRef(env, sum);
+  return r->status;
+}
+
+static int64_t agent_live_count(void) { return (int64_t)jvm_host_static_long(g_vm, g_agent, g_agent_live); }
+
+static const interop_agent g_java_agent = {
+    INTEROP_CONTRACT_VERSION, "java", agent_produce, agent_consume, agent_live_count, NULL,
+};
+
+DLPC_EXPORT const interop_agent* interop_agent_get(void) {
+  JNIEnv* env;
+  jclass cls;
+  JNINativeMethod natives[1];
+  if (g_agent != NULL) return &g_java_agent;
+  if (adapter_vm("java agent") == NULL) return NULL;
+  env = agent_env();
+  if (env == NULL) return NULL;
+  cls = jvm_host_class(env, "org/dlbridge/interop/JavaAgent");
+  if (cls == NULL) return NULL;
+  natives[0].name = (char*)"firstElement";
+  natives[0].signature = (char*)"(J)J";
+  {
+    /* JNI's fnPtr is a void*; ISO C has no cast from a function pointer to it. */
+    jlong(JNICALL * fn)(JNIEnv*, jclass, jlong) = first_element;
+    memcpy(&natives[0].fnPtr, &fn, sizeof natives[0].fnPtr);
+  }
+  if ((*env)->RegisterNatives(env, cls, natives, 1) != 0) return NULL;
+  g_agent_produce = (*env)->GetStaticMethodID(env, cls, "produce", "([JZ[J)Ljava/lang/String;");
+  g_agent_consume = (*env)->GetStaticMethodID(env, cls, "consume", "(J[JZZ[J[D)Ljava/lang/String;");
+  g_agent_live = (*env)->GetStaticMethodID(env, cls, "liveCount", "()J");
+  if (g_agent_produce == NULL || g_agent_consume == NULL || g_agent_live == NULL) {
+    (*env)->ExceptionDescribe(env);
+    (*env)->ExceptionClear(env);
+    return NULL;
+  }
+  g_agent = cls;
+  return &g_java_agent;
+}
+
+#define MAX_AGENTS 16
+
+JNIEXPORT jint JNICALL Java_org_dlbridge_interop_JavaHost_runMatrix(JNIEnv* env, jclass cls,
+                                                                     jobjectArray paths,
+                                                                     jboolean self_test) {
+  const interop_agent* agents[MAX_AGENTS];
+  jsize n = (*env)->GetArrayLength(env, paths), i;
+  int count = 0;
+  (void)cls;
+  agents[count] = interop_agent_get();
+  if (agents[count++] == NULL) {
+    fprintf(stderr, "the Java agent did not start\n");
+    return 1;
+  }
+  for (i = 0; i < n && count < MAX_AGENTS; ++i) {
+    jstring p = (jstring)(*env)->GetObjectArrayElement(env, paths, i);
+    const char* s = (*env)->GetStringUTFChars(env, p, NULL);
+    agents[count] = interop_load_agent(s);
+    (*env)->ReleaseStringUTFChars(env, p, s);
+    if (agents[count++] == NULL) return 1;
+  }
+  return interop_run_matrix(agents, count, "java", "java", self_test ? 1 : 0);
+}
+
+/* ---- The conformance kit's subject (JavaSubject) ---- */
+
+/* JavaSubject.consume's numbers[]: ndim, writable, values size, address, shape, strides. */
+enum { N_NDIM, N_WRITABLE, N_VALUES_SIZE, N_ADDRESS, N_SHAPE, N_STRIDES = N_SHAPE + DLPC_MAX_NDIM,
+       N_COUNT = N_STRIDES + DLPC_MAX_NDIM };
+
+static jclass g_subject = NULL, g_string = NULL, g_object = NULL;
+static jmethodID g_subject_produce, g_subject_consume, g_subject_release, g_subject_live;
+
+/* Copies a Java String (may be NULL) into msg. */
+static void take_text(JNIEnv* env, jobject text, char* msg, size_t size) {
+  const char* s;
+  if (text == NULL) return;
+  s = (*env)->GetStringUTFChars(env, (jstring)text, NULL);
+  if (s != NULL) {
+    snprintf(msg, size, "%s", s);
+    (*env)->ReleaseStringUTFChars(env, (jstring)text, s);
+  }
+}
+
+static jlongArray long_array(JNIEnv* env, jsize n, const int64_t* values) {
+  jlongArray a = (*env)->NewLongArray(env, n);
+  if (a != NULL && values != NULL && n > 0) (*env)->SetLongArrayRegion(env, a, 0, n, (const jlong*)values);
+  return a;
+}
+
+static int subject_produce(const dlpc_case_spec* spec, int legacy, void** out, char* message, size_t size) {
+  int attached = 0;
+  JNIEnv* env = jvm_host_env(g_vm, &attached);
+  jint rc;
+  if (env == NULL) {
+    snprintf(message, size, "cannot attach to the JVM");
+    return DLPC_ERROR;
+  }
+  if ((*env)->PushLocalFrame(env, 16) != 0) {
+    jvm_host_exception_text(env, "PushLocalFrame failed", message, size);
+    jvm_host_detach(g_vm, attached);
+    return DLPC_ERROR;
+  }
+  {
+    jlongArray shape = long_array(env, spec->ndim, spec->shape);
+    jlongArray strides = spec->strides != NULL ? long_array(env, spec->ndim, spec->strides) : NULL;
+    /* The kit's values, valid for this call: a direct buffer over them (the subject wraps it
+       read-only and copies out of it before returning). */
+    jobject values = spec->values_size > 0
+                         ? (*env)->NewDirectByteBuffer(env, (void*)spec->values, (jlong)spec->values_size)
+                         : NULL;
+    jlongArray result = (*env)->NewLongArray(env, 1);
+    jobjectArray why = (*env)->NewObjectArray(env, 1, g_string, NULL);
+    jlong address = 0;
+    rc = (*env)->CallStaticIntMethod(env, g_subject, g_subject_produce, (jint)spec->dtype.code,
+                                     (jint)spec->dtype.bits, (jint)spec->dtype.lanes, shape, strides,
+                                     (jlong)spec->offset_elements, (jlong)spec->flags, values,
+                                     (jboolean)(legacy != 0), result, why);
+    if ((*env)->ExceptionCheck(env)) {
+      jvm_host_exception_text(env, "JavaSubject.produce threw", message, size);
+      rc = DLPC_ERROR;
+    } else if (rc == DLPC_OK) {
+      (*env)->GetLongArrayRegion(env, result, 0, 1, &address);
+      *out = (void*)(intptr_t)address;
+    } else {
+      take_text(env, (*env)->GetObjectArrayElement(env, why, 0), message, size);
+    }
+  }
+  (*env)->PopLocalFrame(env, NULL);
+  jvm_host_detach(g_vm, attached);
+  return (int)rc;
+}
+
+static int subject_produce_versioned(void* ctx, const dlpc_case_spec* spec, DLManagedTensorVersioned** out,
+                             char* message, size_t size) {
+  void* t = NULL;
+  int rc = subject_produce(spec, 0, &t, message, size);
+  (void)ctx;
+  *out = (DLManagedTensorVersioned*)t;
+  return rc;
+}
+
+static int subject_produce_legacy(void* ctx, const dlpc_case_spec* spec, DLManagedTensor** out, char* message,
+                          size_t size) {
+  void* t = NULL;
+  int rc = subject_produce(spec, 1, &t, message, size);
+  (void)ctx;
+  *out = (DLManagedTensor*)t;
+  return rc;
+}
+
+/* The report of an accepted tensor, from what JavaSubject.consume read through the binding. */
+static void subject_fill_report(JNIEnv* env, const jlong* n, jobject tensor, dlpc_consume_report* report) {
+  const DLManagedTensorVersioned* imported = (const DLManagedTensorVersioned*)(intptr_t)n[N_ADDRESS];
+  int64_t count = 1;
+  int32_t d;
+  report->handle = (*env)->NewGlobalRef(env, tensor);
+  report->ndim = (int32_t)n[N_NDIM];
+  for (d = 0; d < report->ndim; ++d) {
+    report->shape[d] = n[N_SHAPE + d];
+    report->strides[d] = n[N_STRIDES + d];
+    count *= report->shape[d];
+  }
+  report->strides_known = 1;
+  report->writable = (int32_t)n[N_WRITABLE];
+  report->values_size = n[N_VALUES_SIZE] < 0 ? UINT64_MAX : (uint64_t)n[N_VALUES_SIZE];
+  /* Element 0 of the binding's tensor (Tensor.address(), its DLManagedTensorVersioned). */
+  report->first_element =
+      count > 0 ? (const char*)imported->dl_tensor.data + imported->dl_tensor.byte_offset : NULL;
+}
+
+static int subject_consume(void* tensor, int legacy, dlpc_consume_report* report) {
+  int attached = 0;
+  JNIEnv* env = jvm_host_env(g_vm, &attached);
+  jint rc;
+  if (env == NULL) {
+    /* Ownership moved here: the tensor is lost with the JVM. */
+    snprintf(report->message, sizeof report->message, "cannot attach to the JVM");
+    return DLPC_ERROR;
+  }
+  if ((*env)->PushLocalFrame(env, 16) != 0) {
+    jvm_host_exception_text(env, "PushLocalFrame failed", report->message, sizeof report->message);
+    jvm_host_detach(g_vm, attached);
+    return DLPC_ERROR;
+  }
+  {
+    jobject values = (*env)->NewDirectByteBuffer(env, report->values, (jlong)report->values_capacity);
+    jlongArray numbers = (*env)->NewLongArray(env, N_COUNT);
+    jobjectArray objects = (*env)->NewObjectArray(env, 2, g_object, NULL);
+    jlong n[N_COUNT];
+    rc = (*env)->CallStaticIntMethod(env, g_subject, g_subject_consume, (jlong)(intptr_t)tensor,
+                                     (jboolean)(legacy != 0), values, numbers, objects);
+    if ((*env)->ExceptionCheck(env)) {
+      jvm_host_exception_text(env, "JavaSubject.consume threw", report->message, sizeof report->message);
+      rc = DLPC_ERROR;
+    } else if (rc == DLPC_OK) {
+      (*env)->GetLongArrayRegion(env, numbers, 0, N_COUNT, n);
+      subject_fill_report(env, n, (*env)->GetObjectArrayElement(env, objects, 0), report);
+    } else {
+      take_text(env, (*env)->GetObjectArrayElement(env, objects, 1), report->message, sizeof report->message);
+    }
+  }
+  (*env)->PopLocalFrame(env, NULL);
+  jvm_host_detach(g_vm, attached);
+  return (int)rc;
+}
+
+static int subject_consume_versioned(void* ctx, DLManagedTensorVersioned* tensor,
+                                     dlpc_consume_report* report) {
+  (void)ctx;
+  return subject_consume(tensor, 0, report);
+}
+
+static int subject_consume_legacy(void* ctx, DLManagedTensor* tensor, dlpc_consume_report* report) {
+  (void)ctx;
+  return subject_consume(tensor, 1, report);
+}
+
+/* May run on a thread the JVM has not seen (the kit's): attached for the call only. */
+static void subject_release(void* ctx, void* handle) {
+  int attached = 0;
+  JNIEnv* env = jvm_host_env(g_vm, &attached);
+  (void)ctx;
+  if (env == NULL) {
+    fprintf(stderr, "java subject: cannot attach to the JVM to release a tensor\n");
+    return;
+  }
+  (*env)->CallStaticVoidMethod(env, g_subject, g_subject_release, (jobject)handle);
+  if ((*env)->ExceptionCheck(env)) {
+    (*env)->ExceptionDescribe(env);
+    (*env)->ExceptionClear(env);
+  }
+  (*env)->DeleteGlobalRef(env, (jobject)handle);
+  jvm_host_detach(g_vm, attached);
+}
+
+static int64_t subject_live_count(void* ctx) {
+  (void)ctx;
+  return (int64_t)jvm_host_static_long(g_vm, g_subject, g_subject_live);
+}
+
+DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {
+  static const dlpc_subject subject = {
+    sizeof(dlpc_subject), DLPC_CONTRACT_VERSION, "dlbridge Java binding", NULL,
+    subject_produce_versioned, subject_produce_legacy, subject_consume_versioned, subject_consume_legacy,
+    subject_release, subject_live_count,
+  };
+  JNIEnv* env;
+  if (g_subject != NULL) return &subject;
+  if (adapter_vm("java subject") == NULL) return NULL;
+  env = jvm_host_env(g_vm, NULL);
+  if (env == NULL) return NULL;
+  g_string = jvm_host_class(env, "java/lang/String");
+  g_object = jvm_host_class(env, "java/lang/Object");
+  g_subject = jvm_host_class(env, "org/dlbridge/conformance/JavaSubject");
+  if (g_string == NULL || g_object == NULL || g_subject == NULL) return NULL;
+  g_subject_produce = (*env)->GetStaticMethodID(env, g_subject, "produce",
+                                                "(III[J[JJJLjava/nio/ByteBuffer;Z[J[Ljava/lang/String;)I");
+  g_subject_consume = (*env)->GetStaticMethodID(env, g_subject, "consume",
+                                                "(JZLjava/nio/ByteBuffer;[J[Ljava/lang/Object;)I");
+  g_subject_release = (*env)->GetStaticMethodID(env, g_subject, "release", "(Lorg/dlbridge/Tensor;)V");
+  g_subject_live = (*env)->GetStaticMethodID(env, g_subject, "liveCount", "()J");
+  if (g_subject_produce == NULL || g_subject_consume == NULL || g_subject_release == NULL ||
+      g_subject_live == NULL) {
+    (*env)->ExceptionDescribe(env);
+    (*env)->ExceptionClear(env);
+    g_subject = NULL;
+    return NULL;
+  }
+  return &subject;
+}
