@@ -1,5 +1,5 @@
 // Compiled into each assembly whose static methods native code calls through function pointers
-// (tests/interop's C# agent, conformance/subjects/csharp): Mono recognises this attribute by
+// (the C# adapter's agent and subject, bindings/csharp/adapter): Mono recognises this attribute by
 // name on such a method (required under full AOT; it documents the entry points under the JIT).
 using System;
 

@@ -3,7 +3,7 @@
 // DLBridge) only. The C side of the contract (interop_agent.h) is an interop_agent table in
 // unmanaged memory whose entries are reverse P/Invoke function pointers to the static methods
 // below (their delegates are kept alive for the life of the process). The C# host (Host.cs) runs
-// it in process; agent_csharp.c embeds Mono to hand the same table to native hosts.
+// it in process; adapter_csharp.c embeds Mono to hand the same table to native hosts.
 //
 // Like the C and Rust agents, the binding's native library (libdlbridge_csharp.so) embeds a
 // hidden static copy of the core: DLBridge.LiveCount is the C# side's own count. The producer's
