@@ -213,22 +213,15 @@ func CopyIn[T Element](t *Tensor, values []T) error {
 	})
 }
 
-// elementAt is the host address of one element of the live tensor addr as T: the core's typed
-// access check for any layout (dtype, device, READ_ONLY when writing) and its element check
-// (dlb_tensor_element_data: one index per dimension, negative ones counting from the end).
+// elementAt is the host address of one element of the live tensor addr as T, in one core call
+// (dlb_tensor_typed_element: the dtype, the device, READ_ONLY when writing, then the index: one
+// per dimension, negative ones counting from the end).
 func elementAt[T Element](addr int64, access uint, index []int64) (unsafe.Pointer, error) {
-	if _, _, err := hostElements[T](addr, access|capi.DLB_ACCESS_ANY_LAYOUT); err != nil {
-		return nil, err
-	}
 	if index == nil {
 		index = []int64{}
 	}
-	writable := 0
-	if access&capi.DLB_ACCESS_WRITE != 0 {
-		writable = 1
-	}
 	out := make([]int64, 1)
-	if _, err := check(capi.Dlb_tensor_element_data(addr, index, writable, out)); err != nil {
+	if _, err := check(capi.Dlb_tensor_typed_element(addr, DTypeOf[T]().packed(), access, index, out)); err != nil {
 		return nil, err
 	}
 	p := addrToPtr(out[0])

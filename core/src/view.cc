@@ -173,6 +173,39 @@ DLB_API dlb_status dlb_tensor_select(const DLManagedTensorVersioned* src, int32_
   return dlb::make_view(src, data, byte_offset, n, shape, new_strides, src->flags, out, error);
 }
 
+}  // extern "C"
+
+namespace {
+// The address of the element at `index` of a validated tensor `t` (geometry `g`): the index
+// count, then each index in range (negative ones count from the end).
+int element_address(const DLTensor& t, const dlb::Geometry& g, int32_t nindex,
+                    const int64_t* index, void** out_data, dlb_error* error) {
+  if (nindex != t.ndim) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "%d indices given for a tensor with %d dimensions", static_cast<int>(nindex),
+                     static_cast<int>(t.ndim));
+  }
+  if (index == nullptr && nindex > 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "index is NULL");
+  }
+  int64_t strides[DLB_MAX_NDIM];
+  if (t.ndim > 0) dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
+  // Validation bounded every in-range element's bit position to int64, so no sum overflows.
+  int64_t units = 0;
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    int64_t position = 0;
+    const int status = resolve_index(t, d, index[d], &position, error);
+    if (status != DLB_OK) return status;
+    units += position * strides[d];
+  }
+  *out_data = static_cast<char*>(t.data) + t.byte_offset +
+              units * static_cast<int64_t>(g.unit_bits / 8);
+  return DLB_OK;
+}
+}  // namespace
+
+extern "C" {
+
 DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int32_t nindex,
                                     const int64_t* index, int writable, void** out_data,
                                     dlb_error* error) {
@@ -183,30 +216,31 @@ DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tenso
   dlb::Geometry g{};
   int status = dlb::validate_tensor(&t, tensor->flags, &g, error);
   if (status != DLB_OK) return status;
-  if (nindex != t.ndim) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                     "%d indices given for a tensor with %d dimensions", static_cast<int>(nindex),
-                     static_cast<int>(t.ndim));
-  }
-  if (index == nullptr && nindex > 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "index is NULL");
+  if (nindex != t.ndim || (index == nullptr && nindex > 0)) {
+    return element_address(t, g, nindex, index, out_data, error);  // its refusal
   }
   status = dlb::check_host_access(*tensor, writable, error);
   if (status != DLB_OK) return status;
   if (g.packed) return dlb::refuse_packed(t.dtype, error);
-  int64_t strides[DLB_MAX_NDIM];
-  if (t.ndim > 0) dlb_tensor_get_strides(&t, DLB_MAX_NDIM, strides, nullptr);
-  // Validation bounded every in-range element's bit position to int64, so no sum overflows.
-  int64_t units = 0;
-  for (int32_t d = 0; d < t.ndim; ++d) {
-    int64_t position = 0;
-    status = resolve_index(t, d, index[d], &position, error);
-    if (status != DLB_OK) return status;
-    units += position * strides[d];
-  }
-  *out_data = static_cast<char*>(t.data) + t.byte_offset +
-              units * static_cast<int64_t>(g.unit_bits / 8);
-  return DLB_OK;
+  return element_address(t, g, nindex, index, out_data, error);
+}
+
+DLB_API dlb_status dlb_tensor_typed_element(const DLManagedTensorVersioned* tensor,
+                                            DLDataType dtype, uint32_t access, int32_t nindex,
+                                            const int64_t* index, void** out_data,
+                                            dlb_error* error) {
+  if (out_data == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out_data is NULL");
+  *out_data = nullptr;
+  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  const DLTensor& t = tensor->dl_tensor;
+  dlb::Geometry g{};
+  int status = dlb::validate_tensor(&t, tensor->flags, &g, error);
+  if (status == DLB_OK) status = dlb::check_element_type(t.dtype, dtype, error);
+  if (status != DLB_OK) return status;
+  if (g.packed) return dlb::refuse_packed(t.dtype, error);
+  status = dlb::check_host_access(*tensor, (access & DLB_ACCESS_WRITE) != 0, error);
+  if (status != DLB_OK) return status;
+  return element_address(t, g, nindex, index, out_data, error);
 }
 
 DLB_API dlb_status dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,

@@ -170,6 +170,54 @@ TEST_SUITE("core.host_buffers") {
     CHECK(live.delta() == 0);
   }
 
+  TEST_CASE("dlb_tensor_typed_element: one element as a dtype, any layout, with each refusal in order") {
+    Live live;
+    Error err;
+    DLManagedTensorVersioned* t = iota({2, 3});
+    DLManagedTensorVersioned* tr = nullptr;
+    REQUIRE(dlb_tensor_transpose(t, &tr, nullptr) == DLB_OK);
+    void* data = nullptr;
+    const int64_t at_2_1[2] = {2, 1}, from_end[2] = {-1, -1};
+    // Through the transposed view's strides: tr[2][1] is t[1][2] = 5.
+    REQUIRE(dlb_tensor_typed_element(tr, f32(), DLB_ACCESS_WRITE, 2, at_2_1, &data, err.fresh()) == DLB_OK);
+    CHECK(*static_cast<float*>(data) == 5.0f);
+    REQUIRE(dlb_tensor_typed_element(t, f32(), DLB_ACCESS_READ, 2, from_end, &data, err.fresh()) == DLB_OK);
+    CHECK(*static_cast<float*>(data) == 5.0f);
+
+    // The dtype before the index: the same precedence as host_elements then element_data.
+    CHECK(dlb_tensor_typed_element(t, dtype(kDLInt, 32), 0, 1, at_2_1, &data, err.fresh()) ==
+          DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "the tensor holds float32 elements, not int32");
+    CHECK(data == nullptr);
+    CHECK(dlb_tensor_typed_element(t, f32(), 0, 1, at_2_1, &data, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "1 indices given for a tensor with 2 dimensions");
+    CHECK(dlb_tensor_typed_element(t, f32(), 0, 2, at_2_1, &data, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "index 2 is out of range for axis 0 with extent 2");
+    CHECK(dlb_tensor_typed_element(t, f32(), 0, 2, nullptr, &data, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "index is NULL");
+
+    DLManagedTensorVersioned* ro = nullptr;
+    REQUIRE(dlb_tensor_share(t, kReadOnly, &ro, nullptr) == DLB_OK);
+    CHECK(dlb_tensor_typed_element(ro, f32(), DLB_ACCESS_WRITE, 2, from_end, &data, err.fresh()) ==
+          DLB_ERR_READ_ONLY);
+    CHECK(err.text() == "the tensor is read-only");
+    REQUIRE(dlb_tensor_typed_element(ro, f32(), DLB_ACCESS_READ, 2, from_end, &data, err.fresh()) == DLB_OK);
+
+    DLManagedTensorVersioned* packed = nullptr;
+    const int64_t five = 5, two = 2;
+    REQUIRE(dlb_tensor_allocate(cpu(), dtype(kDLInt, 4), 1, &five, nullptr, 0, &packed, nullptr) == DLB_OK);
+    CHECK(dlb_tensor_typed_element(packed, dtype(kDLInt, 4), 0, 1, &two, &data, err.fresh()) ==
+          DLB_ERR_UNSUPPORTED);
+    CHECK(err.text() == "int4 elements are packed below a byte: they have no address of their own");
+
+    CHECK(dlb_tensor_typed_element(nullptr, f32(), 0, 0, nullptr, &data, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "tensor is NULL");
+    CHECK(dlb_tensor_typed_element(t, f32(), 0, 2, from_end, nullptr, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "out_data is NULL");
+    for (auto* x : {t, tr, ro, packed}) dlb_tensor_free(x);
+    CHECK(live.delta() == 0);
+  }
+
   TEST_CASE("dlb_tensor_copy_to_host: every layout comes out in C order") {
     Live live;
     Error err;

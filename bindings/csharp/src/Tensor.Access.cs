@@ -222,7 +222,7 @@ namespace DLBridge {
 
     /// <summary>One element, by its index (one per dimension; a negative one counts from the
     /// end), whatever the strides: the core checks the element type, the memory and the index
-    /// (dlb_tensor_host_elements, dlb_tensor_element_data) and says what is wrong.</summary>
+    /// (dlb_tensor_typed_element) and says what is wrong.</summary>
     public unsafe T GetElement<T>(params long[] index) where T : struct {
       long a = Enter();
       try {
@@ -267,12 +267,10 @@ namespace DLBridge {
     }
 
     private static unsafe void* ElementAddress<T>(long a, long[] index, bool writable) where T : struct {
-      // The element type, the host's access and READ_ONLY (any layout), then the index.
-      long count;
-      HostElements<T>(a, DLBridgeNative.DLB_ACCESS_ANY_LAYOUT | (writable ? DLBridgeNative.DLB_ACCESS_WRITE : 0),
-                      out count);
+      // One core call: the element type, the host's access and READ_ONLY, then the index.
       long[] address = new long[1];
-      DLBridgeNative.dlb_tensor_element_data(a, index, writable ? 1 : 0, address);
+      DLBridgeNative.dlb_tensor_typed_element(a, DTypeOf<T>().Packed,
+          writable ? DLBridgeNative.DLB_ACCESS_WRITE : DLBridgeNative.DLB_ACCESS_READ, index, address);
       return (void*)address[0];
     }
   }

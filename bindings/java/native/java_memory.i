@@ -34,28 +34,26 @@ static jobject dlbx_java_buffer(JNIEnv* jenv, void* address, int64_t size) {
 %}
 
 /* ---- one element ------------------------------------------------------------------------------ */
-/* The element at `index` (one per dimension, negative counting from the end) as `dtype`: the
- * core's typed-access check (dlb_tensor_host_elements with DLB_ACCESS_ANY_LAYOUT: the dtype, the
- * device, READ_ONLY when writing, with its messages), then its element check and address
- * (dlb_tensor_element_data); then the element's bytes (1, 2, 4 or 8: the dtype's, which the
- * check made the tensor's), read sign-extended into *out or written from the low bytes of `bits`.
- * One JNI call per element. */
+/* The element at `index` (one per dimension, negative counting from the end) as `dtype`: one
+ * core call, dlb_tensor_typed_element (the dtype, the device, READ_ONLY when writing, then the
+ * index, with its messages, the tensor validated once); then the element's bytes (1, 2, 4 or 8:
+ * the dtype's, which the check made the tensor's), read sign-extended into *out or written from
+ * the low bytes of `bits`. One JNI call per element. */
 %{
 static dlb_status dlbx_java_element(const DLManagedTensorVersioned* tensor, DLDataType dtype,
                                     int32_t nindex, const int64_t* index, int writable,
                                     void** address, uint64_t* size, dlb_error* error) {
-  void* first = NULL;
-  int64_t count = 0;
-  const uint32_t access = (writable ? DLB_ACCESS_WRITE : DLB_ACCESS_READ) | DLB_ACCESS_ANY_LAYOUT;
-  dlb_status status = dlb_tensor_host_elements(tensor, dtype, access, &first, &count, error);
+  dlb_status status = dlb_tensor_typed_element(
+      tensor, dtype, writable ? DLB_ACCESS_WRITE : DLB_ACCESS_READ, nindex, index, address, error);
   if (status != DLB_OK) return status;
   *size = dlb_dtype_element_size(dtype);
   if (*size != 1 && *size != 2 && *size != 4 && *size != 8) {
+    *address = NULL;
     snprintf(error->message, sizeof error->message,
              "elements of %llu bytes have no Java primitive type", (unsigned long long)*size);
     return DLB_ERR_UNSUPPORTED;
   }
-  return dlb_tensor_element_data(tensor, nindex, index, writable, address, error);
+  return DLB_OK;
 }
 %}
 %inline %{

@@ -560,6 +560,17 @@ DLB_API dlb_status dlb_tensor_host_elements(const DLManagedTensorVersioned* tens
                                             DLDataType dtype, uint32_t access, void** out_data,
                                             int64_t* out_count, dlb_error* error);
 
+/* Typed access to one element: its host address as `dtype`, for a binding's get and set of one
+ * value. The checks of dlb_tensor_host_elements (any layout: DLB_ACCESS_ANY_LAYOUT is implied;
+ * DLB_ACCESS_WRITE refuses a READ_ONLY tensor), then those of dlb_tensor_element_data on
+ * `index`, in that order and with their messages, validating the tensor once.
+ * Ownership: nothing is allocated; the address is valid while `tensor` (or another reference
+ * to its memory) lives. */
+DLB_API dlb_status dlb_tensor_typed_element(const DLManagedTensorVersioned* tensor,
+                                            DLDataType dtype, uint32_t access, int32_t nindex,
+                                            const int64_t* index, void** out_data,
+                                            dlb_error* error);
+
 /* ========================================================================================== */
 /* Zero-copy views                                                                            */
 /* ========================================================================================== */

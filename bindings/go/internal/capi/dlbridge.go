@@ -127,19 +127,19 @@ typedef _goslice_ swig_type_94;
 typedef long long swig_type_95;
 typedef long long swig_type_96;
 typedef _goslice_ swig_type_97;
-typedef long long swig_type_98;
+typedef _goslice_ swig_type_98;
 typedef long long swig_type_99;
 typedef long long swig_type_100;
-typedef long long swig_type_101;
+typedef _goslice_ swig_type_101;
 typedef long long swig_type_102;
-typedef _goslice_ swig_type_103;
+typedef long long swig_type_103;
 typedef long long swig_type_104;
 typedef long long swig_type_105;
-typedef _goslice_ swig_type_106;
-typedef long long swig_type_107;
+typedef long long swig_type_106;
+typedef _goslice_ swig_type_107;
 typedef long long swig_type_108;
 typedef long long swig_type_109;
-typedef long long swig_type_110;
+typedef _goslice_ swig_type_110;
 typedef long long swig_type_111;
 typedef long long swig_type_112;
 typedef long long swig_type_113;
@@ -165,34 +165,34 @@ typedef long long swig_type_132;
 typedef long long swig_type_133;
 typedef long long swig_type_134;
 typedef long long swig_type_135;
-typedef _goslice_ swig_type_136;
+typedef long long swig_type_136;
 typedef long long swig_type_137;
 typedef long long swig_type_138;
-typedef _goslice_ swig_type_139;
-typedef long long swig_type_140;
+typedef long long swig_type_139;
+typedef _goslice_ swig_type_140;
 typedef long long swig_type_141;
 typedef long long swig_type_142;
-typedef long long swig_type_143;
+typedef _goslice_ swig_type_143;
 typedef long long swig_type_144;
-typedef _goslice_ swig_type_145;
+typedef long long swig_type_145;
 typedef long long swig_type_146;
-typedef _goslice_ swig_type_147;
-typedef _goslice_ swig_type_148;
+typedef long long swig_type_147;
+typedef long long swig_type_148;
 typedef _goslice_ swig_type_149;
-typedef _goslice_ swig_type_150;
-typedef long long swig_type_151;
+typedef long long swig_type_150;
+typedef _goslice_ swig_type_151;
 typedef _goslice_ swig_type_152;
-typedef long long swig_type_153;
-typedef long long swig_type_154;
+typedef _goslice_ swig_type_153;
+typedef _goslice_ swig_type_154;
 typedef long long swig_type_155;
-typedef long long swig_type_156;
+typedef _goslice_ swig_type_156;
 typedef long long swig_type_157;
-typedef _goslice_ swig_type_158;
-typedef _goslice_ swig_type_159;
+typedef long long swig_type_158;
+typedef long long swig_type_159;
 typedef long long swig_type_160;
 typedef long long swig_type_161;
-typedef long long swig_type_162;
-typedef _gostring_ swig_type_163;
+typedef _goslice_ swig_type_162;
+typedef _goslice_ swig_type_163;
 typedef long long swig_type_164;
 typedef long long swig_type_165;
 typedef long long swig_type_166;
@@ -200,32 +200,32 @@ typedef _gostring_ swig_type_167;
 typedef long long swig_type_168;
 typedef long long swig_type_169;
 typedef long long swig_type_170;
-typedef long long swig_type_171;
-typedef _goslice_ swig_type_172;
-typedef _goslice_ swig_type_173;
+typedef _gostring_ swig_type_171;
+typedef long long swig_type_172;
+typedef long long swig_type_173;
 typedef long long swig_type_174;
 typedef long long swig_type_175;
-typedef long long swig_type_176;
-typedef long long swig_type_177;
+typedef _goslice_ swig_type_176;
+typedef _goslice_ swig_type_177;
 typedef long long swig_type_178;
 typedef long long swig_type_179;
 typedef long long swig_type_180;
 typedef long long swig_type_181;
 typedef long long swig_type_182;
 typedef long long swig_type_183;
-typedef _goslice_ swig_type_184;
-typedef _goslice_ swig_type_185;
+typedef long long swig_type_184;
+typedef long long swig_type_185;
 typedef long long swig_type_186;
 typedef long long swig_type_187;
-typedef long long swig_type_188;
-typedef long long swig_type_189;
+typedef _goslice_ swig_type_188;
+typedef _goslice_ swig_type_189;
 typedef long long swig_type_190;
 typedef long long swig_type_191;
-typedef _goslice_ swig_type_192;
+typedef long long swig_type_192;
 typedef long long swig_type_193;
 typedef long long swig_type_194;
 typedef long long swig_type_195;
-typedef long long swig_type_196;
+typedef _goslice_ swig_type_196;
 typedef long long swig_type_197;
 typedef long long swig_type_198;
 typedef long long swig_type_199;
@@ -245,6 +245,10 @@ typedef long long swig_type_212;
 typedef long long swig_type_213;
 typedef long long swig_type_214;
 typedef long long swig_type_215;
+typedef long long swig_type_216;
+typedef long long swig_type_217;
+typedef long long swig_type_218;
+typedef long long swig_type_219;
 extern void _wrap_Swig_free_capi_9f183fb045c69652(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_9f183fb045c69652(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(swig_type_1 arg1);
@@ -335,47 +339,48 @@ extern swig_intgo _wrap_dlb_tensor_is_read_only_capi_9f183fb045c69652(swig_type_
 extern swig_type_83 _wrap_dlb_tensor_host_data_capi_9f183fb045c69652(swig_type_84 arg1, swig_intgo arg2, swig_type_85 arg3, swig_type_86 arg4);
 extern swig_type_87 _wrap_dlb_tensor_element_data_capi_9f183fb045c69652(swig_type_88 arg1, swig_type_89 arg2, swig_intgo arg3, swig_type_90 arg4);
 extern swig_type_91 _wrap_dlb_tensor_host_elements_capi_9f183fb045c69652(swig_type_92 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_93 arg4, swig_type_94 arg5);
-extern swig_type_95 _wrap_dlb_tensor_slice_capi_9f183fb045c69652(swig_type_96 arg1, swig_type_97 arg2);
-extern swig_type_98 _wrap_dlb_tensor_select_capi_9f183fb045c69652(swig_type_99 arg1, swig_intgo arg2, swig_type_100 arg3);
-extern swig_type_101 _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(swig_type_102 arg1, swig_type_103 arg2);
-extern swig_type_104 _wrap_dlb_tensor_permute_capi_9f183fb045c69652(swig_type_105 arg1, swig_type_106 arg2);
-extern swig_type_107 _wrap_dlb_tensor_transpose_capi_9f183fb045c69652(swig_type_108 arg1);
-extern swig_type_109 _wrap_dlb_tensor_copy_capi_9f183fb045c69652(swig_type_110 arg1, swig_type_111 arg2);
-extern swig_type_112 _wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(swig_type_113 arg1, swig_type_114 arg2);
-extern swig_type_115 _wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(swig_type_116 arg1, swig_intgo arg2, swig_type_117 arg3, swig_type_118 arg4);
-extern swig_type_119 _wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(swig_type_120 arg1, swig_intgo arg2, swig_type_121 arg3, swig_type_122 arg4);
-extern swig_type_123 _wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(swig_type_124 arg1, swig_type_125 arg2, swig_type_126 arg3);
-extern swig_type_127 _wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(swig_type_128 arg1, swig_type_129 arg2, swig_type_130 arg3);
-extern swig_type_131 _wrap_dlb_device_synchronize_capi_9f183fb045c69652(swig_type_132 arg1, swig_type_133 arg2);
-extern swig_type_134 _wrap_dlb_cuda_is_available_capi_9f183fb045c69652(void);
-extern swig_type_135 _wrap_dlb_cuda_device_count_capi_9f183fb045c69652(swig_type_136 arg1);
-extern swig_type_137 _wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(swig_type_138 arg1, swig_type_139 arg2);
-extern swig_type_140 _wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(swig_intgo arg1, swig_type_141 arg2, swig_type_142 arg3);
-extern swig_type_143 _wrap_dlb_opencl_is_available_capi_9f183fb045c69652(void);
-extern swig_type_144 _wrap_dlb_opencl_device_count_capi_9f183fb045c69652(swig_type_145 arg1);
-extern swig_type_146 _wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(swig_intgo arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4, swig_type_150 arg5);
-extern swig_type_151 _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(swig_intgo arg1, swig_type_152 arg2);
-extern swig_type_153 _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(swig_type_154 arg1, swig_type_155 arg2);
-extern swig_type_156 _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(swig_type_157 arg1, swig_intgo arg2, swig_type_158 arg3, swig_type_159 arg4, swig_type_160 arg5);
-extern swig_intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(swig_type_161 arg1);
-extern swig_type_162 _wrap_dlb_channel_listen_capi_9f183fb045c69652(swig_type_163 arg1);
-extern swig_type_164 _wrap_dlb_channel_accept_capi_9f183fb045c69652(swig_type_165 arg1);
-extern swig_type_166 _wrap_dlb_channel_connect_capi_9f183fb045c69652(swig_type_167 arg1);
-extern swig_type_168 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type_169 arg1, swig_intgo arg2);
-extern swig_type_170 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_171 arg1, swig_type_172 arg2, swig_type_173 arg3);
-extern swig_type_174 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_175 arg1, swig_type_176 arg2, swig_intgo arg3);
-extern swig_type_177 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_178 arg1);
-extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_179 arg1);
-extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_180 arg1);
-extern swig_type_181 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_182 arg1, swig_type_183 arg2, swig_type_184 arg3, swig_type_185 arg4, swig_type_186 arg5, swig_intgo arg6, swig_type_187 arg7, swig_type_188 arg8, swig_type_189 arg9);
-extern swig_type_190 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_191 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_192 arg1);
-extern swig_type_193 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_194 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_195 arg1);
-extern swig_type_196 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_197 arg1);
-extern swig_type_198 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_199 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_200 arg4, swig_type_201 arg5, swig_type_202 arg6, swig_type_203 arg7, swig_type_204 arg8);
-extern swig_type_205 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_206 arg1, swig_type_207 arg2, swig_intgo arg3, swig_type_208 arg4, swig_type_209 arg5, swig_type_210 arg6, swig_type_211 arg7, swig_type_212 arg8, swig_intgo arg9, swig_type_213 arg10, swig_type_214 arg11, swig_type_215 arg12);
+extern swig_type_95 _wrap_dlb_tensor_typed_element_capi_9f183fb045c69652(swig_type_96 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_97 arg4, swig_type_98 arg5);
+extern swig_type_99 _wrap_dlb_tensor_slice_capi_9f183fb045c69652(swig_type_100 arg1, swig_type_101 arg2);
+extern swig_type_102 _wrap_dlb_tensor_select_capi_9f183fb045c69652(swig_type_103 arg1, swig_intgo arg2, swig_type_104 arg3);
+extern swig_type_105 _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(swig_type_106 arg1, swig_type_107 arg2);
+extern swig_type_108 _wrap_dlb_tensor_permute_capi_9f183fb045c69652(swig_type_109 arg1, swig_type_110 arg2);
+extern swig_type_111 _wrap_dlb_tensor_transpose_capi_9f183fb045c69652(swig_type_112 arg1);
+extern swig_type_113 _wrap_dlb_tensor_copy_capi_9f183fb045c69652(swig_type_114 arg1, swig_type_115 arg2);
+extern swig_type_116 _wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(swig_type_117 arg1, swig_type_118 arg2);
+extern swig_type_119 _wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(swig_type_120 arg1, swig_intgo arg2, swig_type_121 arg3, swig_type_122 arg4);
+extern swig_type_123 _wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(swig_type_124 arg1, swig_intgo arg2, swig_type_125 arg3, swig_type_126 arg4);
+extern swig_type_127 _wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(swig_type_128 arg1, swig_type_129 arg2, swig_type_130 arg3);
+extern swig_type_131 _wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(swig_type_132 arg1, swig_type_133 arg2, swig_type_134 arg3);
+extern swig_type_135 _wrap_dlb_device_synchronize_capi_9f183fb045c69652(swig_type_136 arg1, swig_type_137 arg2);
+extern swig_type_138 _wrap_dlb_cuda_is_available_capi_9f183fb045c69652(void);
+extern swig_type_139 _wrap_dlb_cuda_device_count_capi_9f183fb045c69652(swig_type_140 arg1);
+extern swig_type_141 _wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(swig_type_142 arg1, swig_type_143 arg2);
+extern swig_type_144 _wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(swig_intgo arg1, swig_type_145 arg2, swig_type_146 arg3);
+extern swig_type_147 _wrap_dlb_opencl_is_available_capi_9f183fb045c69652(void);
+extern swig_type_148 _wrap_dlb_opencl_device_count_capi_9f183fb045c69652(swig_type_149 arg1);
+extern swig_type_150 _wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(swig_intgo arg1, swig_type_151 arg2, swig_type_152 arg3, swig_type_153 arg4, swig_type_154 arg5);
+extern swig_type_155 _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(swig_intgo arg1, swig_type_156 arg2);
+extern swig_type_157 _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(swig_type_158 arg1, swig_type_159 arg2);
+extern swig_type_160 _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(swig_type_161 arg1, swig_intgo arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5);
+extern swig_intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(swig_type_165 arg1);
+extern swig_type_166 _wrap_dlb_channel_listen_capi_9f183fb045c69652(swig_type_167 arg1);
+extern swig_type_168 _wrap_dlb_channel_accept_capi_9f183fb045c69652(swig_type_169 arg1);
+extern swig_type_170 _wrap_dlb_channel_connect_capi_9f183fb045c69652(swig_type_171 arg1);
+extern swig_type_172 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type_173 arg1, swig_intgo arg2);
+extern swig_type_174 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_175 arg1, swig_type_176 arg2, swig_type_177 arg3);
+extern swig_type_178 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_179 arg1, swig_type_180 arg2, swig_intgo arg3);
+extern swig_type_181 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_182 arg1);
+extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_183 arg1);
+extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_184 arg1);
+extern swig_type_185 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_186 arg1, swig_type_187 arg2, swig_type_188 arg3, swig_type_189 arg4, swig_type_190 arg5, swig_intgo arg6, swig_type_191 arg7, swig_type_192 arg8, swig_type_193 arg9);
+extern swig_type_194 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_195 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_196 arg1);
+extern swig_type_197 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_198 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_199 arg1);
+extern swig_type_200 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_201 arg1);
+extern swig_type_202 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_203 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_204 arg4, swig_type_205 arg5, swig_type_206 arg6, swig_type_207 arg7, swig_type_208 arg8);
+extern swig_type_209 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_210 arg1, swig_type_211 arg2, swig_intgo arg3, swig_type_212 arg4, swig_type_213 arg5, swig_type_214 arg6, swig_type_215 arg7, swig_type_216 arg8, swig_intgo arg9, swig_type_217 arg10, swig_type_218 arg11, swig_type_219 arg12);
 #undef intgo
 */
 import "C"
@@ -1230,11 +1235,28 @@ func Dlb_tensor_host_elements(arg1 int64, arg2 int, arg3 uint, arg4 []int64, arg
 	return swig_r
 }
 
+func Dlb_tensor_typed_element(arg1 int64, arg2 int, arg3 uint, arg4 []int64, arg5 []int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int64)(C._wrap_dlb_tensor_typed_element_capi_9f183fb045c69652(C.swig_type_96(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_4))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg5
+	}
+	return swig_r
+}
+
 func Dlb_tensor_slice(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_slice_capi_9f183fb045c69652(C.swig_type_96(_swig_i_0), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_slice_capi_9f183fb045c69652(C.swig_type_100(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1246,7 +1268,7 @@ func Dlb_tensor_select(arg1 int64, arg2 int, arg3 int64) (_swig_ret int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_select_capi_9f183fb045c69652(C.swig_type_99(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_100(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_select_capi_9f183fb045c69652(C.swig_type_103(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_104(_swig_i_2)))
 	return swig_r
 }
 
@@ -1254,7 +1276,7 @@ func Dlb_tensor_reshape(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_reshape_capi_9f183fb045c69652(C.swig_type_102(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_reshape_capi_9f183fb045c69652(C.swig_type_106(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1265,7 +1287,7 @@ func Dlb_tensor_permute(arg1 int64, arg2 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_permute_capi_9f183fb045c69652(C.swig_type_105(_swig_i_0), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_permute_capi_9f183fb045c69652(C.swig_type_109(_swig_i_0), *(*C.swig_type_110)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1275,7 +1297,7 @@ func Dlb_tensor_permute(arg1 int64, arg2 []int32) (_swig_ret int64) {
 func Dlb_tensor_transpose(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_tensor_transpose_capi_9f183fb045c69652(C.swig_type_108(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_tensor_transpose_capi_9f183fb045c69652(C.swig_type_112(_swig_i_0)))
 	return swig_r
 }
 
@@ -1283,7 +1305,7 @@ func Dlb_tensor_copy(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_capi_9f183fb045c69652(C.swig_type_110(_swig_i_0), C.swig_type_111(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_capi_9f183fb045c69652(C.swig_type_114(_swig_i_0), C.swig_type_115(_swig_i_1)))
 	return swig_r
 }
 
@@ -1291,7 +1313,7 @@ func Dlb_tensor_copy_into(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(C.swig_type_113(_swig_i_0), C.swig_type_114(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(C.swig_type_117(_swig_i_0), C.swig_type_118(_swig_i_1)))
 	return swig_r
 }
 
@@ -1301,7 +1323,7 @@ func Dlb_tensor_copy_to_host(arg1 int64, arg2 int, arg3 int64, arg4 uint64) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(C.swig_type_116(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_117(_swig_i_2), C.swig_type_118(_swig_i_3)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(C.swig_type_120(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_121(_swig_i_2), C.swig_type_122(_swig_i_3)))
 	return swig_r
 }
 
@@ -1311,7 +1333,7 @@ func Dlb_tensor_copy_from_host(arg1 int64, arg2 int, arg3 int64, arg4 uint64) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(C.swig_type_120(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_121(_swig_i_2), C.swig_type_122(_swig_i_3)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(C.swig_type_124(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_125(_swig_i_2), C.swig_type_126(_swig_i_3)))
 	return swig_r
 }
 
@@ -1320,7 +1342,7 @@ func Dlb_tensor_copy_async(arg1 int64, arg2 int64, arg3 int64) (_swig_ret int64)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(C.swig_type_124(_swig_i_0), C.swig_type_125(_swig_i_1), C.swig_type_126(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(C.swig_type_128(_swig_i_0), C.swig_type_129(_swig_i_1), C.swig_type_130(_swig_i_2)))
 	return swig_r
 }
 
@@ -1329,7 +1351,7 @@ func Dlb_tensor_copy_into_async(arg1 int64, arg2 int64, arg3 int64) (_swig_ret i
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(C.swig_type_128(_swig_i_0), C.swig_type_129(_swig_i_1), C.swig_type_130(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(C.swig_type_132(_swig_i_0), C.swig_type_133(_swig_i_1), C.swig_type_134(_swig_i_2)))
 	return swig_r
 }
 
@@ -1337,7 +1359,7 @@ func Dlb_device_synchronize(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_device_synchronize_capi_9f183fb045c69652(C.swig_type_132(_swig_i_0), C.swig_type_133(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_device_synchronize_capi_9f183fb045c69652(C.swig_type_136(_swig_i_0), C.swig_type_137(_swig_i_1)))
 	return swig_r
 }
 
@@ -1350,7 +1372,7 @@ func Dlb_cuda_is_available() (_swig_ret int64) {
 func Dlb_cuda_device_count(arg1 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_cuda_device_count_capi_9f183fb045c69652(*(*C.swig_type_136)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_cuda_device_count_capi_9f183fb045c69652(*(*C.swig_type_140)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1361,7 +1383,7 @@ func Dlb_cuda_pointer_device(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(C.swig_type_138(_swig_i_0), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(C.swig_type_142(_swig_i_0), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1373,7 +1395,7 @@ func Dlb_cuda_stream_handshake(arg1 int, arg2 int64, arg3 int64) (_swig_ret int6
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), C.swig_type_141(_swig_i_1), C.swig_type_142(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), C.swig_type_145(_swig_i_1), C.swig_type_146(_swig_i_2)))
 	return swig_r
 }
 
@@ -1386,7 +1408,7 @@ func Dlb_opencl_is_available() (_swig_ret int64) {
 func Dlb_opencl_device_count(arg1 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_opencl_device_count_capi_9f183fb045c69652(*(*C.swig_type_145)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_count_capi_9f183fb045c69652(*(*C.swig_type_149)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1400,7 +1422,7 @@ func Dlb_opencl_device_objects(arg1 int, arg2 []int64, arg3 []int64, arg4 []int6
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), *(*C.swig_type_147)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_149)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1420,7 +1442,7 @@ func Dlb_opencl_device_name(arg1 int, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_opencl_device_name_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_name_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), *(*C.swig_type_156)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1431,7 +1453,7 @@ func Dlb_opencl_queue_handshake(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(C.swig_type_154(_swig_i_0), C.swig_type_155(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(C.swig_type_158(_swig_i_0), C.swig_type_159(_swig_i_1)))
 	return swig_r
 }
 
@@ -1442,7 +1464,7 @@ func Dlb_tensor_allocate_shareable(arg1 int64, arg2 int, arg3 []int64, arg4 []in
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(C.swig_type_157(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_159)(unsafe.Pointer(&_swig_i_3)), C.swig_type_160(_swig_i_4)))
+	swig_r = (int64)(C._wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(C.swig_type_161(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_163)(unsafe.Pointer(&_swig_i_3)), C.swig_type_164(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1455,7 +1477,7 @@ func Dlb_tensor_allocate_shareable(arg1 int64, arg2 int, arg3 []int64, arg4 []in
 func Dlb_tensor_is_shareable(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(C.swig_type_161(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(C.swig_type_165(_swig_i_0)))
 	return swig_r
 }
 
@@ -1463,7 +1485,7 @@ func Dlb_channel_listen(arg1 string) (_swig_ret int64) {
 	var swig_r int64
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
-	swig_r = (int64)(C._wrap_dlb_channel_listen_capi_9f183fb045c69652(*(*C.swig_type_163)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_channel_listen_capi_9f183fb045c69652(*(*C.swig_type_167)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1473,7 +1495,7 @@ func Dlb_channel_listen(arg1 string) (_swig_ret int64) {
 func Dlb_channel_accept(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_channel_accept_capi_9f183fb045c69652(C.swig_type_165(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_channel_accept_capi_9f183fb045c69652(C.swig_type_169(_swig_i_0)))
 	return swig_r
 }
 
@@ -1481,7 +1503,7 @@ func Dlb_channel_connect(arg1 string) (_swig_ret int64) {
 	var swig_r int64
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
-	swig_r = (int64)(C._wrap_dlb_channel_connect_capi_9f183fb045c69652(*(*C.swig_type_167)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_channel_connect_capi_9f183fb045c69652(*(*C.swig_type_171)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1492,7 +1514,7 @@ func Dlb_channel_allow_uid(arg1 int64, arg2 uint) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(C.swig_type_169(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(C.swig_type_173(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -1501,7 +1523,7 @@ func Dlb_channel_peer(arg1 int64, arg2 []int32, arg3 []int32) (_swig_ret int64) 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_9f183fb045c69652(C.swig_type_171(_swig_i_0), *(*C.swig_type_172)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_9f183fb045c69652(C.swig_type_175(_swig_i_0), *(*C.swig_type_176)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1518,25 +1540,25 @@ func Dlb_channel_send(arg1 int64, arg2 int64, arg3 uint) (_swig_ret int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_send_capi_9f183fb045c69652(C.swig_type_175(_swig_i_0), C.swig_type_176(_swig_i_1), C.swig_intgo(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_channel_send_capi_9f183fb045c69652(C.swig_type_179(_swig_i_0), C.swig_type_180(_swig_i_1), C.swig_intgo(_swig_i_2)))
 	return swig_r
 }
 
 func Dlb_channel_receive(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_9f183fb045c69652(C.swig_type_178(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_9f183fb045c69652(C.swig_type_182(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_channel_shutdown(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_179(_swig_i_0))
+	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_183(_swig_i_0))
 }
 
 func Dlb_channel_close(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_180(_swig_i_0))
+	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_184(_swig_i_0))
 }
 
 func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 int64, arg6 int, arg7 uint64, arg8 uint64, arg9 int64) (_swig_ret int64) {
@@ -1550,7 +1572,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_182(_swig_i_0), C.swig_type_183(_swig_i_1), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_3)), C.swig_type_186(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_187(_swig_i_6), C.swig_type_188(_swig_i_7), C.swig_type_189(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_186(_swig_i_0), C.swig_type_187(_swig_i_1), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_189)(unsafe.Pointer(&_swig_i_3)), C.swig_type_190(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_191(_swig_i_6), C.swig_type_192(_swig_i_7), C.swig_type_193(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1563,14 +1585,14 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_191(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_195(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_192)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_196)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1586,21 +1608,21 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_194(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_198(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_195(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_199(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_197(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_201(_swig_i_0)))
 	return swig_r
 }
 
@@ -1616,7 +1638,7 @@ func Dlbx_go_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, arg5 i
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_199(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_200(_swig_i_3), C.swig_type_201(_swig_i_4), C.swig_type_202(_swig_i_5), C.swig_type_203(_swig_i_6), C.swig_type_204(_swig_i_7)))
+	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_203(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_204(_swig_i_3), C.swig_type_205(_swig_i_4), C.swig_type_206(_swig_i_5), C.swig_type_207(_swig_i_6), C.swig_type_208(_swig_i_7)))
 	return swig_r
 }
 
@@ -1634,6 +1656,6 @@ func Dlbx_go_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg5 in
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_206(_swig_i_0), C.swig_type_207(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_208(_swig_i_3), C.swig_type_209(_swig_i_4), C.swig_type_210(_swig_i_5), C.swig_type_211(_swig_i_6), C.swig_type_212(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_213(_swig_i_9), C.swig_type_214(_swig_i_10), C.swig_type_215(_swig_i_11)))
+	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_210(_swig_i_0), C.swig_type_211(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_212(_swig_i_3), C.swig_type_213(_swig_i_4), C.swig_type_214(_swig_i_5), C.swig_type_215(_swig_i_6), C.swig_type_216(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_217(_swig_i_9), C.swig_type_218(_swig_i_10), C.swig_type_219(_swig_i_11)))
 	return swig_r
 }

@@ -2099,6 +2099,62 @@ long long _wrap_dlb_tensor_host_elements_capi_9f183fb045c69652(long long _swig_g
 }
 
 
+long long _wrap_dlb_tensor_typed_element_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  DLDataType arg2 ;
+  uint32_t arg3 ;
+  int32_t arg4 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  void **arg6 = (void **) 0 ;
+  dlb_error *arg7 = (dlb_error *) 0 ;
+  int64_t index_tmp4[DLB_MAX_NDIM] ;
+  int64_t index_length4 ;
+  void *value_tmp6 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg7 = &dlb_err_;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  arg2 = dlbx_unpack_dtype((int32_t)_swig_go_1); 
+  arg3 = (uint32_t)_swig_go_2; 
+  
+  index_length4 = DLB_ARRAY_LENGTH(_swig_go_3);
+  DLB_CHECK_LENGTH(index_length4, INT32_MAX, "index", _swig_go_result);
+  arg4 = (int32_t)index_length4;
+  if (arg4 > 0 && arg4 <= DLB_MAX_NDIM) DLB_ARRAY_GET_I64(_swig_go_3, arg4, index_tmp4);
+  arg5 = index_tmp4;
+  
+  
+  if (DLB_ARRAY_LENGTH(_swig_go_4) < 1) {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "an output array needs room for one value");
+    return _swig_go_result;
+  }
+  memset(&value_tmp6, 0, sizeof value_tmp6);
+  arg6 = &value_tmp6;
+  
+  
+  result = (dlb_status)dlb_tensor_typed_element((struct DLManagedTensorVersioned const *)arg1,arg2,arg3,arg4,(long const *)arg5,arg6,arg7);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  {
+    void* value_ = *arg6;
+    int64_t bits_ = (int64_t)(intptr_t)value_; DLB_ARRAY_SET_I64(_swig_go_4, 1, &bits_);
+  }
+  
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlb_tensor_slice_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;

@@ -545,6 +545,17 @@ extern "C" {
         error: *mut dlb_error,
     ) -> dlb_status;
 }
+extern "C" {
+    pub fn dlb_tensor_typed_element(
+        tensor: *const DLManagedTensorVersioned,
+        dtype: DLDataType,
+        access: u32,
+        nindex: i32,
+        index: *const i64,
+        out_data: *mut *mut ::std::os::raw::c_void,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dlb_slice {
