@@ -186,6 +186,13 @@ int check_element_type(DLDataType actual, DLDataType wanted, dlb_error* error);
 // DLB_ERR_UNSUPPORTED for elements packed below a byte, which have no address of their own.
 int refuse_packed(DLDataType dtype, dlb_error* error);
 
+// Typed host access, in this order: a tensor (not NULL), valid (`geometry` filled), of
+// `dtype`, whose elements take whole bytes, that the host may read (and write, with
+// DLB_ACCESS_WRITE in `access`). The checks behind dlb_tensor_host_elements and
+// dlb_tensor_typed_element.
+int check_typed_host_access(const DLManagedTensorVersioned* tensor, DLDataType dtype,
+                            uint32_t access, Geometry* geometry, dlb_error* error);
+
 // Validates `tensor` (see dlb_tensor_validate) and fills `geometry`.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error);

@@ -266,6 +266,16 @@ int check_host_access(const DLManagedTensorVersioned& tensor, int writable, dlb_
   return DLB_OK;
 }
 
+int check_typed_host_access(const DLManagedTensorVersioned* tensor, DLDataType dtype,
+                            uint32_t access, Geometry* geometry, dlb_error* error) {
+  if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  int status = validate_tensor(&tensor->dl_tensor, tensor->flags, geometry, error);
+  if (status == DLB_OK) status = check_element_type(tensor->dl_tensor.dtype, dtype, error);
+  if (status != DLB_OK) return status;
+  if (geometry->packed) return refuse_packed(tensor->dl_tensor.dtype, error);
+  return check_host_access(*tensor, (access & DLB_ACCESS_WRITE) != 0, error);
+}
+
 }  // namespace dlb
 
 extern "C" {
@@ -440,15 +450,10 @@ DLB_API dlb_status dlb_tensor_host_elements(const DLManagedTensorVersioned* tens
                                             int64_t* out_count, dlb_error* error) {
   if (out_data != nullptr) *out_data = nullptr;
   if (out_count != nullptr) *out_count = 0;
-  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
-  const DLTensor& t = tensor->dl_tensor;
   dlb::Geometry g{};
-  int status = dlb::validate_tensor(&t, tensor->flags, &g, error);
-  if (status == DLB_OK) status = dlb::check_element_type(t.dtype, dtype, error);
+  const int status = dlb::check_typed_host_access(tensor, dtype, access, &g, error);
   if (status != DLB_OK) return status;
-  if (g.packed) return dlb::refuse_packed(t.dtype, error);
-  status = dlb::check_host_access(*tensor, (access & DLB_ACCESS_WRITE) != 0, error);
-  if (status != DLB_OK) return status;
+  const DLTensor& t = tensor->dl_tensor;
   if ((access & DLB_ACCESS_ANY_LAYOUT) == 0 && !is_contiguous(&t, true)) {
     return dlb::fail(error, DLB_ERR_LAYOUT,
                      "the tensor is not C-contiguous: copy it to a contiguous tensor first");

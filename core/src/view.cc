@@ -231,16 +231,10 @@ DLB_API dlb_status dlb_tensor_typed_element(const DLManagedTensorVersioned* tens
                                             dlb_error* error) {
   if (out_data == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out_data is NULL");
   *out_data = nullptr;
-  if (tensor == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
-  const DLTensor& t = tensor->dl_tensor;
   dlb::Geometry g{};
-  int status = dlb::validate_tensor(&t, tensor->flags, &g, error);
-  if (status == DLB_OK) status = dlb::check_element_type(t.dtype, dtype, error);
+  const int status = dlb::check_typed_host_access(tensor, dtype, access, &g, error);
   if (status != DLB_OK) return status;
-  if (g.packed) return dlb::refuse_packed(t.dtype, error);
-  status = dlb::check_host_access(*tensor, (access & DLB_ACCESS_WRITE) != 0, error);
-  if (status != DLB_OK) return status;
-  return element_address(t, g, nindex, index, out_data, error);
+  return element_address(tensor->dl_tensor, g, nindex, index, out_data, error);
 }
 
 DLB_API dlb_status dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32_t ndim, const int64_t* shape,
