@@ -25,9 +25,12 @@ use crate::error::{ErrorBuf, Result};
 use crate::tensor::{count_of, made_by};
 use crate::{DType, Device, Error, Tensor};
 use dlbridge_sys as ffi;
+use std::cell::Cell;
 use std::ffi::CString;
+use std::marker::PhantomData;
 use std::path::Path;
 use std::ptr::{self, NonNull};
+use std::sync::Arc;
 
 impl Tensor {
     /// Allocates a compact tensor in memory another process can map
@@ -67,24 +70,74 @@ fn c_path(path: &Path) -> Result<CString> {
     })
 }
 
+/// The C channel, freed (`dlb_channel_close`) when its last owner lets go: the [`Listener`] or
+/// [`Channel`] and every [`Shutdown`] made from it.
+struct Raw(NonNull<ffi::dlb_channel>);
+
+// SAFETY: a channel is a socket file descriptor and a small record the C library owns. Its
+// functions may be called from any thread, one call at a time per channel; the one exception is
+// dlb_channel_shutdown, which may run at any time on any thread until the close. `Raw` is only
+// shared (Arc) between its owner, whose calls `&self`-methods on a !Sync type keep to one thread
+// at a time, and Shutdown handles, which call dlb_channel_shutdown only; the close runs in Drop,
+// when no other reference (so no call) is left.
+unsafe impl Send for Raw {}
+// SAFETY: see above: through a shared `Raw`, only dlb_channel_shutdown runs concurrently.
+unsafe impl Sync for Raw {}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        // SAFETY: the last reference: no call on the channel is in progress; its one close.
+        unsafe { ffi::dlb_channel_close(self.0.as_ptr()) }
+    }
+}
+
 /// A listening socket; [`accept`](Listener::accept) gives one [`Channel`] per connection.
-/// Dropping it closes the socket and removes its file.
+/// Dropping it stops listening, and closes the socket and removes its file once no
+/// [`Shutdown`] handle of it is left either.
 pub struct Listener {
-    handle: NonNull<ffi::dlb_channel>,
+    raw: Arc<Raw>,
+    _not_sync: PhantomData<Cell<()>>,
 }
 
-/// One end of a connection between two processes. Dropping it closes the connection; tensors
-/// already received stay valid.
+/// One end of a connection between two processes. Dropping it ends the connection (the peer's
+/// calls fail as closed); tensors already received stay valid.
+///
+/// A channel is [`Send`], not [`Sync`]: its calls run on one thread at a time. To stop a call
+/// blocked in another thread (a `receive` waiting for a peer that may never send), keep a
+/// [`Shutdown`] handle from [`shutdown_handle`](Channel::shutdown_handle).
 pub struct Channel {
-    handle: NonNull<ffi::dlb_channel>,
+    raw: Arc<Raw>,
+    _not_sync: PhantomData<Cell<()>>,
 }
 
-// SAFETY: a channel is a socket file descriptor and a small record the C library owns; its
-// functions may be called from any thread, one at a time per channel, which `&mut`-free use
-// from one owner at a time guarantees (neither type is Sync).
-unsafe impl Send for Listener {}
-// SAFETY: as for Listener.
-unsafe impl Send for Channel {}
+/// Shuts a [`Listener`] or [`Channel`] down from any thread (`dlb_channel_shutdown`): the call
+/// blocked on it returns, and it and every later call fail with status
+/// [`CLOSED`](crate::status::CLOSED) and the message "the channel is closed". Cheap to clone;
+/// [`Send`] and [`Sync`]. It keeps the C channel's record alive, not the connection: shutting
+/// down twice, or after the owner was dropped, does nothing.
+#[derive(Clone)]
+pub struct Shutdown {
+    raw: Arc<Raw>,
+}
+
+impl Shutdown {
+    /// Shuts the channel down; see [`Shutdown`].
+    pub fn shutdown(&self) {
+        // SAFETY: the record lives while this Arc does; dlb_channel_shutdown may run
+        // concurrently with any call on the channel, and a second call is a no-op.
+        unsafe { ffi::dlb_channel_shutdown(self.raw.0.as_ptr()) }
+    }
+}
+
+impl std::fmt::Debug for Shutdown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shutdown").finish_non_exhaustive()
+    }
+}
+
+fn owned(handle: NonNull<ffi::dlb_channel>) -> Arc<Raw> {
+    Arc::new(Raw(handle))
+}
 
 fn channel_from(
     call: impl FnOnce(*mut *mut ffi::dlb_channel, *mut ffi::dlb_error) -> ffi::dlb_status,
@@ -97,6 +150,18 @@ fn channel_from(
 }
 
 impl Listener {
+    fn ptr(&self) -> *mut ffi::dlb_channel {
+        self.raw.0.as_ptr()
+    }
+
+    /// A handle that shuts this listener down from any thread: a blocked
+    /// [`accept`](Listener::accept) then returns [`CLOSED`](crate::status::CLOSED).
+    pub fn shutdown_handle(&self) -> Shutdown {
+        Shutdown {
+            raw: Arc::clone(&self.raw),
+        }
+    }
+
     /// Listens at `path` (`dlb_channel_listen`): the socket is created with mode 0600 in a
     /// folder only this user can enter (created with mode 0700 when missing; refused when
     /// others can enter it).
@@ -105,37 +170,56 @@ impl Listener {
         // SAFETY: a NUL-terminated path for the call; out/err valid.
         let handle =
             channel_from(|out, err| unsafe { ffi::dlb_channel_listen(path.as_ptr(), out, err) })?;
-        Ok(Listener { handle })
+        Ok(Listener {
+            raw: owned(handle),
+            _not_sync: PhantomData,
+        })
     }
 
     /// Waits for the next connection (`dlb_channel_accept`). A peer running as another user is
     /// refused unless allowed with [`allow_uid`](Listener::allow_uid).
     pub fn accept(&self) -> Result<Channel> {
         // SAFETY: a valid listener; out/err valid.
-        let handle = channel_from(|out, err| unsafe {
-            ffi::dlb_channel_accept(self.handle.as_ptr(), out, err)
-        })?;
-        Ok(Channel { handle })
+        let handle =
+            channel_from(|out, err| unsafe { ffi::dlb_channel_accept(self.ptr(), out, err) })?;
+        Ok(Channel {
+            raw: owned(handle),
+            _not_sync: PhantomData,
+        })
     }
 
     /// Accepts peers running as `uid` from now on (the caller's own uid always is).
     pub fn allow_uid(&self, uid: u32) -> Result<()> {
         let err = ErrorBuf::new();
         // SAFETY: a valid listener.
-        err.check(unsafe {
-            ffi::dlb_channel_allow_uid(self.handle.as_ptr(), uid, err.as_mut_ptr())
-        })
+        err.check(unsafe { ffi::dlb_channel_allow_uid(self.ptr(), uid, err.as_mut_ptr()) })
     }
 }
 
 impl Channel {
+    fn ptr(&self) -> *mut ffi::dlb_channel {
+        self.raw.0.as_ptr()
+    }
+
+    /// A handle that shuts this channel down from any thread: a blocked
+    /// [`receive`](Channel::receive) or [`send`](Channel::send) then returns
+    /// [`CLOSED`](crate::status::CLOSED), as does every later call.
+    pub fn shutdown_handle(&self) -> Shutdown {
+        Shutdown {
+            raw: Arc::clone(&self.raw),
+        }
+    }
+
     /// Connects to a listener at `path` (`dlb_channel_connect`), which must run as this user.
     pub fn connect(path: impl AsRef<Path>) -> Result<Channel> {
         let path = c_path(path.as_ref())?;
         // SAFETY: a NUL-terminated path for the call; out/err valid.
         let handle =
             channel_from(|out, err| unsafe { ffi::dlb_channel_connect(path.as_ptr(), out, err) })?;
-        Ok(Channel { handle })
+        Ok(Channel {
+            raw: owned(handle),
+            _not_sync: PhantomData,
+        })
     }
 
     /// Sends `tensor` without copying (`dlb_channel_send`): its memory must be shareable.
@@ -154,12 +238,7 @@ impl Channel {
         let err = ErrorBuf::new();
         // SAFETY: a valid channel and tensor, borrowed for the call.
         err.check(unsafe {
-            ffi::dlb_channel_send(
-                self.handle.as_ptr(),
-                tensor.raw(),
-                options,
-                err.as_mut_ptr(),
-            )
+            ffi::dlb_channel_send(self.ptr(), tensor.raw(), options, err.as_mut_ptr())
         })
     }
 
@@ -168,7 +247,7 @@ impl Channel {
     /// exchange (IS_COPIED): the peer may write the same memory.
     pub fn receive(&self) -> Result<Tensor> {
         // SAFETY: a valid channel; on success the caller owns the new tensor.
-        made_by(|out, err| unsafe { ffi::dlb_channel_receive(self.handle.as_ptr(), out, err) })
+        made_by(|out, err| unsafe { ffi::dlb_channel_receive(self.ptr(), out, err) })
     }
 
     /// The peer's process id and user id, as the kernel reported them at connection time.
@@ -177,7 +256,7 @@ impl Channel {
         let err = ErrorBuf::new();
         // SAFETY: a valid channel; out pointers valid.
         err.check(unsafe {
-            ffi::dlb_channel_peer(self.handle.as_ptr(), &mut pid, &mut uid, err.as_mut_ptr())
+            ffi::dlb_channel_peer(self.ptr(), &mut pid, &mut uid, err.as_mut_ptr())
         })?;
         Ok((pid, uid))
     }
@@ -186,22 +265,24 @@ impl Channel {
     pub fn allow_uid(&self, uid: u32) -> Result<()> {
         let err = ErrorBuf::new();
         // SAFETY: a valid channel.
-        err.check(unsafe {
-            ffi::dlb_channel_allow_uid(self.handle.as_ptr(), uid, err.as_mut_ptr())
-        })
+        err.check(unsafe { ffi::dlb_channel_allow_uid(self.ptr(), uid, err.as_mut_ptr()) })
     }
 }
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        // SAFETY: we own the listener; this is its one close.
-        unsafe { ffi::dlb_channel_close(self.handle.as_ptr()) }
+        // Stops listening now, even while a Shutdown handle keeps the record (and so the
+        // socket file, removed by the close) a while longer.
+        // SAFETY: a valid listener; shutdown may run at any time.
+        unsafe { ffi::dlb_channel_shutdown(self.ptr()) }
     }
 }
 
 impl Drop for Channel {
     fn drop(&mut self) {
-        // SAFETY: we own the channel; this is its one close.
-        unsafe { ffi::dlb_channel_close(self.handle.as_ptr()) }
+        // Ends the connection now (the peer sees it closed) even while a Shutdown handle keeps
+        // the record; the close follows when the last reference goes.
+        // SAFETY: a valid channel; shutdown may run at any time.
+        unsafe { ffi::dlb_channel_shutdown(self.ptr()) }
     }
 }

@@ -15,7 +15,8 @@ fn producer() {
     };
     let channel = Channel::connect(&path).expect("connect");
     let mut t = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &[2, 3]).unwrap();
-    t.copy_from_slice(&[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    t.copy_from_slice(&[0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0])
+        .unwrap();
     channel.send(&t).unwrap();
     // Waits for the consumer's answer: the consumer's own tensor, and a write into ours.
     let back = channel.receive().unwrap();
@@ -40,7 +41,10 @@ fn a_tensor_crosses_processes_both_ways_without_a_copy() {
     let t = channel.receive().unwrap();
     assert!(t.is_shareable());
     assert!(!t.is_exclusive()); // the producer maps the same memory
-    assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(
+        t.to_vec::<f32>().unwrap(),
+        vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
     // Writing into shared memory is an aliased write: the producer is not reading it now.
     let mut first = t.select(0, 0).unwrap().select(0, 0).unwrap();
     // SAFETY: the producer waits for our answer before it reads.
@@ -66,4 +70,64 @@ fn unsafe_geteuid() -> u32 {
     }
     // SAFETY: geteuid has no preconditions.
     unsafe { geteuid() }
+}
+
+fn scratch_socket(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("dlbridge-rust-{name}-{}", std::process::id()));
+    let path = dir.join("channel.sock");
+    (dir, path)
+}
+
+fn assert_closed(e: dlbridge::Error) {
+    assert_eq!(e.status(), status::CLOSED);
+    assert_eq!(e.message(), "the channel is closed");
+}
+
+#[test]
+fn a_shutdown_handle_wakes_a_receive_blocked_in_another_thread() {
+    fn shareable_across_threads<T: Send + Sync + Clone>() {}
+    shareable_across_threads::<dlbridge::ipc::Shutdown>();
+    let (dir, path) = scratch_socket("shutdown");
+    let listener = Listener::bind(&path).unwrap();
+    let producer = Channel::connect(&path).unwrap();
+    let consumer = listener.accept().unwrap();
+    let stop = consumer.shutdown_handle();
+    // The consumer moves to a thread and waits for a tensor the producer never sends.
+    let waiting = std::thread::spawn(move || {
+        let e = consumer.receive().unwrap_err();
+        // Every later call fails the same way; the channel is still the thread's to drop.
+        let again = consumer.receive().unwrap_err();
+        (e, again)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    stop.shutdown();
+    let (e, again) = waiting.join().unwrap();
+    assert_closed(e);
+    assert_closed(again);
+    stop.shutdown(); // after its channel was dropped: a no-op
+    drop(stop);
+    // The producer's end sees the connection ended.
+    let e = producer.receive().unwrap_err();
+    assert_eq!(e.status(), status::DEVICE);
+    assert_eq!(e.message(), "the peer closed the channel");
+    drop(producer);
+    drop(listener);
+    assert!(!path.exists());
+    std::fs::remove_dir(&dir).ok();
+}
+
+#[test]
+fn a_shutdown_handle_wakes_an_accept_and_the_socket_file_goes_with_the_last_handle() {
+    let (dir, path) = scratch_socket("shutdown-accept");
+    let listener = Listener::bind(&path).unwrap();
+    let stop = listener.shutdown_handle();
+    let waiting = std::thread::spawn(move || listener.accept().map(|_| ()).unwrap_err());
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    stop.shutdown();
+    assert_closed(waiting.join().unwrap());
+    // The listener was dropped in its thread; the handle still holds the record (and the file).
+    assert!(path.exists());
+    drop(stop);
+    assert!(!path.exists());
+    std::fs::remove_dir(&dir).ok();
 }
