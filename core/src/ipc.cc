@@ -1,6 +1,8 @@
 // Sharing tensors across processes (dlbridge.h, "Sharing tensors across processes"): shareable
 // host memory is a sealed memfd wrapped with release_segment; a channel is a Unix stream socket
-// that carries a fixed-size descriptor with the segment's file descriptor (SCM_RIGHTS).
+// that carries a fixed-size descriptor with the segment's file descriptor (SCM_RIGHTS). Shareable
+// CUDA memory is the CUDA backend's (ipc_cuda.hpp); its descriptor is followed by an extension
+// frame (ipc_wire.hpp).
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <new>
 
 #include "internal.hpp"
+#include "ipc_cuda.hpp"
 #include "ipc_wire.hpp"
 
 #if defined(__linux__)
@@ -20,10 +23,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+using dlb::ipc::kExtensionMagic;
+using dlb::ipc::kHandleCudaFd;
+using dlb::ipc::kHandleCudaIpc;
+using dlb::ipc::kHandleMemfd;
 using dlb::ipc::kWireMagic;
 using dlb::ipc::kWireMajor;
 using dlb::ipc::kWireMinor;
 using dlb::ipc::Wire;
+using dlb::ipc::WireExtension;
 
 namespace {
 
@@ -218,15 +226,15 @@ int send_all(int socket_fd, const void* data, size_t size, int fd, dlb_error* er
   return DLB_OK;
 }
 
-// Receives one descriptor: exactly sizeof(Wire) bytes, and the file descriptors that came with
-// them (*fd: the only one, or -1 with *fds set to their count).
-int receive_wire(int socket_fd, Wire* wire, int* fd, int* fds, dlb_error* error) {
-  char* bytes = reinterpret_cast<char*>(wire);
+// Receives one frame of exactly `size` bytes (a descriptor, or its extension) and the file
+// descriptors that come with them, counted on from what *fd and *fds hold (*fd: the first one,
+// kept; any more are closed and only counted). On error *fd is closed and set to -1.
+int receive_frame(int socket_fd, void* frame, size_t size, bool first, const char* what, int* fd,
+                  int* fds, dlb_error* error) {
+  char* bytes = static_cast<char*>(frame);
   size_t received = 0;
-  *fd = -1;
-  *fds = 0;
-  while (received < sizeof(Wire)) {
-    iovec io{bytes + received, sizeof(Wire) - received};
+  while (received < size) {
+    iovec io{bytes + received, size - received};
     msghdr message{};
     message.msg_iov = &io;
     message.msg_iovlen = 1;
@@ -236,7 +244,10 @@ int receive_wire(int socket_fd, Wire* wire, int* fd, int* fds, dlb_error* error)
     const ssize_t n = recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC);
     if (n < 0) {
       if (errno == EINTR) continue;
+      const int saved = errno;
       if (*fd >= 0) close(*fd);
+      *fd = -1;
+      errno = saved;
       return os_error(error, DLB_ERR_DEVICE, "receiving on the channel");
     }
     for (cmsghdr* h = CMSG_FIRSTHDR(&message); h != nullptr; h = CMSG_NXTHDR(&message, h)) {
@@ -252,14 +263,13 @@ int receive_wire(int socket_fd, Wire* wire, int* fd, int* fds, dlb_error* error)
     }
     if ((message.msg_flags & MSG_CTRUNC) != 0) ++*fds;  // more than fit: at least two
     if (n == 0) {
+      const bool nothing = first && received == 0 && *fds == 0;
       if (*fd >= 0) close(*fd);
       *fd = -1;
-      if (received == 0 && *fds == 0) {
-        return dlb::fail(error, DLB_ERR_DEVICE, "the peer closed the channel");
-      }
+      if (nothing) return dlb::fail(error, DLB_ERR_DEVICE, "the peer closed the channel");
       return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                       "truncated descriptor: the peer closed the channel after %zu of %zu bytes",
-                       received, sizeof(Wire));
+                       "truncated %s: the peer closed the channel after %zu of %zu bytes", what,
+                       received, size);
     }
     received += static_cast<size_t>(n);
   }
@@ -279,6 +289,104 @@ int refuse_received(int fd, dlb_error* error, int status, const char* format, ..
   return status;
 }
 
+// The ndim and layout of a received descriptor, checked against its segment before anything is
+// mapped, with the messages of the import and of dlb_tensor_wrap_buffer.
+int check_received_layout(const Wire& wire, dlb_error* error) {
+  if (wire.ndim < 0 || wire.ndim > DLB_MAX_NDIM) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d exceeds the maximum of %d",
+                     static_cast<int>(wire.ndim), DLB_MAX_NDIM);
+  }
+  DLTensor desc{};
+  // No memory yet: a stand-in address, so that validation sees a tensor with data.
+  static char stand_in;
+  desc.data = &stand_in;
+  desc.device = DLDevice{static_cast<DLDeviceType>(wire.device_type), wire.device_id};
+  desc.ndim = wire.ndim;
+  desc.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
+  desc.shape = const_cast<int64_t*>(wire.shape);
+  desc.strides = const_cast<int64_t*>(wire.strides);
+  desc.byte_offset = wire.byte_offset;
+  dlb::Geometry g{};
+  int status = dlb::validate_tensor(&desc, wire.flags, &g, error);
+  if (status != DLB_OK) return status;
+  if (g.span_bits != 0) {
+    const int64_t begin = g.begin_bits >> 3;
+    const int64_t end = (g.begin_bits + static_cast<int64_t>(g.span_bits) + 7) >> 3;
+    if (begin < 0 || static_cast<uint64_t>(end) > wire.segment_size) {
+      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                       "the tensor's elements reach bytes [%lld, %lld) of a buffer of %llu bytes",
+                       static_cast<long long>(begin), static_cast<long long>(end),
+                       static_cast<unsigned long long>(wire.segment_size));
+    }
+  }
+  return DLB_OK;
+}
+
+const char* handle_name(uint32_t handle) {
+  return handle == kHandleCudaFd ? "cuda-fd" : handle == kHandleCudaIpc ? "cuda-ipc" : "unknown";
+}
+
+// The rest of a descriptor whose handle is not a memfd: its extension frame is read first, so
+// that the stream stays in step whatever is refused; then everything is checked before the CUDA
+// backend maps it. Ownership: `fd` (-1 when none came) is taken in every case.
+int receive_cuda(dlb_channel* channel, const Wire& wire, int fd, int fds,
+                 DLManagedTensorVersioned** out, dlb_error* error) {
+  WireExtension extension;
+  int status = receive_frame(channel->fd, &extension, sizeof extension, false,
+                             "descriptor extension", &fd, &fds, error);
+  if (status != DLB_OK) return is_shut(channel) ? fail_shut(error) : status;
+  if (std::memcmp(extension.magic, kExtensionMagic, sizeof kExtensionMagic) != 0) {
+    return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
+                           "a tensor descriptor with memory handle kind %u must be followed by "
+                           "its extension frame (bad magic)",
+                           static_cast<unsigned>(wire.handle));
+  }
+  if (wire.handle != kHandleCudaFd && wire.handle != kHandleCudaIpc) {
+    return refuse_received(fd, error, DLB_ERR_UNSUPPORTED_VERSION,
+                           "tensor descriptor version %u.%u names memory handle kind %u, which "
+                           "this dlbridge (version %u.%u) does not know",
+                           static_cast<unsigned>(wire.major), static_cast<unsigned>(wire.minor),
+                           static_cast<unsigned>(wire.handle), static_cast<unsigned>(kWireMajor),
+                           static_cast<unsigned>(kWireMinor));
+  }
+  if (wire.device_type != kDLCUDA) {
+    dlb::DeviceTypeText name(wire.device_type);
+    return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
+                           "a %s descriptor describes cuda memory, not %s",
+                           handle_name(wire.handle), name.text);
+  }
+  const int wanted = wire.handle == kHandleCudaFd ? 1 : 0;
+  if (fds != wanted) {
+    return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
+                           "a %s descriptor must come with %s file descriptor, not %d",
+                           handle_name(wire.handle), wanted == 1 ? "exactly one" : "no", fds);
+  }
+  if (wire.device_id < 0) {
+    return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
+                           "the descriptor names cuda device %d", static_cast<int>(wire.device_id));
+  }
+  if (wire.segment_size == 0) {
+    return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
+                           "the descriptor says the cuda allocation holds 0 bytes");
+  }
+  if ((extension.has_event != 0 && extension.has_event != 1) || extension.reserved != 0) {
+    return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
+                           "the descriptor extension's event field is %u and its reserved field %u "
+                           "(expected 0 or 1, and 0)",
+                           static_cast<unsigned>(extension.has_event),
+                           static_cast<unsigned>(extension.reserved));
+  }
+  char message[sizeof error->message];
+  dlb_error layout;
+  status = check_received_layout(wire, &layout);
+  if (status != DLB_OK) {
+    std::snprintf(message, sizeof message, "%s", layout.message);
+    return refuse_received(fd, error, status, "%s", message);
+  }
+  // The CUDA backend takes the descriptor from here, on error too.
+  return dlb::ipc::cuda_receive(wire, extension, fd, out, error);
+}
+
 }  // namespace
 
 extern "C" {
@@ -293,6 +401,10 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dty
   int status = dlb::allocation_layout(device, dtype, ndim, shape, strides, flags, &byte_offset,
                                       &nbytes, error);
   if (status != DLB_OK) return status;
+  if (device.device_type == kDLCUDA) {
+    return dlb::ipc::cuda_allocate_shareable(device, dtype, ndim, shape, strides, flags,
+                                             byte_offset, nbytes, out, error);
+  }
   if (device.device_type != kDLCPU) {
     dlb::DeviceTypeText name(device.device_type);
     return dlb::fail(error, DLB_ERR_UNSUPPORTED, "shareable memory on %s is not supported",
@@ -338,15 +450,28 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dty
 
 namespace dlb {
 bool memory_is_exposed(dlb_release_fn release, void* ctx) {
-  return release == release_segment &&
-         static_cast<Segment*>(ctx)->exposed.load(std::memory_order_acquire);
+  if (release != release_segment) return ipc::cuda_memory_is_exposed(release, ctx);
+  return static_cast<Segment*>(ctx)->exposed.load(std::memory_order_acquire);
 }
 }  // namespace dlb
 
 extern "C" {
 
+DLB_API int dlb_tensor_shareable_kind(const DLManagedTensorVersioned* tensor) {
+  if (tensor == nullptr) return DLB_SHAREABLE_NONE;
+  if (dlb::release_context(tensor, release_segment) != nullptr) return DLB_SHAREABLE_MEMFD;
+  switch (dlb::ipc::cuda_handle_kind(tensor)) {
+    case kHandleCudaFd:
+      return DLB_SHAREABLE_CUDA_FD;
+    case kHandleCudaIpc:
+      return DLB_SHAREABLE_CUDA_IPC;
+    default:
+      return DLB_SHAREABLE_NONE;
+  }
+}
+
 DLB_API int dlb_tensor_is_shareable(const DLManagedTensorVersioned* tensor) {
-  return tensor != nullptr && dlb::release_context(tensor, release_segment) != nullptr;
+  return dlb_tensor_shareable_kind(tensor) != DLB_SHAREABLE_NONE;
 }
 
 DLB_API dlb_status dlb_channel_listen(const char* path, dlb_channel** out, dlb_error* error) {
@@ -474,8 +599,13 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
   return DLB_OK;
 }
 
-DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
-                                    uint32_t options, dlb_error* error) {
+}  // extern "C"
+
+namespace dlb {
+namespace ipc {
+
+int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, uint32_t options,
+                bool cuda_call, void* stream, dlb_error* error) {
   if (channel == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
   if (is_shut(channel)) return fail_shut(error);
   if (channel->listener) {
@@ -489,29 +619,69 @@ DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorV
   dlb::Geometry g{};
   int status = dlb::validate_tensor(&tensor->dl_tensor, tensor->flags, &g, error);
   if (status != DLB_OK) return status;
+  const DLTensor& t = tensor->dl_tensor;
+  if (cuda_call && t.device.device_type != kDLCUDA) {
+    dlb::DeviceTypeText name(t.device.device_type);
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "dlb_channel_send_cuda sends cuda tensors, not %s ones: use dlb_channel_send",
+                     name.text);
+  }
   auto* segment = static_cast<Segment*>(dlb::release_context(tensor, release_segment));
-  if (segment == nullptr) {
+  const int cuda_kind = segment == nullptr ? cuda_handle_kind(tensor) : -1;
+  if (segment == nullptr && cuda_kind < 0) {
     if ((options & DLB_SEND_COPY) == 0) {
       return dlb::fail(error, DLB_ERR_UNSUPPORTED,
                        "the tensor's memory is not shareable: allocate it with "
                        "dlb_tensor_allocate_shareable, or send with DLB_SEND_COPY");
     }
-    const DLTensor& t = tensor->dl_tensor;
+    // CUDA device memory is copied into shareable memory on its device, everything else into
+    // host memory. The copy is complete before it is sent, so no event goes with it.
+    const DLDevice to = t.device.device_type == kDLCUDA ? t.device : DLDevice{kDLCPU, 0};
     DLManagedTensorVersioned* copy = nullptr;
     status = dlb_tensor_allocate_shareable(
-        DLDevice{kDLCPU, 0}, t.dtype, t.ndim, t.shape, nullptr,
+        to, t.dtype, t.ndim, t.shape, nullptr,
         tensor->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, &copy, error);
-    if (status == DLB_OK) status = dlb_tensor_copy_into(tensor, copy, error);
+    if (status == DLB_OK) {
+      if (cuda_call) {
+        status = dlb_tensor_copy_into_async(tensor, copy, stream, error);
+        if (status == DLB_OK) status = dlb_device_synchronize(to, stream, error);
+      } else {
+        status = dlb_tensor_copy_into(tensor, copy, error);
+      }
+    }
     if (status == DLB_OK) {
       copy->flags |= DLPACK_FLAG_BITMASK_IS_COPIED |
                      (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
-      status = dlb_channel_send(channel, copy, 0, error);
+      status = send_tensor(channel, copy, 0, false, nullptr, error);
     }
     dlb_tensor_free(copy);  // the peer holds the memory now
     return status;
   }
-  const DLTensor& t = tensor->dl_tensor;
-  Wire wire{};
+  // One send: the descriptor, then (CUDA memory) its extension frame.
+  struct Frames {
+    Wire wire;
+    WireExtension extension;
+  } frames{};
+  static_assert(sizeof(Frames) == 2 * sizeof(Wire), "the frames travel back to back");
+  Wire& wire = frames.wire;
+  const void* base;
+  int fd;
+  if (segment != nullptr) {
+    wire.handle = kHandleMemfd;
+    wire.segment_size = segment->size;
+    base = segment->base;
+    fd = segment->fd;
+    segment->exposed.store(true, std::memory_order_release);
+  } else {
+    CudaSend cuda{};
+    status = cuda_prepare_send(tensor, cuda_call, stream, &cuda, error);
+    if (status != DLB_OK) return status;
+    wire.handle = cuda.handle;
+    wire.segment_size = cuda.size;
+    base = cuda.base;
+    fd = cuda.fd;
+    frames.extension = cuda.extension;
+  }
   std::memcpy(wire.magic, kWireMagic, sizeof kWireMagic);
   wire.major = kWireMajor;
   wire.minor = kWireMinor;
@@ -524,14 +694,23 @@ DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorV
   wire.lanes = t.dtype.lanes;
   wire.flags = tensor->flags;
   wire.byte_offset = static_cast<uint64_t>(static_cast<const char*>(t.data) -
-                                           static_cast<const char*>(segment->base)) +
+                                           static_cast<const char*>(base)) +
                      t.byte_offset;
-  wire.segment_size = segment->size;
-  segment->exposed.store(true, std::memory_order_release);
   dlb_tensor_get_shape(&t, DLB_MAX_NDIM, wire.shape, nullptr);
   dlb_tensor_get_strides(&t, DLB_MAX_NDIM, wire.strides, nullptr);
-  status = send_all(channel->fd, &wire, sizeof wire, segment->fd, error);
+  const size_t bytes = wire.handle == kHandleMemfd ? sizeof(Wire) : sizeof frames;
+  status = send_all(channel->fd, &frames, bytes, fd, error);
   return status != DLB_OK && is_shut(channel) ? fail_shut(error) : status;
+}
+
+}  // namespace ipc
+}  // namespace dlb
+
+extern "C" {
+
+DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
+                                    uint32_t options, dlb_error* error) {
+  return dlb::ipc::send_tensor(channel, tensor, options, false, nullptr, error);
 }
 
 DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,
@@ -545,7 +724,7 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   }
   Wire wire;
   int fd = -1, fds = 0;
-  int status = receive_wire(channel->fd, &wire, &fd, &fds, error);
+  int status = receive_frame(channel->fd, &wire, sizeof wire, true, "descriptor", &fd, &fds, error);
   if (status != DLB_OK) return is_shut(channel) ? fail_shut(error) : status;
   if (!allowed(channel, channel->peer_uid)) {
     return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
@@ -564,6 +743,7 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
                            static_cast<unsigned>(wire.size), static_cast<unsigned>(kWireMajor),
                            sizeof(Wire));
   }
+  if (wire.handle != kHandleMemfd) return receive_cuda(channel, wire, fd, fds, out, error);
   if (fds != 1) {
     return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
                            "a tensor descriptor must come with exactly one file descriptor, "
@@ -571,8 +751,8 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   }
   if (wire.device_type != kDLCPU) {
     dlb::DeviceTypeText name(wire.device_type);
-    return refuse_received(fd, error, DLB_ERR_UNSUPPORTED,
-                           "received a tensor on %s: only cpu memory crosses processes here",
+    return refuse_received(fd, error, DLB_ERR_INVALID_ARGUMENT,
+                           "received a tensor on %s in a memfd segment, which holds cpu memory only",
                            name.text);
   }
   struct stat info {};
@@ -644,15 +824,21 @@ struct dlb_channel {
   int unused;
 };
 
-namespace dlb {
-bool memory_is_exposed(dlb_release_fn, void*) { return false; }
-}  // namespace dlb
-
 namespace {
 int unsupported(dlb_error* error) {
   return dlb::fail(error, DLB_ERR_UNSUPPORTED, "sharing tensors across processes needs Linux");
 }
 }  // namespace
+
+namespace dlb {
+bool memory_is_exposed(dlb_release_fn, void*) { return false; }
+namespace ipc {
+int send_tensor(dlb_channel*, const DLManagedTensorVersioned*, uint32_t, bool, void*,
+                dlb_error* error) {
+  return unsupported(error);
+}
+}  // namespace ipc
+}  // namespace dlb
 
 extern "C" {
 DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice, DLDataType, int32_t, const int64_t*,
@@ -662,6 +848,7 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice, DLDataType, int32_t, 
   return unsupported(error);
 }
 DLB_API int dlb_tensor_is_shareable(const DLManagedTensorVersioned*) { return 0; }
+DLB_API int dlb_tensor_shareable_kind(const DLManagedTensorVersioned*) { return DLB_SHAREABLE_NONE; }
 DLB_API dlb_status dlb_channel_listen(const char*, dlb_channel** out, dlb_error* error) {
   if (out != nullptr) *out = nullptr;
   return unsupported(error);

@@ -4,9 +4,11 @@
 //
 // Input: byte 0 picks what travels with the descriptor (0: nothing, 1: a sealed memfd, 2: an
 // unsealed memfd, 3: two sealed memfds); bytes 1-4 the memfd's size (capped at 1 MiB); the rest
-// is the descriptor as sent (sizeof(Wire) bytes; fewer is a truncated descriptor, after which
-// the sender closes the connection). A received tensor is read whole (dlb_tensor_copy_to_host):
-// an element outside the segment would fault.
+// is what is sent: the descriptor (sizeof(Wire) bytes; fewer is a truncated descriptor) and, for
+// a descriptor whose memory handle is not a memfd, up to one extension frame behind it. The
+// sender then shuts its side down, so that a receiver waiting for more sees the end of the
+// stream. A received tensor is read whole (dlb_tensor_copy_to_host): an element outside the
+// segment would fault.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -77,10 +79,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Reader in(data, size);
   const uint8_t mode = in.u8() % 4;
   const uint64_t segment = in.u32() % ((1u << 20) + 1);
-  const size_t length = in.remaining() < sizeof(dlb::ipc::Wire) ? in.remaining() : sizeof(dlb::ipc::Wire);
+  constexpr size_t kMost = sizeof(dlb::ipc::Wire) + sizeof(dlb::ipc::WireExtension);
+  const size_t length = in.remaining() < kMost ? in.remaining() : kMost;
   const uint8_t* wire = in.rest();
-  // Fewer bytes than a descriptor (none at all included): the sender then closes the connection.
-  const bool truncated = length < sizeof(dlb::ipc::Wire);
 
   const int free_before = lowest_free_fd();
   std::vector<int> fds;
@@ -94,10 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(forge::send(endpoint->raw, length > 0 ? wire : &zero, length > 0 ? length : 1, fds));
   }
   for (int fd : fds) close(fd);
-  if (truncated) {
-    close(endpoint->raw);  // the receiver must not wait for the rest
-    endpoint->raw = -1;
-  }
+  shutdown(endpoint->raw, SHUT_WR);  // the receiver must not wait for more than was sent
 
   dlb_error err;
   fuzz::error_reset(&err);
@@ -122,7 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(t == nullptr);
     FUZZ_CHECK_MSG(fuzz::error_filled(err), status, err);
   }
-  if (truncated || status != DLB_OK) endpoint->reconnect();  // a clean stream for the next input
+  endpoint->reconnect();  // a clean stream for the next input
   FUZZ_CHECK(dlb_tensor_live_count() == 0);
   FUZZ_CHECK(lowest_free_fd() == free_before);
   return 0;

@@ -1,11 +1,14 @@
 // Suite ipc: tensors shared between processes (fork) through channels: zero copy both ways,
 // layouts, READ_ONLY mapped read-only, a receiver killed with SIGKILL and a sender that exits
 // first leak nothing, forged descriptors get their exact errors with nothing left open, and
-// the socket's folder, mode and peer credentials are enforced.
+// the socket's folder, mode and peer credentials are enforced. CUDA memory where no GPU is
+// needed: the refusals without a driver or without CUDA, argument checks, forged CUDA
+// descriptors (test_ipc_cuda.cc runs the GPU cases).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -189,6 +192,48 @@ int wait_exit(pid_t pid) {
 }
 
 }  // namespace
+
+namespace {
+
+// What this build and machine say about CUDA, found without starting CUDA (the tests fork):
+// whether a driver can be loaded, and otherwise dlb_cuda_is_available's status and message.
+struct CudaHere {
+  bool driver = false;
+  int status = DLB_OK;
+  std::string message;
+};
+CudaHere cuda_here() {
+  CudaHere here;
+  if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(driver);
+    here.driver = true;
+    return here;
+  }
+  dlb_error err;
+  here.status = dlb_cuda_is_available(&err);
+  here.message = err.message;
+  return here;
+}
+const std::string kWithoutCuda = "dlbridge was built without CUDA support";
+
+// A forged CUDA descriptor: a float32 tensor of `n` elements on cuda:0 in an allocation of
+// `segment_size` bytes, memory handle `handle`, and its extension frame right behind it.
+struct CudaFrames {
+  dlb::ipc::Wire wire;
+  dlb::ipc::WireExtension extension;
+};
+CudaFrames cuda_frames(uint32_t handle, int64_t n, uint64_t segment_size) {
+  CudaFrames f{};
+  f.wire = wire_for(n, segment_size);
+  f.wire.minor = dlb::ipc::kWireMinor;
+  f.wire.device_type = kDLCUDA;
+  f.wire.handle = handle;
+  std::memcpy(f.extension.magic, dlb::ipc::kExtensionMagic, sizeof f.extension.magic);
+  return f;
+}
+
+}  // namespace
+
 
 TEST_SUITE("ipc.exchange") {
   TEST_CASE("a tensor crosses to another process without a copy, and writes are seen both ways") {
@@ -537,6 +582,110 @@ TEST_SUITE("ipc.forgery") {
     CHECK(text == "not a dlbridge tensor descriptor (bad magic)");
     CHECK(count_fds().total == f.before.total);
   }
+
+  TEST_CASE("forged cuda descriptors are refused, with nothing left open and the stream in step") {
+    const CudaHere here = cuda_here();
+    using dlb::ipc::kHandleCudaFd;
+    using dlb::ipc::kHandleCudaIpc;
+    const std::string size = std::to_string(sizeof(dlb::ipc::Wire));
+    struct Case {
+      const char* name;
+      uint32_t handle;
+      int32_t device_type;
+      int32_t device_id;
+      uint64_t segment_size;
+      int64_t n;
+      int nfds;
+      bool good_magic;
+      uint32_t has_event;
+      bool needs_no_driver;  // refused only where CUDA cannot map it
+      int status;
+      std::string message;
+    };
+    const std::string cannot_map = "received a cuda tensor but cannot map it here: " + here.message;
+    const Case cases[] = {
+        {"a cuda-fd allocation where CUDA cannot run", kHandleCudaFd, kDLCUDA, 0, 4096, 4, 1, true, 0,
+         true, here.status, cannot_map},
+        {"a cuda-ipc handle where CUDA cannot run", kHandleCudaIpc, kDLCUDA, 0, 4096, 4, 0, true, 1,
+         true, here.status, cannot_map},
+        {"a cuda kind describing cpu memory", kHandleCudaFd, kDLCPU, 0, 4096, 4, 1, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "a cuda-fd descriptor describes cuda memory, not cpu"},
+        {"a cuda-fd descriptor without its fd", kHandleCudaFd, kDLCUDA, 0, 4096, 4, 0, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "a cuda-fd descriptor must come with exactly one file descriptor, not 0"},
+        {"a cuda-fd descriptor with two fds", kHandleCudaFd, kDLCUDA, 0, 4096, 4, 2, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "a cuda-fd descriptor must come with exactly one file descriptor, not 2"},
+        {"a cuda-ipc descriptor with an fd", kHandleCudaIpc, kDLCUDA, 0, 4096, 4, 1, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "a cuda-ipc descriptor must come with no file descriptor, not 1"},
+        {"an unknown kind of memory", 7, kDLCUDA, 0, 4096, 4, 1, true, 0, false,
+         DLB_ERR_UNSUPPORTED_VERSION,
+         "tensor descriptor version 1.1 names memory handle kind 7, which this dlbridge (version "
+         "1.1) does not know"},
+        {"an extension with a bad magic", kHandleCudaFd, kDLCUDA, 0, 4096, 4, 1, false, 0, false,
+         DLB_ERR_INVALID_ARGUMENT,
+         "a tensor descriptor with memory handle kind 1 must be followed by its extension frame "
+         "(bad magic)"},
+        {"a negative device", kHandleCudaFd, kDLCUDA, -1, 4096, 4, 1, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "the descriptor names cuda device -1"},
+        {"an empty allocation", kHandleCudaFd, kDLCUDA, 0, 0, 0, 1, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "the descriptor says the cuda allocation holds 0 bytes"},
+        {"an event field that is neither 0 nor 1", kHandleCudaIpc, kDLCUDA, 0, 4096, 4, 0, true, 2,
+         false, DLB_ERR_INVALID_ARGUMENT,
+         "the descriptor extension's event field is 2 and its reserved field 0 (expected 0 or 1, "
+         "and 0)"},
+        {"a span beyond the allocation", kHandleCudaFd, kDLCUDA, 0, 4096, 2000, 1, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "the tensor's elements reach bytes [0, 8000) of a buffer of 4096 bytes"},
+        {"a negative extent", kHandleCudaIpc, kDLCUDA, 0, 4096, -4, 0, true, 0, false,
+         DLB_ERR_INVALID_ARGUMENT, "shape[0] is -4; extents must not be negative"},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      if (c.needs_no_driver && here.driver) {
+        MESSAGE("skipped where a driver is installed: " << c.name);
+        continue;
+      }
+      Forgery f;
+      CudaFrames frames = cuda_frames(c.handle, c.n, c.segment_size);
+      frames.wire.device_type = c.device_type;
+      frames.wire.device_id = c.device_id;
+      frames.extension.has_event = c.has_event;
+      if (!c.good_magic) frames.extension.magic[0] = 'X';
+      std::vector<int> fds;
+      for (int i = 0; i < c.nfds; ++i) fds.push_back(memfd_of(4096, true));
+      raw_send(f.raw, &frames, sizeof frames, fds);
+      for (int fd : fds) close(fd);
+      std::string text;
+      CHECK(f.receive(&text) == c.status);
+      CHECK(text == c.message);
+      const FdCount after = count_fds();
+      CHECK(after.total == f.before.total);
+      CHECK(after.segments == 0);
+      // Both frames were read: the next descriptor on the same connection is received.
+      dlb::ipc::Wire next = wire_for(4, 4096);
+      const int segment = memfd_of(4096, true);
+      raw_send(f.raw, &next, sizeof next, {segment});
+      close(segment);
+      DLManagedTensorVersioned* t = nullptr;
+      dlb_error err;
+      CHECK(dlb_channel_receive(f.server, &t, &err) == DLB_OK);
+      dlb_tensor_free(t);
+    }
+  }
+
+  TEST_CASE("a cuda descriptor whose extension never comes") {
+    Forgery f;
+    CudaFrames frames = cuda_frames(dlb::ipc::kHandleCudaFd, 4, 4096);
+    const int segment = memfd_of(4096, true);
+    raw_send(f.raw, &frames.wire, sizeof frames.wire, {segment});
+    close(segment);
+    close(f.raw);
+    f.raw = -1;
+    std::string text;
+    CHECK(f.receive(&text) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(text == "truncated descriptor extension: the peer closed the channel after 0 of " +
+                      std::to_string(sizeof(dlb::ipc::WireExtension)) + " bytes");
+    CHECK(count_fds().total == f.before.total - 1);  // the forger's own socket is closed too
+    CHECK(count_fds().segments == 0);
+  }
 }
 
 TEST_SUITE("ipc.security") {
@@ -675,5 +824,124 @@ TEST_SUITE("ipc.security") {
     CHECK(message(err) == "the peer closed the channel");
     dlb_channel_shutdown(nullptr);
     dlb_tensor_free(t);
+  }
+}
+
+TEST_SUITE("ipc.cuda_without_gpu") {
+  TEST_CASE("shareable cuda memory without a driver, or without CUDA, is refused with the reason") {
+    const CudaHere here = cuda_here();
+    if (here.driver) {
+      MESSAGE("skipped: an NVIDIA driver is installed (test_ipc_cuda covers that machine)");
+      return;
+    }
+    if (here.status == DLB_ERR_UNSUPPORTED) {
+      CHECK(here.message == kWithoutCuda);
+    } else {
+      CHECK(here.status == DLB_ERR_DEVICE_UNAVAILABLE);
+      CHECK(here.message == "no CUDA driver found");
+    }
+    dlb_error err;
+    DLManagedTensorVersioned* t = reinterpret_cast<DLManagedTensorVersioned*>(1);
+    const int64_t n = 16;
+    CHECK(dlb_tensor_allocate_shareable(DLDevice{kDLCUDA, 0}, kF32, 1, &n, nullptr, 0, &t, &err) ==
+          here.status);
+    CHECK(message(err) == here.message);
+    CHECK(t == nullptr);
+    // Pinned and managed memory are not shareable in any build.
+    CHECK(dlb_tensor_allocate_shareable(DLDevice{kDLCUDAHost, 0}, kF32, 1, &n, nullptr, 0, &t,
+                                        &err) == DLB_ERR_UNSUPPORTED);
+    CHECK(message(err) == "shareable memory on cuda_host is not supported");
+    CHECK(count_fds().segments == 0);
+    CHECK(dlb_tensor_live_count() == 0);
+  }
+
+  TEST_CASE("dlb_channel_send_cuda, dlb_cuda_wait_received and dlb_tensor_shareable_kind refuse what they cannot take") {
+    const CudaHere here = cuda_here();
+    Pair p;
+    dlb_error err;
+    DLManagedTensorVersioned* t = shareable_iota({4});
+    CHECK(dlb_tensor_shareable_kind(t) == DLB_SHAREABLE_MEMFD);
+    CHECK(dlb_tensor_shareable_kind(nullptr) == DLB_SHAREABLE_NONE);
+    DLManagedTensorVersioned* plain = nullptr;
+    const int64_t two = 2;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &two, nullptr, 0, &plain, nullptr) == DLB_OK);
+    CHECK(dlb_tensor_shareable_kind(plain) == DLB_SHAREABLE_NONE);
+    REQUIRE(dlb_channel_send(p.client, t, 0, &err) == DLB_OK);
+    DLManagedTensorVersioned* got = nullptr;
+    REQUIRE(dlb_channel_receive(p.server, &got, &err) == DLB_OK);
+    CHECK(dlb_tensor_shareable_kind(got) == DLB_SHAREABLE_MEMFD);
+
+    struct Case {
+      const char* name;
+      int status;
+      std::string message;
+      int (*call)(Pair&, DLManagedTensorVersioned*, DLManagedTensorVersioned*, dlb_error*);
+    };
+    const std::string invalid_stream0 =
+        "consumer stream 0 is ambiguous and not allowed for CUDA: pass 1 for the legacy default "
+        "stream or 2 for the per-thread default stream";
+    const std::string not_received = "the tensor is not cuda memory received from a channel";
+    const Case cases[] = {
+        {"send: NULL channel", DLB_ERR_INVALID_ARGUMENT, "channel is NULL",
+         [](Pair&, DLManagedTensorVersioned* x, DLManagedTensorVersioned*, dlb_error* e) {
+           return dlb_channel_send_cuda(nullptr, x, nullptr, 0, e);
+         }},
+        {"send: NULL tensor", DLB_ERR_INVALID_ARGUMENT, "tensor is NULL",
+         [](Pair& q, DLManagedTensorVersioned*, DLManagedTensorVersioned*, dlb_error* e) {
+           return dlb_channel_send_cuda(q.client, nullptr, nullptr, 0, e);
+         }},
+        {"send: a listener", DLB_ERR_INVALID_ARGUMENT, "a listener cannot send: accept a connection",
+         [](Pair& q, DLManagedTensorVersioned* x, DLManagedTensorVersioned*, dlb_error* e) {
+           return dlb_channel_send_cuda(q.listener, x, nullptr, 0, e);
+         }},
+        {"send: unknown options", DLB_ERR_INVALID_ARGUMENT, "unknown send options 0x4",
+         [](Pair& q, DLManagedTensorVersioned* x, DLManagedTensorVersioned*, dlb_error* e) {
+           return dlb_channel_send_cuda(q.client, x, nullptr, 4, e);
+         }},
+        {"send: a cpu tensor", DLB_ERR_INVALID_ARGUMENT,
+         "dlb_channel_send_cuda sends cuda tensors, not cpu ones: use dlb_channel_send",
+         [](Pair& q, DLManagedTensorVersioned* x, DLManagedTensorVersioned*, dlb_error* e) {
+           return dlb_channel_send_cuda(q.client, x, nullptr, DLB_SEND_COPY, e);
+         }},
+        {"wait: NULL tensor", DLB_ERR_INVALID_ARGUMENT, "tensor is NULL",
+         [](Pair&, DLManagedTensorVersioned*, DLManagedTensorVersioned*, dlb_error* e) {
+           return dlb_cuda_wait_received(nullptr, 1, e);
+         }},
+        {"wait: stream 0", DLB_ERR_INVALID_ARGUMENT, invalid_stream0,
+         [](Pair&, DLManagedTensorVersioned*, DLManagedTensorVersioned* r, dlb_error* e) {
+           return dlb_cuda_wait_received(r, 0, e);
+         }},
+        {"wait: stream -7", DLB_ERR_INVALID_ARGUMENT, "consumer stream -7 is not a valid CUDA stream",
+         [](Pair&, DLManagedTensorVersioned*, DLManagedTensorVersioned* r, dlb_error* e) {
+           return dlb_cuda_wait_received(r, -7, e);
+         }},
+        {"wait: received cpu memory", DLB_ERR_INVALID_ARGUMENT, not_received,
+         [](Pair&, DLManagedTensorVersioned*, DLManagedTensorVersioned* r, dlb_error* e) {
+           return dlb_cuda_wait_received(r, 1, e);
+         }},
+        {"wait: received cpu memory, no synchronisation asked", DLB_ERR_INVALID_ARGUMENT, not_received,
+         [](Pair&, DLManagedTensorVersioned*, DLManagedTensorVersioned* r, dlb_error* e) {
+           return dlb_cuda_wait_received(r, -1, e);
+         }},
+        {"wait: memory that was never sent", DLB_ERR_INVALID_ARGUMENT, not_received,
+         [](Pair&, DLManagedTensorVersioned* x, DLManagedTensorVersioned*, dlb_error* e) {
+           return dlb_cuda_wait_received(x, DLB_CUDA_STREAM_NONE, e);
+         }},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      std::memset(err.message, 'x', sizeof err.message - 1);
+      err.message[sizeof err.message - 1] = '\0';
+      const int status = c.call(p, t, got, &err);
+      if (here.status == DLB_ERR_UNSUPPORTED) {  // built without CUDA: both refuse everything
+        CHECK(status == DLB_ERR_UNSUPPORTED);
+        CHECK(message(err) == kWithoutCuda);
+      } else {
+        CHECK(status == c.status);
+        CHECK(message(err) == c.message);
+      }
+    }
+    for (DLManagedTensorVersioned* x : {t, plain, got}) dlb_tensor_free(x);
+    CHECK(count_fds().segments == 0);
   }
 }

@@ -796,11 +796,40 @@ DLB_API dlb_status dlb_opencl_queue_handshake(void* producer_queue, void* consum
  * count): a process that exits or is killed leaks nothing once the others release it.
  * A received tensor is an ordinary dlbridge tensor (every function works on it; its deleter
  * unmaps and closes), and is itself shareable: it can be sent on.
- * Linux only; elsewhere these functions return DLB_ERR_UNSUPPORTED. Shareable CUDA memory is not
- * implemented yet (DLB_ERR_UNSUPPORTED). */
+ * Linux only; elsewhere these functions return DLB_ERR_UNSUPPORTED.
+ *
+ * CUDA device memory (kDLCUDA) is shareable too, in a library built with CUDA, in one of two
+ * ways chosen per device when it is allocated (dlb_tensor_shareable_kind tells which):
+ *  - DLB_SHAREABLE_CUDA_FD: memory from the CUDA virtual memory API (cuMemCreate) exported as a
+ *    POSIX file descriptor, which travels like a memfd's. The receiver imports and maps it on
+ *    the device the descriptor names. Lifetime as for host memory: the allocation lives while
+ *    any process holds a handle to it, a mapping of it or its file descriptor; the sender may
+ *    free its tensor or exit once it has sent. The receiver maps it read-only when it is sent
+ *    READ_ONLY.
+ *  - DLB_SHAREABLE_CUDA_IPC, the fallback for devices without virtual memory management or
+ *    without the POSIX file descriptor handle type: cudaMalloc memory sent as a
+ *    cudaIpcMemHandle_t. Weaker lifetime rule: the memory belongs to the sender's process alone.
+ *    The sender must keep its tensor (or a view or share of it) until every receiver has freed
+ *    what it received; if the sender frees it or exits first, even by SIGKILL, the memory is
+ *    freed under the receivers, whose use of it is then undefined (CUDA's rule). The descriptor
+ *    says which kind it carries, so the receiver's dlb_tensor_shareable_kind tells it which rule
+ *    applies. Such memory is received writable even when READ_ONLY (the flag still travels and
+ *    dlbridge honours it), and a received DLB_SHAREABLE_CUDA_IPC tensor cannot be sent on.
+ * Stream order across processes: dlb_channel_send_cuda records an interprocess CUDA event on
+ * the sender's stream after its work; the receiver makes its stream wait for it with
+ * dlb_cuda_wait_received. That event belongs to the sender's memory (re-recorded by each
+ * dlb_channel_send_cuda of it, destroyed when the sender frees its last tensor over that
+ * memory): the sender must keep its tensor until the receiver has called dlb_cuda_wait_received
+ * (CUDA leaves waiting on an event whose exporter destroyed it undefined).
+ * The CUDA paths are compiled against the CUDA 13 headers and tested where a GPU is present;
+ * see docs/ipc.md for what has been run on hardware. Without a driver, allocating shareable
+ * CUDA memory and receiving it fail as every CUDA call does (DLB_ERR_DEVICE_UNAVAILABLE, "no
+ * CUDA driver found"). */
 
 /* Allocates like dlb_tensor_allocate, in memory another process can map (see above): on kDLCPU
- * a sealed memfd, zero-filled, the first element DLB_CPU_ALIGNMENT-aligned.
+ * a sealed memfd, zero-filled, the first element DLB_CPU_ALIGNMENT-aligned; on kDLCUDA device
+ * memory of `device.device_id`, zero-filled, exported as described above (the size is rounded
+ * up to the device's allocation granularity). Other devices: DLB_ERR_UNSUPPORTED.
  * Ownership: on success the caller owns *out; on error nothing is allocated or left open. */
 DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dtype, int32_t ndim,
                                                  const int64_t* shape, const int64_t* strides,
@@ -810,6 +839,16 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dty
 /* 1 if `tensor`'s memory is shareable: made by dlb_tensor_allocate_shareable, received from a
  * channel, or a view or share of one of those. */
 DLB_API int dlb_tensor_is_shareable(const DLManagedTensorVersioned* tensor);
+
+/* Kinds of shareable memory (see above), as dlb_tensor_shareable_kind answers. */
+#define DLB_SHAREABLE_NONE 0     /* not shareable (and NULL) */
+#define DLB_SHAREABLE_MEMFD 1    /* host memory in a sealed memfd */
+#define DLB_SHAREABLE_CUDA_FD 2  /* CUDA memory exported as a POSIX file descriptor */
+#define DLB_SHAREABLE_CUDA_IPC 3 /* CUDA memory shared by a cudaIpcMemHandle_t: the sender must
+                                    outlive every receiver's use */
+
+/* Which kind of shareable memory `tensor` is over (DLB_SHAREABLE_*). */
+DLB_API int dlb_tensor_shareable_kind(const DLManagedTensorVersioned* tensor);
 
 /* A channel: one end of a connection between two processes, or a listener that accepts them.
  * Safe to use from one thread at a time; different channels from any threads. The exception is
@@ -851,7 +890,10 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
  * strides, flags, offset). The memory must be shareable (else DLB_ERR_UNSUPPORTED, "the tensor's
  * memory is not shareable: allocate it with dlb_tensor_allocate_shareable, or send with
  * DLB_SEND_COPY"), unless `options` has DLB_SEND_COPY: a tensor that is not shareable is then
- * copied into new shareable memory first (the receiver's tensor is then marked IS_COPIED).
+ * copied into new shareable memory first (the receiver's tensor is then marked IS_COPIED): a
+ * kDLCUDA tensor into shareable memory on its device, any other into host memory; the copy is
+ * complete when the call returns. A CUDA tensor is sent as it is: no stream order goes with it
+ * (the caller makes sure its work on the memory is done, or uses dlb_channel_send_cuda).
  * The peer sees writes made through the tensor afterwards, and the tensor sees the peer's
  * (the same memory), unless it is READ_ONLY: the receiver then maps it read-only.
  * Ownership: `tensor` is borrowed; it stays the caller's, and the memory lives on in the peer
@@ -859,14 +901,46 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
 DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
                                     uint32_t options, dlb_error* error);
 
+/* dlb_channel_send for a kDLCUDA tensor with stream order: an interprocess event is recorded on
+ * `stream` (a cudaStream_t of the tensor's device; NULL is the legacy default stream) after the
+ * work queued on it so far, and its handle travels with the tensor; the receiver makes its own
+ * stream wait for it with dlb_cuda_wait_received, without blocking either host. The event
+ * belongs to the sender's memory (see above): keep the tensor until the receiver has waited.
+ * With DLB_SEND_COPY and memory that is not shareable, the copy is queued on `stream` and
+ * waited for before it is sent, and no event goes with it. Errors: as dlb_channel_send, a
+ * tensor that is not kDLCUDA (DLB_ERR_INVALID_ARGUMENT), CUDA failures (DLB_ERR_DEVICE), and
+ * DLB_ERR_UNSUPPORTED in a library built without CUDA.
+ * Ownership: `tensor` and `stream` are borrowed; nothing the caller must free is created. */
+DLB_API dlb_status dlb_channel_send_cuda(dlb_channel* channel,
+                                         const DLManagedTensorVersioned* tensor, void* stream,
+                                         uint32_t options, dlb_error* error);
+
 /* Waits for the next tensor from the peer and maps it. Everything that arrives is checked
- * before it is mapped: the peer's credentials, the descriptor's size and version, exactly one
- * file descriptor, the segment's real size (fstat) and its seals, then the tensor as an import
- * validates it, and that its elements lie inside the segment. Each refusal has its own
- * message; nothing received is left open after an error.
- * Ownership: on success the caller owns *out (freeing it unmaps and closes the segment). */
+ * before it is mapped: the peer's credentials, the descriptor's size and version, the number of
+ * file descriptors its kind of memory comes with, the segment's real size (fstat) and its seals
+ * (host memory), the tensor's layout against the segment's size, then, for CUDA memory, the
+ * device (one this process sees) and the allocation granularity; then the tensor as an import
+ * validates it. Each refusal has its own message; nothing received is left open or mapped
+ * after an error. A received CUDA tensor keeps the sender's event, if one came
+ * (dlb_cuda_wait_received).
+ * Ownership: on success the caller owns *out (freeing it unmaps and closes the memory). */
 DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,
                                        dlb_error* error);
+
+/* The receiving half of dlb_channel_send_cuda, the cross-process counterpart of
+ * dlb_cuda_stream_handshake: makes work the caller queues on `consumer_stream` afterwards wait
+ * for the sender's work before the send, without blocking the host. `consumer_stream` follows
+ * dlb_cuda_stream_handshake's convention (DLB_CUDA_STREAM_NONE or 1: legacy default; 2:
+ * per-thread default; -1: nothing is done; another positive value: a cudaStream_t of the
+ * tensor's device; 0 and other negative values: DLB_ERR_INVALID_ARGUMENT). `tensor` is a tensor
+ * received from a channel as kDLCUDA memory, or a view or share of one (else
+ * DLB_ERR_INVALID_ARGUMENT, "the tensor is not cuda memory received from a channel"); when its
+ * sender attached no event (dlb_channel_send), nothing is done. May be called more than once.
+ * DLB_ERR_UNSUPPORTED in a library built without CUDA.
+ * Ownership: `tensor` and the stream are borrowed; the sender's event is opened for the call
+ * and closed before it returns. */
+DLB_API dlb_status dlb_cuda_wait_received(const DLManagedTensorVersioned* tensor,
+                                          int64_t consumer_stream, dlb_error* error);
 
 /* Shuts a channel down without freeing it: a call blocked on it (accept, receive, send) returns,
  * and that call and every later one but dlb_channel_close fail with DLB_ERR_CLOSED and

@@ -226,27 +226,16 @@ DLB_API dlb_status dlb_cuda_pointer_device(const void* pointer, DLDevice* out, d
 
 DLB_API dlb_status dlb_cuda_stream_handshake(int32_t device_id, void* producer_stream,
                                       int64_t consumer_stream, dlb_error* error) {
-  if (consumer_stream == 0) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT,
-                "consumer stream 0 is ambiguous and not allowed for CUDA: pass 1 for the legacy "
-                "default stream or 2 for the per-thread default stream");
-  }
-  if (consumer_stream < -1 && consumer_stream != DLB_CUDA_STREAM_NONE) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT, "consumer stream %lld is not a valid CUDA stream",
-                static_cast<long long>(consumer_stream));
-  }
+  int status = dlb::cuda::check_consumer_stream(consumer_stream, error);
+  if (status != DLB_OK) return status;
   if (device_id < 0) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT, "device_id %d is negative", static_cast<int>(device_id));
   }
   if (consumer_stream == -1) return DLB_OK;  // the consumer synchronises itself
-  int status = ready(error);
+  status = ready(error);
   if (status == DLB_OK) status = check_device_id(DLDevice{kDLCUDA, device_id}, error);
   if (status != DLB_OK) return status;
-  const cudaStream_t consumer = consumer_stream == DLB_CUDA_STREAM_NONE || consumer_stream == 1
-                                    ? cudaStreamLegacy
-                                : consumer_stream == 2
-                                    ? cudaStreamPerThread
-                                    : reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(consumer_stream));
+  const cudaStream_t consumer = dlb::cuda::consumer_stream_handle(consumer_stream);
   const cudaStream_t producer = producer_stream != nullptr ? static_cast<cudaStream_t>(producer_stream)
                                                            : cudaStreamLegacy;
   if (producer == consumer) return DLB_OK;

@@ -46,6 +46,19 @@ int ready(dlb_error* error) {
   return r.status == DLB_OK ? DLB_OK : fail(error, r.status, "%s", r.reason);
 }
 
+int check_consumer_stream(int64_t consumer_stream, dlb_error* error) {
+  if (consumer_stream == 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "consumer stream 0 is ambiguous and not allowed for CUDA: pass 1 for the legacy "
+                "default stream or 2 for the per-thread default stream");
+  }
+  if (consumer_stream < -1 && consumer_stream != DLB_CUDA_STREAM_NONE) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "consumer stream %lld is not a valid CUDA stream",
+                static_cast<long long>(consumer_stream));
+  }
+  return DLB_OK;
+}
+
 // Reports a failed CUDA call: "<what> failed: cudaErrorX: text". Clears the thread's
 // last-error slot so that a later call does not see this failure again.
 __attribute__((format(printf, 3, 4))) int cuda_fail(dlb_error* error, cudaError_t e,

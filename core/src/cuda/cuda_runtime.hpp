@@ -34,6 +34,17 @@ int ready(dlb_error* error);
 int cuda_fail(dlb_error* error, cudaError_t e, const char* what, ...)
     __attribute__((format(printf, 3, 4)));
 
+// Checks a consumer stream given by the DLPack CUDA convention (dlb_cuda_stream_handshake):
+// 0 and negative values other than -1 and DLB_CUDA_STREAM_NONE are refused.
+int check_consumer_stream(int64_t consumer_stream, dlb_error* error);
+
+// The cudaStream_t of a checked consumer stream other than -1.
+inline cudaStream_t consumer_stream_handle(int64_t consumer_stream) {
+  return consumer_stream == DLB_CUDA_STREAM_NONE || consumer_stream == 1 ? cudaStreamLegacy
+         : consumer_stream == 2 ? cudaStreamPerThread
+                                : reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(consumer_stream));
+}
+
 // Makes a device current for the scope and restores the caller's current device afterwards:
 // a library must not change which device its caller's thread works on.
 class DeviceScope {
