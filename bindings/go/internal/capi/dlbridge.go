@@ -196,18 +196,18 @@ typedef _goslice_ swig_type_163;
 typedef long long swig_type_164;
 typedef long long swig_type_165;
 typedef long long swig_type_166;
-typedef _gostring_ swig_type_167;
-typedef long long swig_type_168;
+typedef long long swig_type_167;
+typedef _gostring_ swig_type_168;
 typedef long long swig_type_169;
 typedef long long swig_type_170;
-typedef _gostring_ swig_type_171;
-typedef long long swig_type_172;
+typedef long long swig_type_171;
+typedef _gostring_ swig_type_172;
 typedef long long swig_type_173;
 typedef long long swig_type_174;
 typedef long long swig_type_175;
-typedef _goslice_ swig_type_176;
+typedef long long swig_type_176;
 typedef _goslice_ swig_type_177;
-typedef long long swig_type_178;
+typedef _goslice_ swig_type_178;
 typedef long long swig_type_179;
 typedef long long swig_type_180;
 typedef long long swig_type_181;
@@ -217,8 +217,8 @@ typedef long long swig_type_184;
 typedef long long swig_type_185;
 typedef long long swig_type_186;
 typedef long long swig_type_187;
-typedef _goslice_ swig_type_188;
-typedef _goslice_ swig_type_189;
+typedef long long swig_type_188;
+typedef long long swig_type_189;
 typedef long long swig_type_190;
 typedef long long swig_type_191;
 typedef long long swig_type_192;
@@ -226,14 +226,14 @@ typedef long long swig_type_193;
 typedef long long swig_type_194;
 typedef long long swig_type_195;
 typedef _goslice_ swig_type_196;
-typedef long long swig_type_197;
+typedef _goslice_ swig_type_197;
 typedef long long swig_type_198;
 typedef long long swig_type_199;
 typedef long long swig_type_200;
 typedef long long swig_type_201;
 typedef long long swig_type_202;
 typedef long long swig_type_203;
-typedef long long swig_type_204;
+typedef _goslice_ swig_type_204;
 typedef long long swig_type_205;
 typedef long long swig_type_206;
 typedef long long swig_type_207;
@@ -249,6 +249,14 @@ typedef long long swig_type_216;
 typedef long long swig_type_217;
 typedef long long swig_type_218;
 typedef long long swig_type_219;
+typedef long long swig_type_220;
+typedef long long swig_type_221;
+typedef long long swig_type_222;
+typedef long long swig_type_223;
+typedef long long swig_type_224;
+typedef long long swig_type_225;
+typedef long long swig_type_226;
+typedef long long swig_type_227;
 extern void _wrap_Swig_free_capi_9f183fb045c69652(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_9f183fb045c69652(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(swig_type_1 arg1);
@@ -363,24 +371,27 @@ extern swig_type_155 _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(swig_int
 extern swig_type_157 _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(swig_type_158 arg1, swig_type_159 arg2);
 extern swig_type_160 _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(swig_type_161 arg1, swig_intgo arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5);
 extern swig_intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(swig_type_165 arg1);
-extern swig_type_166 _wrap_dlb_channel_listen_capi_9f183fb045c69652(swig_type_167 arg1);
-extern swig_type_168 _wrap_dlb_channel_accept_capi_9f183fb045c69652(swig_type_169 arg1);
-extern swig_type_170 _wrap_dlb_channel_connect_capi_9f183fb045c69652(swig_type_171 arg1);
-extern swig_type_172 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type_173 arg1, swig_intgo arg2);
-extern swig_type_174 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_175 arg1, swig_type_176 arg2, swig_type_177 arg3);
-extern swig_type_178 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_179 arg1, swig_type_180 arg2, swig_intgo arg3);
-extern swig_type_181 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_182 arg1);
-extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_183 arg1);
-extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_184 arg1);
-extern swig_type_185 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_186 arg1, swig_type_187 arg2, swig_type_188 arg3, swig_type_189 arg4, swig_type_190 arg5, swig_intgo arg6, swig_type_191 arg7, swig_type_192 arg8, swig_type_193 arg9);
-extern swig_type_194 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_195 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_196 arg1);
-extern swig_type_197 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_198 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_199 arg1);
-extern swig_type_200 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_201 arg1);
-extern swig_type_202 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_203 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_204 arg4, swig_type_205 arg5, swig_type_206 arg6, swig_type_207 arg7, swig_type_208 arg8);
-extern swig_type_209 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_210 arg1, swig_type_211 arg2, swig_intgo arg3, swig_type_212 arg4, swig_type_213 arg5, swig_type_214 arg6, swig_type_215 arg7, swig_type_216 arg8, swig_intgo arg9, swig_type_217 arg10, swig_type_218 arg11, swig_type_219 arg12);
+extern swig_intgo _wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(swig_type_166 arg1);
+extern swig_type_167 _wrap_dlb_channel_listen_capi_9f183fb045c69652(swig_type_168 arg1);
+extern swig_type_169 _wrap_dlb_channel_accept_capi_9f183fb045c69652(swig_type_170 arg1);
+extern swig_type_171 _wrap_dlb_channel_connect_capi_9f183fb045c69652(swig_type_172 arg1);
+extern swig_type_173 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type_174 arg1, swig_intgo arg2);
+extern swig_type_175 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_176 arg1, swig_type_177 arg2, swig_type_178 arg3);
+extern swig_type_179 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_180 arg1, swig_type_181 arg2, swig_intgo arg3);
+extern swig_type_182 _wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(swig_type_183 arg1, swig_type_184 arg2, swig_type_185 arg3, swig_intgo arg4);
+extern swig_type_186 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_187 arg1);
+extern swig_type_188 _wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(swig_type_189 arg1, swig_type_190 arg2);
+extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_191 arg1);
+extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_192 arg1);
+extern swig_type_193 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_194 arg1, swig_type_195 arg2, swig_type_196 arg3, swig_type_197 arg4, swig_type_198 arg5, swig_intgo arg6, swig_type_199 arg7, swig_type_200 arg8, swig_type_201 arg9);
+extern swig_type_202 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_203 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_204 arg1);
+extern swig_type_205 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_206 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_207 arg1);
+extern swig_type_208 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_209 arg1);
+extern swig_type_210 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_211 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_212 arg4, swig_type_213 arg5, swig_type_214 arg6, swig_type_215 arg7, swig_type_216 arg8);
+extern swig_type_217 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_218 arg1, swig_type_219 arg2, swig_intgo arg3, swig_type_220 arg4, swig_type_221 arg5, swig_type_222 arg6, swig_type_223 arg7, swig_type_224 arg8, swig_intgo arg9, swig_type_225 arg10, swig_type_226 arg11, swig_type_227 arg12);
 #undef intgo
 */
 import "C"
@@ -1481,11 +1492,23 @@ func Dlb_tensor_is_shareable(arg1 int64) (_swig_ret int) {
 	return swig_r
 }
 
+const DLB_SHAREABLE_NONE int = 0
+const DLB_SHAREABLE_MEMFD int = 1
+const DLB_SHAREABLE_CUDA_FD int = 2
+const DLB_SHAREABLE_CUDA_IPC int = 3
+
+func Dlb_tensor_shareable_kind(arg1 int64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	swig_r = (int)(C._wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(C.swig_type_166(_swig_i_0)))
+	return swig_r
+}
+
 func Dlb_channel_listen(arg1 string) (_swig_ret int64) {
 	var swig_r int64
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
-	swig_r = (int64)(C._wrap_dlb_channel_listen_capi_9f183fb045c69652(*(*C.swig_type_167)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_channel_listen_capi_9f183fb045c69652(*(*C.swig_type_168)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1495,7 +1518,7 @@ func Dlb_channel_listen(arg1 string) (_swig_ret int64) {
 func Dlb_channel_accept(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_channel_accept_capi_9f183fb045c69652(C.swig_type_169(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_channel_accept_capi_9f183fb045c69652(C.swig_type_170(_swig_i_0)))
 	return swig_r
 }
 
@@ -1503,7 +1526,7 @@ func Dlb_channel_connect(arg1 string) (_swig_ret int64) {
 	var swig_r int64
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
-	swig_r = (int64)(C._wrap_dlb_channel_connect_capi_9f183fb045c69652(*(*C.swig_type_171)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_channel_connect_capi_9f183fb045c69652(*(*C.swig_type_172)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1514,7 +1537,7 @@ func Dlb_channel_allow_uid(arg1 int64, arg2 uint) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(C.swig_type_173(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(C.swig_type_174(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -1523,7 +1546,7 @@ func Dlb_channel_peer(arg1 int64, arg2 []int32, arg3 []int32) (_swig_ret int64) 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_9f183fb045c69652(C.swig_type_175(_swig_i_0), *(*C.swig_type_176)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_9f183fb045c69652(C.swig_type_176(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_178)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1540,25 +1563,43 @@ func Dlb_channel_send(arg1 int64, arg2 int64, arg3 uint) (_swig_ret int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_send_capi_9f183fb045c69652(C.swig_type_179(_swig_i_0), C.swig_type_180(_swig_i_1), C.swig_intgo(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_channel_send_capi_9f183fb045c69652(C.swig_type_180(_swig_i_0), C.swig_type_181(_swig_i_1), C.swig_intgo(_swig_i_2)))
+	return swig_r
+}
+
+func Dlb_channel_send_cuda(arg1 int64, arg2 int64, arg3 int64, arg4 uint) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	swig_r = (int64)(C._wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(C.swig_type_183(_swig_i_0), C.swig_type_184(_swig_i_1), C.swig_type_185(_swig_i_2), C.swig_intgo(_swig_i_3)))
 	return swig_r
 }
 
 func Dlb_channel_receive(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_9f183fb045c69652(C.swig_type_182(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_9f183fb045c69652(C.swig_type_187(_swig_i_0)))
+	return swig_r
+}
+
+func Dlb_cuda_wait_received(arg1 int64, arg2 int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	swig_r = (int64)(C._wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(C.swig_type_189(_swig_i_0), C.swig_type_190(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_channel_shutdown(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_183(_swig_i_0))
+	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_191(_swig_i_0))
 }
 
 func Dlb_channel_close(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_184(_swig_i_0))
+	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_192(_swig_i_0))
 }
 
 func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 int64, arg6 int, arg7 uint64, arg8 uint64, arg9 int64) (_swig_ret int64) {
@@ -1572,7 +1613,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_186(_swig_i_0), C.swig_type_187(_swig_i_1), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_189)(unsafe.Pointer(&_swig_i_3)), C.swig_type_190(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_191(_swig_i_6), C.swig_type_192(_swig_i_7), C.swig_type_193(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_194(_swig_i_0), C.swig_type_195(_swig_i_1), *(*C.swig_type_196)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_197)(unsafe.Pointer(&_swig_i_3)), C.swig_type_198(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_199(_swig_i_6), C.swig_type_200(_swig_i_7), C.swig_type_201(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1585,14 +1626,14 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_195(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_203(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_196)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_204)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1608,21 +1649,21 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_198(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_206(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_199(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_207(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_201(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_209(_swig_i_0)))
 	return swig_r
 }
 
@@ -1638,7 +1679,7 @@ func Dlbx_go_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, arg5 i
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_203(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_204(_swig_i_3), C.swig_type_205(_swig_i_4), C.swig_type_206(_swig_i_5), C.swig_type_207(_swig_i_6), C.swig_type_208(_swig_i_7)))
+	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_211(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_212(_swig_i_3), C.swig_type_213(_swig_i_4), C.swig_type_214(_swig_i_5), C.swig_type_215(_swig_i_6), C.swig_type_216(_swig_i_7)))
 	return swig_r
 }
 
@@ -1656,6 +1697,6 @@ func Dlbx_go_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg5 in
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_210(_swig_i_0), C.swig_type_211(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_212(_swig_i_3), C.swig_type_213(_swig_i_4), C.swig_type_214(_swig_i_5), C.swig_type_215(_swig_i_6), C.swig_type_216(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_217(_swig_i_9), C.swig_type_218(_swig_i_10), C.swig_type_219(_swig_i_11)))
+	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_218(_swig_i_0), C.swig_type_219(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_220(_swig_i_3), C.swig_type_221(_swig_i_4), C.swig_type_222(_swig_i_5), C.swig_type_223(_swig_i_6), C.swig_type_224(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_225(_swig_i_9), C.swig_type_226(_swig_i_10), C.swig_type_227(_swig_i_11)))
 	return swig_r
 }

@@ -2998,6 +2998,19 @@ intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(long long _swig_go_0) 
 }
 
 
+intgo _wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(long long _swig_go_0) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  result = (int)dlb_tensor_shareable_kind((struct DLManagedTensorVersioned const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlb_channel_listen_capi_9f183fb045c69652(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   dlb_channel **arg2 = (dlb_channel **) 0 ;
@@ -3218,6 +3231,37 @@ long long _wrap_dlb_channel_send_capi_9f183fb045c69652(long long _swig_go_0, lon
 }
 
 
+long long _wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2, intgo _swig_go_3) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
+  void *arg3 = (void *) 0 ;
+  uint32_t arg4 ;
+  dlb_error *arg5 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg5 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  arg2 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_1; 
+  arg3 = (void *)(intptr_t)_swig_go_2; 
+  arg4 = (uint32_t)_swig_go_3; 
+  
+  result = (dlb_status)dlb_channel_send_cuda(arg1,(struct DLManagedTensorVersioned const *)arg2,arg3,arg4,arg5);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlb_channel_receive_capi_9f183fb045c69652(long long _swig_go_0) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
@@ -3244,6 +3288,33 @@ long long _wrap_dlb_channel_receive_capi_9f183fb045c69652(long long _swig_go_0) 
   
   
   _swig_go_result = (long long)(intptr_t)*arg2;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  int64_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_cuda_wait_received((struct DLManagedTensorVersioned const *)arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
   
   return _swig_go_result;
 }

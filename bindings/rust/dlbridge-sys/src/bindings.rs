@@ -28,6 +28,10 @@ pub const DLB_CPU_ALIGNMENT: i32 = 256;
 pub const DLB_ACCESS_READ: i32 = 0;
 pub const DLB_ACCESS_WRITE: i32 = 1;
 pub const DLB_ACCESS_ANY_LAYOUT: i32 = 2;
+pub const DLB_SHAREABLE_NONE: i32 = 0;
+pub const DLB_SHAREABLE_MEMFD: i32 = 1;
+pub const DLB_SHAREABLE_CUDA_FD: i32 = 2;
+pub const DLB_SHAREABLE_CUDA_IPC: i32 = 3;
 pub const DLB_SEND_COPY: i32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
@@ -732,6 +736,11 @@ extern "C" {
         tensor: *const DLManagedTensorVersioned,
     ) -> ::std::os::raw::c_int;
 }
+extern "C" {
+    pub fn dlb_tensor_shareable_kind(
+        tensor: *const DLManagedTensorVersioned,
+    ) -> ::std::os::raw::c_int;
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct dlb_channel {
@@ -782,9 +791,25 @@ extern "C" {
     ) -> dlb_status;
 }
 extern "C" {
+    pub fn dlb_channel_send_cuda(
+        channel: *mut dlb_channel,
+        tensor: *const DLManagedTensorVersioned,
+        stream: *mut ::std::os::raw::c_void,
+        options: u32,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
     pub fn dlb_channel_receive(
         channel: *mut dlb_channel,
         out: *mut *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_cuda_wait_received(
+        tensor: *const DLManagedTensorVersioned,
+        consumer_stream: i64,
         error: *mut dlb_error,
     ) -> dlb_status;
 }

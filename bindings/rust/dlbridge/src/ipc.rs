@@ -33,9 +33,11 @@ use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
 impl Tensor {
-    /// Allocates a compact tensor in memory another process can map
-    /// (`dlb_tensor_allocate_shareable`: a sealed memfd, zero-filled). Only [`Device::CPU`]
-    /// for now.
+    /// Allocates a compact, zero-filled tensor in memory another process can map
+    /// (`dlb_tensor_allocate_shareable`): on [`Device::CPU`] a sealed memfd; on a CUDA device
+    /// (a library built with CUDA) memory exported as a file descriptor, or, where the device
+    /// cannot, through a CUDA IPC handle with a weaker lifetime rule (see
+    /// [`shareable_kind`](Tensor::shareable_kind) and `docs/ipc.md`). Other devices are refused.
     pub fn allocate_shareable(device: Device, dtype: DType, shape: &[i64]) -> Result<Tensor> {
         // SAFETY: shape holds its length of values for the call; out/err valid for writes.
         made_by(|out, err| unsafe {
@@ -59,6 +61,46 @@ impl Tensor {
         // SAFETY: a valid tensor.
         unsafe { ffi::dlb_tensor_is_shareable(self.raw()) != 0 }
     }
+
+    /// Which kind of shareable memory this tensor is over (`dlb_tensor_shareable_kind`): one
+    /// of the [`shareable`] constants. [`shareable::CUDA_IPC`] memory belongs to its sender's
+    /// process: the sender must keep its tensor until every receiver has dropped its own.
+    pub fn shareable_kind(&self) -> i32 {
+        // SAFETY: a valid tensor.
+        unsafe { ffi::dlb_tensor_shareable_kind(self.raw()) }
+    }
+
+    /// Makes the work queued afterwards on `consumer_stream` wait for the work its sender
+    /// queued before [`Channel::send_cuda`] (`dlb_cuda_wait_received`), without blocking the
+    /// host: the cross-process counterpart of [`cuda::stream_handshake`](crate::cuda::stream_handshake).
+    /// `consumer_stream` follows its convention ([`cuda::STREAM_NONE`](crate::cuda::STREAM_NONE),
+    /// 1, 2, -1, or a `cudaStream_t` of the tensor's device as an integer). The tensor must be
+    /// CUDA memory received from a channel (or a view or share of one); without an event from
+    /// the sender nothing is done.
+    ///
+    /// # Safety
+    /// `consumer_stream`, when it is a stream handle, must be a live CUDA stream of the
+    /// tensor's device.
+    pub unsafe fn cuda_wait_received(&self, consumer_stream: i64) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: a valid tensor; the stream is the caller's promise.
+        err.check(unsafe {
+            ffi::dlb_cuda_wait_received(self.raw(), consumer_stream, err.as_mut_ptr())
+        })
+    }
+}
+
+/// The kinds of shareable memory, as [`Tensor::shareable_kind`] answers (`DLB_SHAREABLE_*`).
+pub mod shareable {
+    use dlbridge_sys as ffi;
+    /// Not shareable.
+    pub const NONE: i32 = ffi::DLB_SHAREABLE_NONE;
+    /// Host memory in a sealed memfd.
+    pub const MEMFD: i32 = ffi::DLB_SHAREABLE_MEMFD;
+    /// CUDA memory exported as a POSIX file descriptor: lives while any process holds it.
+    pub const CUDA_FD: i32 = ffi::DLB_SHAREABLE_CUDA_FD;
+    /// CUDA memory shared by a CUDA IPC handle: the sender must outlive every receiver's use.
+    pub const CUDA_IPC: i32 = ffi::DLB_SHAREABLE_CUDA_IPC;
 }
 
 fn c_path(path: &Path) -> Result<CString> {
@@ -232,6 +274,37 @@ impl Channel {
     /// (`DLB_SEND_COPY`): the peer's tensor then carries IS_COPIED and is its own.
     pub fn send_copy(&self, tensor: &Tensor) -> Result<()> {
         self.send_with(tensor, ffi::DLB_SEND_COPY as u32)
+    }
+
+    /// Sends a CUDA `tensor` with stream order (`dlb_channel_send_cuda`): an interprocess event
+    /// is recorded on `stream` after the work queued on it so far, and the receiver's
+    /// [`Tensor::cuda_wait_received`] makes its stream wait for it. Keep `tensor` until the
+    /// receiver has waited (the event belongs to its memory). With `copy`, memory that is not
+    /// shareable is first copied into shareable memory on its device, on `stream`, and waited
+    /// for (no event then goes with it).
+    ///
+    /// # Safety
+    /// `stream` must be null (the legacy default stream) or a live CUDA stream of the
+    /// tensor's device.
+    pub unsafe fn send_cuda(
+        &self,
+        tensor: &Tensor,
+        stream: crate::Stream,
+        copy: bool,
+    ) -> Result<()> {
+        let options = if copy { ffi::DLB_SEND_COPY as u32 } else { 0 };
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel and tensor, borrowed for the call; the stream is the
+        // caller's promise.
+        err.check(unsafe {
+            ffi::dlb_channel_send_cuda(
+                self.ptr(),
+                tensor.raw(),
+                stream.as_raw(),
+                options,
+                err.as_mut_ptr(),
+            )
+        })
     }
 
     fn send_with(&self, tensor: &Tensor, options: u32) -> Result<()> {

@@ -131,3 +131,48 @@ fn a_shutdown_handle_wakes_an_accept_and_the_socket_file_goes_with_the_last_hand
     assert!(!path.exists());
     std::fs::remove_dir(&dir).ok();
 }
+
+/// The CUDA half of channels, where it can run without a GPU: the kinds of shareable memory,
+/// and the refusals of the CUDA calls for host tensors (or, in a library built without CUDA,
+/// their UNSUPPORTED). The GPU cases are the core's suite `ipc` (tests/ipc/test_ipc_cuda.cc).
+#[test]
+fn cuda_sends_and_waits_refuse_host_tensors_with_the_cores_messages() {
+    use dlbridge::ipc::shareable;
+    let built_with_cuda = dlbridge::cuda::is_available()
+        .map(|()| true)
+        .unwrap_or_else(|e| e.status() != status::UNSUPPORTED);
+    let (dir, path) = scratch_socket("cuda");
+    let listener = Listener::bind(&path).unwrap();
+    let sender = Channel::connect(&path).unwrap();
+    let receiver = listener.accept().unwrap();
+    let host = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &[4]).unwrap();
+    assert_eq!(host.shareable_kind(), shareable::MEMFD);
+    let plain = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    assert_eq!(plain.shareable_kind(), shareable::NONE);
+    // SAFETY: the null stream is the legacy default stream.
+    let e = unsafe { sender.send_cuda(&host, dlbridge::Stream::NULL, false) }.unwrap_err();
+    sender.send(&host).unwrap();
+    let got = receiver.receive().unwrap();
+    assert_eq!(got.shareable_kind(), shareable::MEMFD);
+    // SAFETY: no stream handle is passed (the legacy default stream's number).
+    let w = unsafe { got.cuda_wait_received(dlbridge::cuda::STREAM_LEGACY) }.unwrap_err();
+    if built_with_cuda {
+        assert_eq!(e.status(), status::INVALID_ARGUMENT);
+        assert_eq!(
+            e.message(),
+            "dlb_channel_send_cuda sends cuda tensors, not cpu ones: use dlb_channel_send"
+        );
+        assert_eq!(w.status(), status::INVALID_ARGUMENT);
+        assert_eq!(
+            w.message(),
+            "the tensor is not cuda memory received from a channel"
+        );
+    } else {
+        for e in [e, w] {
+            assert_eq!(e.status(), status::UNSUPPORTED);
+            assert_eq!(e.message(), "dlbridge was built without CUDA support");
+        }
+    }
+    drop((got, receiver, sender, listener));
+    std::fs::remove_dir(&dir).ok();
+}
