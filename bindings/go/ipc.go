@@ -2,6 +2,7 @@ package dlbridge
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
 )
@@ -11,7 +12,10 @@ import (
 // core's (dlb_channel_*); this file maps them onto Go's net-like shapes.
 
 // AllocateShareable allocates a compact, zero-filled tensor in memory another process can map
-// (a sealed memfd; dlb_tensor_allocate_shareable). Only CPU memory for now.
+// (dlb_tensor_allocate_shareable): on CPU a sealed memfd; on a CUDA device (a library built with
+// CUDA) memory exported as a file descriptor or, where the device cannot, through a CUDA IPC
+// handle with a weaker lifetime rule (see ShareableKind and docs/ipc.md). Other devices are
+// refused.
 // Ownership: the caller owns the new tensor (Close it); on error nothing is allocated.
 func AllocateShareable(dev Device, dt DType, shape ...int64) (*Tensor, error) {
 	return fromResult(capi.Dlb_tensor_allocate_shareable(dev.packed(), dt.packed(),
@@ -27,6 +31,37 @@ func (t *Tensor) IsShareable() (bool, error) {
 		return nil
 	})
 	return shareable, err
+}
+
+// The kinds of shareable memory, as ShareableKind reports them (DLB_SHAREABLE_*).
+const (
+	ShareableNone    = capi.DLB_SHAREABLE_NONE     // not shareable
+	ShareableMemfd   = capi.DLB_SHAREABLE_MEMFD    // host memory in a sealed memfd
+	ShareableCUDAFD  = capi.DLB_SHAREABLE_CUDA_FD  // CUDA memory as a file descriptor: lives while any process holds it
+	ShareableCUDAIPC = capi.DLB_SHAREABLE_CUDA_IPC // CUDA IPC handle: the sender must outlive every receiver's use
+)
+
+// ShareableKind reports which kind of shareable memory the tensor is over (one of the Shareable*
+// constants; dlb_tensor_shareable_kind).
+func (t *Tensor) ShareableKind() (int, error) {
+	var kind int
+	err := t.use(func(addr int64) error {
+		kind = capi.Dlb_tensor_shareable_kind(addr)
+		return nil
+	})
+	return kind, err
+}
+
+// CUDAWaitReceived makes the work queued afterwards on consumerStream wait for the work the
+// sender queued before SendCUDA (dlb_cuda_wait_received), without blocking the host: the
+// cross-process counterpart of CUDAStreamHandshake, with its stream convention (CUDAStreamNone,
+// 1, 2, -1, or a cudaStream_t of the tensor's device). t must be CUDA memory received from a
+// channel, or a view or share of one; without an event from the sender nothing is done.
+func (t *Tensor) CUDAWaitReceived(consumerStream int64) error {
+	return t.use(func(addr int64) error {
+		_, err := check(capi.Dlb_cuda_wait_received(addr, consumerStream))
+		return err
+	})
 }
 
 // channelHandle is a listener's or a channel's C handle. Close may come from any goroutine while
@@ -136,6 +171,25 @@ func Dial(path string) (*Channel, error) {
 		return nil, err
 	}
 	return &Channel{channelHandle{addr: addr}}, nil
+}
+
+// SendCUDA sends a CUDA tensor with stream order (dlb_channel_send_cuda): an interprocess event
+// is recorded on stream (a cudaStream_t of t's device; nil: the legacy default stream) after the
+// work queued on it so far, and the receiver's CUDAWaitReceived makes its stream wait for it.
+// Keep t until the receiver has waited: the event belongs to its memory. With copyFirst, memory
+// that is not shareable is first copied into shareable memory on its device, on stream, and
+// waited for (no event then goes with it).
+func (c *Channel) SendCUDA(t *Tensor, stream unsafe.Pointer, copyFirst bool) error {
+	options := uint(0)
+	if copyFirst {
+		options = uint(capi.DLB_SEND_COPY)
+	}
+	return c.h.use(func(addr int64) error {
+		return t.use(func(tensor int64) error {
+			_, err := check(capi.Dlb_channel_send_cuda(addr, tensor, int64(uintptr(stream)), options))
+			return err
+		})
+	})
 }
 
 func (c *Channel) send(t *Tensor, options uint) error {

@@ -143,3 +143,50 @@ func TestCloseWakesBlockedCalls(t *testing.T) {
 	}
 	wantError(t, l.AllowUID(1), dlbridge.StatusClosed, "the channel is closed")
 }
+
+// The CUDA half of channels where it runs without a GPU: the kinds of shareable memory, and the
+// refusals of the CUDA calls for host tensors (or, built without CUDA, their UNSUPPORTED). The
+// GPU cases are the core's suite ipc (tests/ipc/test_ipc_cuda.cc).
+func TestCUDASendAndWaitRefuseHostTensors(t *testing.T) {
+	leakCheck(t)
+	path := filepath.Join(t.TempDir(), "sock", "channel.sock")
+	l, err := dlbridge.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	sender, err := dlbridge.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sender.Close()
+	receiver, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer receiver.Close()
+	host := get(dlbridge.AllocateShareable(dlbridge.CPU, dlbridge.Float32, 4))(t)
+	defer host.Close()
+	if kind := get(host.ShareableKind())(t); kind != dlbridge.ShareableMemfd {
+		t.Fatalf("kind %d, want ShareableMemfd", kind)
+	}
+	plain := get(dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, 2))(t)
+	defer plain.Close()
+	if kind := get(plain.ShareableKind())(t); kind != dlbridge.ShareableNone {
+		t.Fatalf("kind %d, want ShareableNone", kind)
+	}
+	sendErr := sender.SendCUDA(host, nil, false)
+	noErr(t, sender.Send(host))
+	got := get(receiver.Receive())(t)
+	defer got.Close()
+	waitErr := got.CUDAWaitReceived(1) // the legacy default stream
+	if status, _, unavailable := expectedCUDAError(t); unavailable && status == dlbridge.StatusUnsupported {
+		wantError(t, sendErr, dlbridge.StatusUnsupported, "dlbridge was built without CUDA support")
+		wantError(t, waitErr, dlbridge.StatusUnsupported, "dlbridge was built without CUDA support")
+		return
+	}
+	wantError(t, sendErr, dlbridge.StatusInvalidArgument,
+		"dlb_channel_send_cuda sends cuda tensors, not cpu ones: use dlb_channel_send")
+	wantError(t, waitErr, dlbridge.StatusInvalidArgument,
+		"the tensor is not cuda memory received from a channel")
+}
