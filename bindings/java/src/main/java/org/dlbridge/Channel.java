@@ -47,6 +47,37 @@ public final class Channel implements AutoCloseable {
     sendWith(tensor, DLBridgeNativeConstants.DLB_SEND_COPY);
   }
 
+  /**
+   * Sends a CUDA tensor with stream order ({@code dlb_channel_send_cuda}): an interprocess event
+   * is recorded on {@code stream} (a cudaStream_t of the tensor's device; 0: the legacy default
+   * stream) after the work queued on it so far, and the receiver's {@link
+   * Tensor#cudaWaitReceived} makes its stream wait for it. Keep the tensor open until the
+   * receiver has waited: the event belongs to its memory. The tensor stays the caller's.
+   */
+  public void sendCuda(Tensor tensor, long stream) {
+    sendCudaWith(tensor, stream, 0);
+  }
+
+  /**
+   * {@link #sendCuda}, first copying memory that is not shareable into shareable memory on its
+   * device, on {@code stream}, and waiting for the copy ({@code DLB_SEND_COPY}; no event then
+   * goes with it).
+   */
+  public void sendCudaCopy(Tensor tensor, long stream) {
+    sendCudaWith(tensor, stream, DLBridgeNativeConstants.DLB_SEND_COPY);
+  }
+
+  private void sendCudaWith(Tensor tensor, long stream, long options) {
+    if (tensor == null) {
+      throw new NullPointerException("tensor");
+    }
+    handle.use(a -> {
+      synchronized (tensor.state) {
+        return DLBridgeNative.dlb_channel_send_cuda(a, tensor.state.handle(), stream, options);
+      }
+    });
+  }
+
   private void sendWith(Tensor tensor, long options) {
     if (tensor == null) {
       throw new NullPointerException("tensor");

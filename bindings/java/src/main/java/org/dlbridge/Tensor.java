@@ -77,9 +77,12 @@ public final class Tensor implements AutoCloseable {
   }
 
   /**
-   * A compact, zero-filled tensor in memory another process can map (a sealed memfd; {@code
-   * dlb_tensor_allocate_shareable}), to send on a {@link Channel} without a copy. CPU only for
-   * now ({@link Status#UNSUPPORTED} elsewhere). Ownership: the caller owns it.
+   * A compact, zero-filled tensor in memory another process can map ({@code
+   * dlb_tensor_allocate_shareable}), to send on a {@link Channel} without a copy: on the CPU a
+   * sealed memfd; on a CUDA device (a library built with CUDA) memory exported as a file
+   * descriptor or, where the device cannot, through a CUDA IPC handle with a weaker lifetime rule
+   * (see {@link #shareableKind()}). Other devices: {@link Status#UNSUPPORTED}. Ownership: the
+   * caller owns it.
    */
   public static Tensor allocateShareable(Device device, DType dtype, long... shape) {
     return Create.allocateShareable(device, dtype, shape);
@@ -242,6 +245,26 @@ public final class Tensor implements AutoCloseable {
    */
   public boolean isShareable() {
     return with(h -> DLBridgeNative.dlb_tensor_is_shareable(h) != 0);
+  }
+
+  /**
+   * Which kind of shareable memory this tensor is over: one of the {@link Shareable} constants
+   * ({@code dlb_tensor_shareable_kind}).
+   */
+  public int shareableKind() {
+    return with(h -> DLBridgeNative.dlb_tensor_shareable_kind(h));
+  }
+
+  /**
+   * Makes the work queued afterwards on {@code consumerStream} wait for the work the sender
+   * queued before {@link Channel#sendCuda} ({@code dlb_cuda_wait_received}), without blocking
+   * the host: the cross-process counterpart of {@link DLBridge#cudaStreamHandshake}, with its
+   * stream convention ({@link DLBridge#CUDA_STREAM_NONE}, 1, 2, -1, or a cudaStream_t of this
+   * tensor's device). This tensor must be CUDA memory received from a channel, or a view or
+   * share of one; without an event from the sender nothing is done.
+   */
+  public void cudaWaitReceived(long consumerStream) {
+    with(h -> DLBridgeNative.dlb_cuda_wait_received(h, consumerStream));
   }
 
   public boolean isClosed() {

@@ -98,6 +98,43 @@ class ChannelTest {
     }
   }
 
+  /**
+   * The CUDA half of channels where it runs without a GPU: the kinds of shareable memory, and the
+   * refusals of the CUDA calls for host tensors (or, built without CUDA, their UNSUPPORTED). The
+   * GPU cases are the core's suite ipc (tests/ipc/test_ipc_cuda.cc).
+   */
+  @Test
+  void cudaSendsAndWaitsRefuseHostTensorsWithTheCoreMessages() {
+    boolean builtWithoutCuda = DLBridge.cudaUnavailableReason()
+        .map(e -> e.getStatus() == Status.UNSUPPORTED).orElse(false);
+    try (Listener listener = Listener.listen(socket().toString());
+        Channel client = Channel.connect(socket().toString());
+        Channel server = listener.accept();
+        Tensor host = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 4);
+        Tensor plain = Tensor.fromArray(new int[] {1, 2}, 2)) {
+      assertEquals(Shareable.MEMFD, host.shareableKind());
+      assertEquals(Shareable.NONE, plain.shareableKind());
+      DLPackException send = assertThrows(DLPackException.class, () -> client.sendCuda(host, 0));
+      client.send(host);
+      try (Tensor got = server.receive()) {
+        assertEquals(Shareable.MEMFD, got.shareableKind());
+        DLPackException wait = assertThrows(DLPackException.class, () -> got.cudaWaitReceived(1));
+        if (builtWithoutCuda) {
+          for (DLPackException e : new DLPackException[] {send, wait}) {
+            assertEquals(Status.UNSUPPORTED, e.getStatus());
+            assertEquals("dlbridge was built without CUDA support", e.getMessage());
+          }
+        } else {
+          assertEquals(Status.INVALID_ARGUMENT, send.getStatus());
+          assertEquals("dlb_channel_send_cuda sends cuda tensors, not cpu ones: use "
+              + "dlb_channel_send", send.getMessage());
+          assertEquals(Status.INVALID_ARGUMENT, wait.getStatus());
+          assertEquals("the tensor is not cuda memory received from a channel", wait.getMessage());
+        }
+      }
+    }
+  }
+
   @Test
   void afterCloseEveryCallThrowsClosed() {
     Listener listener = Listener.listen(socket().toString());
