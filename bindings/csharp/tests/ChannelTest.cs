@@ -89,6 +89,37 @@ namespace DLBridge.Tests {
       }
     }
 
+    // The CUDA half of channels where it runs without a GPU: the kinds of shareable memory, and
+    // the refusals of the CUDA calls for host tensors (or, built without CUDA, their
+    // UNSUPPORTED). The GPU cases are the core's suite ipc (tests/ipc/test_ipc_cuda.cc).
+    [Test]
+    public void CudaSendsAndWaitsRefuseHostTensorsWithTheCoreMessages() {
+      DLPackException reason = Cuda.UnavailableReason;
+      bool builtWithoutCuda = reason != null && reason.Status == Status.Unsupported;
+      using (Listener listener = Listener.Listen(SocketPath))
+      using (Channel client = Channel.Connect(SocketPath))
+      using (Channel server = listener.Accept())
+      using (Tensor host = Tensor.AllocateShareable(Device.Cpu, DType.Float32, 4))
+      using (Tensor plain = Tensor.FromArray(new[] { 1, 2 }, 2)) {
+        Assert.AreEqual(Shareable.Memfd, host.ShareableKind);
+        Assert.AreEqual(Shareable.None, plain.ShareableKind);
+        TestDelegate send = () => client.SendCuda(host, IntPtr.Zero);
+        client.Send(host);
+        using (Tensor got = server.Receive()) {
+          Assert.AreEqual(Shareable.Memfd, got.ShareableKind);
+          TestDelegate wait = () => got.CudaWaitReceived(1);
+          if (builtWithoutCuda) {
+            TestUtil.Throws(Status.Unsupported, "dlbridge was built without CUDA support", send);
+            TestUtil.Throws(Status.Unsupported, "dlbridge was built without CUDA support", wait);
+          } else {
+            TestUtil.Throws(Status.InvalidArgument,
+                            "dlb_channel_send_cuda sends cuda tensors, not cpu ones: use dlb_channel_send", send);
+            TestUtil.Throws(Status.InvalidArgument, "the tensor is not cuda memory received from a channel", wait);
+          }
+        }
+      }
+    }
+
     [Test]
     public void AfterDisposeEveryCallThrowsChannelClosed() {
       Listener listener = Listener.Listen(SocketPath);
