@@ -29,9 +29,13 @@
 
 #include "dlbridge/dlbridge.h"
 #include "ipc_forge.hpp"
+#include "ipc_process.hpp"
 #include "ipc_wire.hpp"
 
 namespace {
+
+using ipc_process::child;
+using ipc_process::wait_exit;
 
 const DLDevice kCpu = {kDLCPU, 0};
 const DLDataType kF32 = {kDLFloat, 32, 1};
@@ -173,22 +177,6 @@ dlb::ipc::Wire wire_for(int64_t n, uint64_t segment_size) {
   w.shape[0] = n;
   w.strides[0] = 1;
   return w;
-}
-
-// Forks a child running `body`, whose return value is its exit status.
-template <class F>
-pid_t child(F&& body) {
-  std::fflush(nullptr);  // nothing buffered is written twice
-  const pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  REQUIRE(pid > 0);
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace

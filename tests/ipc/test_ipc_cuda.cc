@@ -25,8 +25,12 @@
 #include <cuda_runtime_api.h>
 
 #include "dlbridge/dlbridge.h"
+#include "ipc_process.hpp"
 
 namespace {
+
+using ipc_process::child;
+using ipc_process::wait_exit;
 
 const DLDataType kF32 = {kDLFloat, 32, 1};
 const DLDevice kCpu = {kDLCPU, 0};
@@ -53,21 +57,6 @@ const DLDevice kGpu = {kDLCUDA, 0};
       return __LINE__ % 250 + 1;                                                       \
     }                                                                                  \
   } while (0)
-
-template <class F>
-pid_t child(F&& body) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) _exit(body());
-  REQUIRE(pid > 0);
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 int open_fds() {
   int n = 0;
