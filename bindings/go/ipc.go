@@ -176,14 +176,16 @@ func Dial(path string) (*Channel, error) {
 // SendCUDA sends a CUDA tensor with stream order (dlb_channel_send_cuda): an interprocess event
 // is recorded on stream (a cudaStream_t of t's device; nil: the legacy default stream) after the
 // work queued on it so far, and the receiver's CUDAWaitReceived makes its stream wait for it.
-// Keep t until the receiver has waited: the event belongs to its memory. With copyFirst, memory
-// that is not shareable is first copied into shareable memory on its device, on stream, and
-// waited for (no event then goes with it).
-func (c *Channel) SendCUDA(t *Tensor, stream unsafe.Pointer, copyFirst bool) error {
-	options := uint(0)
-	if copyFirst {
-		options = uint(capi.DLB_SEND_COPY)
-	}
+// Keep t until the receiver has waited: the event belongs to its memory.
+func (c *Channel) SendCUDA(t *Tensor, stream unsafe.Pointer) error { return c.sendCUDA(t, stream, 0) }
+
+// SendCUDACopy is SendCUDA, first copying memory that is not shareable into shareable memory on
+// its device, on stream, and waiting for the copy (DLB_SEND_COPY; no event then goes with it).
+func (c *Channel) SendCUDACopy(t *Tensor, stream unsafe.Pointer) error {
+	return c.sendCUDA(t, stream, uint(capi.DLB_SEND_COPY))
+}
+
+func (c *Channel) sendCUDA(t *Tensor, stream unsafe.Pointer, options uint) error {
 	return c.h.use(func(addr int64) error {
 		return t.use(func(tensor int64) error {
 			_, err := check(capi.Dlb_channel_send_cuda(addr, tensor, int64(uintptr(stream)), options))

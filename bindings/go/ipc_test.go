@@ -175,7 +175,7 @@ func TestCUDASendAndWaitRefuseHostTensors(t *testing.T) {
 	if kind := get(plain.ShareableKind())(t); kind != dlbridge.ShareableNone {
 		t.Fatalf("kind %d, want ShareableNone", kind)
 	}
-	sendErr := sender.SendCUDA(host, nil, false)
+	sendErr := sender.SendCUDA(host, nil)
 	noErr(t, sender.Send(host))
 	got := get(receiver.Receive())(t)
 	defer got.Close()

@@ -238,13 +238,18 @@ namespace DLBridge {
     /// event is recorded on <paramref name="stream"/> (a cudaStream_t of the tensor's device;
     /// IntPtr.Zero: the legacy default stream) after the work queued on it so far, and the
     /// receiver's <see cref="Tensor.CudaWaitReceived"/> makes its stream wait for it. Keep the
-    /// tensor until the receiver has waited: the event belongs to its memory. With
-    /// <paramref name="copy"/>, memory that is not shareable is first copied into shareable
-    /// memory on its device, on the stream, and waited for (no event then goes with it).</summary>
-    public void SendCuda(Tensor tensor, IntPtr stream, bool copy = false) {
+    /// tensor until the receiver has waited: the event belongs to its memory.</summary>
+    public void SendCuda(Tensor tensor, IntPtr stream) {
       if (tensor == null) throw new ArgumentNullException("tensor");
-      uint options = copy ? DLBridgeNative.DLB_SEND_COPY : 0u;
-      h.Use(a => { tensor.SendCudaOn(a, stream, options); return 0; });
+      h.Use(a => { tensor.SendCudaOn(a, stream, 0u); return 0; });
+    }
+
+    /// <summary><see cref="SendCuda"/>, first copying memory that is not shareable into
+    /// shareable memory on its device, on the stream, and waiting for the copy (DLB_SEND_COPY;
+    /// no event then goes with it).</summary>
+    public void SendCudaCopy(Tensor tensor, IntPtr stream) {
+      if (tensor == null) throw new ArgumentNullException("tensor");
+      h.Use(a => { tensor.SendCudaOn(a, stream, DLBridgeNative.DLB_SEND_COPY); return 0; });
     }
 
     /// <summary>Waits for the next tensor from the peer. Everything that arrives is checked

@@ -279,20 +279,33 @@ impl Channel {
     /// Sends a CUDA `tensor` with stream order (`dlb_channel_send_cuda`): an interprocess event
     /// is recorded on `stream` after the work queued on it so far, and the receiver's
     /// [`Tensor::cuda_wait_received`] makes its stream wait for it. Keep `tensor` until the
-    /// receiver has waited (the event belongs to its memory). With `copy`, memory that is not
-    /// shareable is first copied into shareable memory on its device, on `stream`, and waited
-    /// for (no event then goes with it).
+    /// receiver has waited (the event belongs to its memory).
     ///
     /// # Safety
     /// `stream` must be null (the legacy default stream) or a live CUDA stream of the
     /// tensor's device.
-    pub unsafe fn send_cuda(
+    pub unsafe fn send_cuda(&self, tensor: &Tensor, stream: crate::Stream) -> Result<()> {
+        // SAFETY: the stream is the caller's promise.
+        unsafe { self.send_cuda_with(tensor, stream, 0) }
+    }
+
+    /// [`send_cuda`](Channel::send_cuda), first copying memory that is not shareable into
+    /// shareable memory on its device, on `stream`, and waiting for the copy (`DLB_SEND_COPY`;
+    /// no event then goes with it).
+    ///
+    /// # Safety
+    /// As for [`send_cuda`](Channel::send_cuda).
+    pub unsafe fn send_cuda_copy(&self, tensor: &Tensor, stream: crate::Stream) -> Result<()> {
+        // SAFETY: the stream is the caller's promise.
+        unsafe { self.send_cuda_with(tensor, stream, ffi::DLB_SEND_COPY as u32) }
+    }
+
+    unsafe fn send_cuda_with(
         &self,
         tensor: &Tensor,
         stream: crate::Stream,
-        copy: bool,
+        options: u32,
     ) -> Result<()> {
-        let options = if copy { ffi::DLB_SEND_COPY as u32 } else { 0 };
         let err = ErrorBuf::new();
         // SAFETY: a valid channel and tensor, borrowed for the call; the stream is the
         // caller's promise.

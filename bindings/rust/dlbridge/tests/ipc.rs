@@ -150,7 +150,7 @@ fn cuda_sends_and_waits_refuse_host_tensors_with_the_cores_messages() {
     let plain = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
     assert_eq!(plain.shareable_kind(), shareable::NONE);
     // SAFETY: the null stream is the legacy default stream.
-    let e = unsafe { sender.send_cuda(&host, dlbridge::Stream::NULL, false) }.unwrap_err();
+    let e = unsafe { sender.send_cuda(&host, dlbridge::Stream::NULL) }.unwrap_err();
     sender.send(&host).unwrap();
     let got = receiver.receive().unwrap();
     assert_eq!(got.shareable_kind(), shareable::MEMFD);
