@@ -72,7 +72,8 @@ impl Tensor {
 
     /// Makes the work queued afterwards on `consumer_stream` wait for the work its sender
     /// queued before [`Channel::send_cuda`] (`dlb_cuda_wait_received`), without blocking the
-    /// host: the cross-process counterpart of [`cuda::stream_handshake`](crate::cuda::stream_handshake).
+    /// host: the cross-process counterpart of
+    /// [`cuda::stream_handshake`](crate::cuda::stream_handshake).
     /// `consumer_stream` follows its convention ([`cuda::STREAM_NONE`](crate::cuda::STREAM_NONE),
     /// 1, 2, -1, or a `cudaStream_t` of the tensor's device as an integer). The tensor must be
     /// CUDA memory received from a channel (or a view or share of one); without an event from
@@ -126,6 +127,14 @@ unsafe impl Send for Raw {}
 // SAFETY: see above: through a shared `Raw`, only dlb_channel_shutdown runs concurrently.
 unsafe impl Sync for Raw {}
 
+impl Raw {
+    fn shutdown(&self) {
+        // SAFETY: the record lives while `self` does; dlb_channel_shutdown may run concurrently
+        // with any call on the channel, and a second call is a no-op.
+        unsafe { ffi::dlb_channel_shutdown(self.0.as_ptr()) }
+    }
+}
+
 impl Drop for Raw {
     fn drop(&mut self) {
         // SAFETY: the last reference: no call on the channel is in progress; its one close.
@@ -133,12 +142,60 @@ impl Drop for Raw {
     }
 }
 
+/// What a [`Listener`] or [`Channel`] holds: its share of the C channel, whose calls run on one
+/// thread at a time (not `Sync`). Dropped, it shuts the channel down at once (a listener stops
+/// listening, a connection ends) even while a [`Shutdown`] handle keeps the record; the close
+/// follows when the last reference goes.
+struct Owner {
+    raw: Arc<Raw>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl Owner {
+    /// Makes a channel with `call` (a dlb_channel_* constructor) and owns it.
+    fn made_by(
+        call: impl FnOnce(*mut *mut ffi::dlb_channel, *mut ffi::dlb_error) -> ffi::dlb_status,
+    ) -> Result<Owner> {
+        let mut out = ptr::null_mut();
+        let err = ErrorBuf::new();
+        err.check(call(&mut out, err.as_mut_ptr()))?;
+        // A successful call writes a non-NULL channel.
+        let handle = NonNull::new(out)
+            .ok_or_else(|| Error::new(crate::status::DEVICE, "no channel was made"))?;
+        Ok(Owner {
+            raw: Arc::new(Raw(handle)),
+            _not_sync: PhantomData,
+        })
+    }
+
+    fn ptr(&self) -> *mut ffi::dlb_channel {
+        self.raw.0.as_ptr()
+    }
+
+    fn shutdown_handle(&self) -> Shutdown {
+        Shutdown {
+            raw: Arc::clone(&self.raw),
+        }
+    }
+
+    fn allow_uid(&self, uid: u32) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel.
+        err.check(unsafe { ffi::dlb_channel_allow_uid(self.ptr(), uid, err.as_mut_ptr()) })
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.raw.shutdown();
+    }
+}
+
 /// A listening socket; [`accept`](Listener::accept) gives one [`Channel`] per connection.
 /// Dropping it stops listening, and closes the socket and removes its file once no
 /// [`Shutdown`] handle of it is left either.
 pub struct Listener {
-    raw: Arc<Raw>,
-    _not_sync: PhantomData<Cell<()>>,
+    owner: Owner,
 }
 
 /// One end of a connection between two processes. Dropping it ends the connection (the peer's
@@ -148,8 +205,7 @@ pub struct Listener {
 /// blocked in another thread (a `receive` waiting for a peer that may never send), keep a
 /// [`Shutdown`] handle from [`shutdown_handle`](Channel::shutdown_handle).
 pub struct Channel {
-    raw: Arc<Raw>,
-    _not_sync: PhantomData<Cell<()>>,
+    owner: Owner,
 }
 
 /// Shuts a [`Listener`] or [`Channel`] down from any thread (`dlb_channel_shutdown`): the call
@@ -165,9 +221,7 @@ pub struct Shutdown {
 impl Shutdown {
     /// Shuts the channel down; see [`Shutdown`].
     pub fn shutdown(&self) {
-        // SAFETY: the record lives while this Arc does; dlb_channel_shutdown may run
-        // concurrently with any call on the channel, and a second call is a no-op.
-        unsafe { ffi::dlb_channel_shutdown(self.raw.0.as_ptr()) }
+        self.raw.shutdown();
     }
 }
 
@@ -177,31 +231,15 @@ impl std::fmt::Debug for Shutdown {
     }
 }
 
-fn owned(handle: NonNull<ffi::dlb_channel>) -> Arc<Raw> {
-    Arc::new(Raw(handle))
-}
-
-fn channel_from(
-    call: impl FnOnce(*mut *mut ffi::dlb_channel, *mut ffi::dlb_error) -> ffi::dlb_status,
-) -> Result<NonNull<ffi::dlb_channel>> {
-    let mut out = ptr::null_mut();
-    let err = ErrorBuf::new();
-    err.check(call(&mut out, err.as_mut_ptr()))?;
-    // A successful call writes a non-NULL channel.
-    NonNull::new(out).ok_or_else(|| Error::new(crate::status::DEVICE, "no channel was made"))
-}
-
 impl Listener {
     fn ptr(&self) -> *mut ffi::dlb_channel {
-        self.raw.0.as_ptr()
+        self.owner.ptr()
     }
 
     /// A handle that shuts this listener down from any thread: a blocked
     /// [`accept`](Listener::accept) then returns [`CLOSED`](crate::status::CLOSED).
     pub fn shutdown_handle(&self) -> Shutdown {
-        Shutdown {
-            raw: Arc::clone(&self.raw),
-        }
+        self.owner.shutdown_handle()
     }
 
     /// Listens at `path` (`dlb_channel_listen`): the socket is created with mode 0600 in a
@@ -210,11 +248,10 @@ impl Listener {
     pub fn bind(path: impl AsRef<Path>) -> Result<Listener> {
         let path = c_path(path.as_ref())?;
         // SAFETY: a NUL-terminated path for the call; out/err valid.
-        let handle =
-            channel_from(|out, err| unsafe { ffi::dlb_channel_listen(path.as_ptr(), out, err) })?;
         Ok(Listener {
-            raw: owned(handle),
-            _not_sync: PhantomData,
+            owner: Owner::made_by(|out, err| unsafe {
+                ffi::dlb_channel_listen(path.as_ptr(), out, err)
+            })?,
         })
     }
 
@@ -222,45 +259,39 @@ impl Listener {
     /// refused unless allowed with [`allow_uid`](Listener::allow_uid).
     pub fn accept(&self) -> Result<Channel> {
         // SAFETY: a valid listener; out/err valid.
-        let handle =
-            channel_from(|out, err| unsafe { ffi::dlb_channel_accept(self.ptr(), out, err) })?;
         Ok(Channel {
-            raw: owned(handle),
-            _not_sync: PhantomData,
+            owner: Owner::made_by(|out, err| unsafe {
+                ffi::dlb_channel_accept(self.ptr(), out, err)
+            })?,
         })
     }
 
     /// Accepts peers running as `uid` from now on (the caller's own uid always is).
     pub fn allow_uid(&self, uid: u32) -> Result<()> {
-        let err = ErrorBuf::new();
-        // SAFETY: a valid listener.
-        err.check(unsafe { ffi::dlb_channel_allow_uid(self.ptr(), uid, err.as_mut_ptr()) })
+        self.owner.allow_uid(uid)
     }
 }
 
 impl Channel {
     fn ptr(&self) -> *mut ffi::dlb_channel {
-        self.raw.0.as_ptr()
+        self.owner.ptr()
     }
 
     /// A handle that shuts this channel down from any thread: a blocked
     /// [`receive`](Channel::receive) or [`send`](Channel::send) then returns
     /// [`CLOSED`](crate::status::CLOSED), as does every later call.
     pub fn shutdown_handle(&self) -> Shutdown {
-        Shutdown {
-            raw: Arc::clone(&self.raw),
-        }
+        self.owner.shutdown_handle()
     }
 
     /// Connects to a listener at `path` (`dlb_channel_connect`), which must run as this user.
     pub fn connect(path: impl AsRef<Path>) -> Result<Channel> {
         let path = c_path(path.as_ref())?;
         // SAFETY: a NUL-terminated path for the call; out/err valid.
-        let handle =
-            channel_from(|out, err| unsafe { ffi::dlb_channel_connect(path.as_ptr(), out, err) })?;
         Ok(Channel {
-            raw: owned(handle),
-            _not_sync: PhantomData,
+            owner: Owner::made_by(|out, err| unsafe {
+                ffi::dlb_channel_connect(path.as_ptr(), out, err)
+            })?,
         })
     }
 
@@ -349,26 +380,6 @@ impl Channel {
 
     /// Accepts a peer running as `uid` too, for the tensors received from now on.
     pub fn allow_uid(&self, uid: u32) -> Result<()> {
-        let err = ErrorBuf::new();
-        // SAFETY: a valid channel.
-        err.check(unsafe { ffi::dlb_channel_allow_uid(self.ptr(), uid, err.as_mut_ptr()) })
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        // Stops listening now, even while a Shutdown handle keeps the record (and so the
-        // socket file, removed by the close) a while longer.
-        // SAFETY: a valid listener; shutdown may run at any time.
-        unsafe { ffi::dlb_channel_shutdown(self.ptr()) }
-    }
-}
-
-impl Drop for Channel {
-    fn drop(&mut self) {
-        // Ends the connection now (the peer sees it closed) even while a Shutdown handle keeps
-        // the record; the close follows when the last reference goes.
-        // SAFETY: a valid channel; shutdown may run at any time.
-        unsafe { ffi::dlb_channel_shutdown(self.ptr()) }
+        self.owner.allow_uid(uid)
     }
 }
