@@ -1,26 +1,14 @@
 // Parity.exe - the parity rows (tests/parity/parity_table.tsv, README.md there) through the C#
-// binding's public API, plus the foreign DLPack producer the NUnit tests use
+// binding's public API, with the foreign DLPack producer the NUnit tests use
 // (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers). One line per row:
 // ROW<TAB>STATUS<TAB>DETAIL, STATUS the core's status name the exception carries (IDLPackError),
 // DETAIL its message, or for a success the facts the table names.
 using System;
 using System.Linq;
-using System.Runtime.InteropServices;
+
+using DLBridge.Tests;
 
 namespace DLBridge.Parity {
-  internal static class Foreign {
-    private const string Lib = "dlbridge_cs_test_helpers";
-
-    [DllImport(Lib, EntryPoint = "foreign_dlpack_produce_versioned")]
-    internal static extern IntPtr ProduceVersioned(long n, int major, int minor, long flags);
-
-    [DllImport(Lib, EntryPoint = "foreign_dlpack_produce_legacy")]
-    internal static extern IntPtr ProduceLegacy(long n);
-
-    [DllImport(Lib, EntryPoint = "foreign_dlpack_deleted_count")]
-    internal static extern long DeletedCount();
-  }
-
   internal static class Program {
     private delegate string Body();
 
@@ -100,30 +88,30 @@ namespace DLBridge.Parity {
       });
 
       Row("import_versioned", () => {
-        long deleted = Foreign.DeletedCount();
+        long deleted = Helper.DeletedCount();
         string read;
-        using (Tensor t = Tensor.ImportVersioned(Foreign.ProduceVersioned(4, 1, 3, 0))) {
+        using (Tensor t = Tensor.ImportVersioned(Helper.ProduceVersioned(4, 1, 3, 0))) {
           read = Values(t.ToArray<float>());
         }
-        return read + " deleted=" + (Foreign.DeletedCount() - deleted);
+        return read + " deleted=" + (Helper.DeletedCount() - deleted);
       });
       Row("import_legacy", () => {
-        long deleted = Foreign.DeletedCount();
+        long deleted = Helper.DeletedCount();
         string read;
-        using (Tensor t = Tensor.ImportLegacy(Foreign.ProduceLegacy(4))) {
+        using (Tensor t = Tensor.ImportLegacy(Helper.ProduceLegacy(4))) {
           read = Values(t.ToArray<float>());
         }
-        return read + " deleted=" + (Foreign.DeletedCount() - deleted);
+        return read + " deleted=" + (Helper.DeletedCount() - deleted);
       });
       {
         // The refused tensor's deleter has run: the detail follows the message on this row.
-        long deleted = Foreign.DeletedCount();
+        long deleted = Helper.DeletedCount();
         try {
-          Tensor.ImportVersioned(Foreign.ProduceVersioned(4, 2, 0, 0)).Dispose();
+          Tensor.ImportVersioned(Helper.ProduceVersioned(4, 2, 0, 0)).Dispose();
           Console.WriteLine("import_major_2\tDLB_OK\t");
         } catch (Exception e) when (e is IDLPackError) {
           Console.WriteLine("import_major_2\t" + ((IDLPackError)e).StatusName + "\t" + e.Message +
-                            " deleted=" + (Foreign.DeletedCount() - deleted));
+                            " deleted=" + (Helper.DeletedCount() - deleted));
         }
       }
       Row("export_import_legacy", () => {
