@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::LiveGuard;
+use common::{expected_cuda_error, LiveGuard};
 use dlbridge::{cuda, opencl, status, DType, Device, Slice, Stream, Tensor};
 use std::ffi::{c_void, CString};
 use std::os::raw::{c_char, c_int};
@@ -239,24 +239,6 @@ fn cpu_synchronize_and_unknown_devices() {
     );
     assert_eq!(Stream::default(), Stream::NULL);
     assert!(Stream::NULL.is_null());
-}
-
-/// The exact error every CUDA call gives here, or None when CUDA is available.
-fn expected_cuda_error() -> Option<(i32, &'static str)> {
-    let built = std::env::var("DLBRIDGE_BUILT_WITH_CUDA").ok();
-    let got = cuda::is_available().err()?;
-    let without = (
-        status::UNSUPPORTED,
-        "dlbridge was built without CUDA support",
-    );
-    let no_driver = (status::DEVICE_UNAVAILABLE, "no CUDA driver found");
-    let want = match built.as_deref() {
-        Some("1") => no_driver,
-        Some("0") => without,
-        _ if got.status() == status::UNSUPPORTED => without,
-        _ => no_driver,
-    };
-    Some(want)
 }
 
 #[test]

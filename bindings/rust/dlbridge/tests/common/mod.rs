@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: a foreign DLPack producer written in Rust (its own
-//! managed structs and counting deleters), and a live-count guard.
+//! managed structs and counting deleters), a live-count guard, and the CUDA error to expect.
 #![allow(dead_code)]
 
 use dlbridge::ffi;
@@ -158,4 +158,23 @@ pub fn foreign_legacy(
         byte_offset: 0,
     };
     Box::into_raw(b).cast()
+}
+
+/// The exact error every CUDA call gives here, or None when CUDA is available. CI sets
+/// DLBRIDGE_BUILT_WITH_CUDA, so that a CUDA build cannot pass for one without.
+pub fn expected_cuda_error() -> Option<(i32, &'static str)> {
+    let built = std::env::var("DLBRIDGE_BUILT_WITH_CUDA").ok();
+    let got = dlbridge::cuda::is_available().err()?;
+    let without = (
+        dlbridge::status::UNSUPPORTED,
+        "dlbridge was built without CUDA support",
+    );
+    let no_driver = (dlbridge::status::DEVICE_UNAVAILABLE, "no CUDA driver found");
+    let want = match built.as_deref() {
+        Some("1") => no_driver,
+        Some("0") => without,
+        _ if got.status() == dlbridge::status::UNSUPPORTED => without,
+        _ => no_driver,
+    };
+    Some(want)
 }
