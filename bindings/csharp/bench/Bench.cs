@@ -4,9 +4,10 @@
 // binding of this C API must pay for the cycle, defined as Java's bench defines it: the same
 // native calls made bare, straight through the generated layer (DLBridgeNative: the P/Invoke
 // transitions, the array typemaps and the core's own work), plus, per Tensor the cycle makes, one
-// SafeHandle (new + Dispose: the GC safety net), and per array it wraps, one GCHandle pin (Alloc
-// + Free). The binding's overhead is C# - floor: what DLBridge adds on top (its Tensor objects,
-// token bookkeeping, checks). Target: overhead <= the C cycle of the same row. No pass/fail: a
+// handle object (new + Dispose of an object with a critical finalizer: the GC safety net), and per
+// array it wraps, one GCHandle pin (Alloc + Free). The binding's overhead is C# - floor: what
+// DLBridge adds on top (the reference and count in its Tensor, token bookkeeping, checks). Target:
+// overhead <= the C cycle of the same row. No pass/fail: a
 // plain table. (The floor reaches DLBridgeNative through InternalsVisibleTo("DLBridge.Bench").)
 //
 //   meson test -C build --benchmark --suite csharp   # Mono default + preemptive (bench/run_bench.sh)
@@ -15,12 +16,22 @@
 using System;
 using System.Diagnostics;
 using System.Reflection;
+using System.Runtime.ConstrainedExecution;
 using System.Runtime.InteropServices;
 
 namespace DLBridge.Bench {
-  // A SafeHandle of the same shape as DLBridge's TensorHandle, releasing nothing.
-  sealed class Floor : SafeHandle {
-    public Floor() : base(IntPtr.Zero, true) { SetHandle(new IntPtr(1)); }
+  // The handle object every binding needs per tensor, bare: an object with a critical finalizer
+  // (the GC's safety net) whose Dispose takes it off the finalization queue. DLBridge's Tensor is
+  // such an object, with its reference and count inside (src/Tensor.cs).
+  sealed class Floor : CriticalFinalizerObject, IDisposable {
+    public void Dispose() { GC.SuppressFinalize(this); }
+    ~Floor() {}
+  }
+
+  // The runtime's own handle type, for the record below the table: what a Tensor holding a
+  // SafeHandle would pay instead.
+  sealed class Handle : SafeHandle {
+    public Handle() : base(IntPtr.Zero, true) { SetHandle(new IntPtr(1)); }
     public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
     protected override bool ReleaseHandle() { return true; }
   }
@@ -72,12 +83,13 @@ namespace DLBridge.Bench {
       }
     }
 
-    static double bare = double.MaxValue, safeHandle = double.MaxValue, pin = double.MaxValue;
+    static double bare = double.MaxValue, handle = double.MaxValue, safeHandle = double.MaxValue, pin = double.MaxValue;
 
     // The runtime's pieces, for the record below the table (each floor has them inside).
     static void MeasurePieces() {
       bare = Math.Min(bare, Time(n => { for (int i = 0; i < n; i++) Noop(); }, N * 10));
-      safeHandle = Math.Min(safeHandle, Time(n => { for (int i = 0; i < n; i++) new Floor().Dispose(); }, N));
+      handle = Math.Min(handle, Time(n => { for (int i = 0; i < n; i++) new Floor().Dispose(); }, N));
+      safeHandle = Math.Min(safeHandle, Time(n => { for (int i = 0; i < n; i++) new Handle().Dispose(); }, N));
       pin = Math.Min(pin, Time(n => {
         for (int i = 0; i < n; i++) GCHandle.Alloc(data, GCHandleType.Pinned).Free();
       }, N));
@@ -138,10 +150,11 @@ namespace DLBridge.Bench {
               p.Free();
             }
           });
-      Console.WriteLine("of which the runtime's own: bare P/Invoke call {0:F1} ns; SafeHandle new + Dispose {1:F1} ns; " +
-                        "GCHandle pin + free {2:F1} ns", bare, safeHandle, pin);
+      Console.WriteLine("of which the runtime's own: bare P/Invoke call {0:F1} ns; handle object new + Dispose {1:F1} ns; " +
+                        "GCHandle pin + free {2:F1} ns (a SafeHandle new + Dispose instead: {3:F1} ns)", bare, handle, pin,
+                        safeHandle);
       Console.WriteLine("floor = the cycle's native calls made bare through the generated layer + per tensor a " +
-                        "SafeHandle + per wrapped array a pin; target: C# - floor <= C; live tensors at exit: {0}",
+                        "finalizable handle object + per wrapped array a pin; target: C# - floor <= C; live tensors at exit: {0}",
                         DLBridge.LiveCount);
       return DLBridge.LiveCount == 0 ? 0 : 1;
     }

@@ -1,78 +1,15 @@
-// Lifecycle.cs - the managed half of a tensor's life: the SafeHandle that holds one native
-// reference, and what C# does when wrapped memory is released. The release itself is the shared
+// Lifecycle.cs - the managed half of wrapped memory's life: what C# does when the core releases
+// it (the Tensor's own reference and its count are in Tensor.cs). The release itself is the shared
 // engine's (generators/swig/native/dlbx_release.h): a wrap carries a token (a GCHandle); when
 // the core releases the memory, on whatever thread, the token is handed back to the
 // dlbx_tensor_free that released it, or queued for the next drain. No foreign thread ever runs
 // managed code.
 using System;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace DLBridge {
-  /// <summary>Holds one reference to a native DLManagedTensorVersioned. As a SafeHandle it is
-  /// reference-counted around native calls (a finalizer or another thread's Dispose cannot free
-  /// the tensor while a call is using it) and freed by its finalizer when nobody disposed it.</summary>
-  internal sealed class TensorHandle : SafeHandle {
-    internal TensorHandle(long address) : base(IntPtr.Zero, true) {
-      SetHandle(new IntPtr(address));
-      this.address = address;
-    }
-
-    /// <summary>A wrap's handle: <paramref name="pin"/> is what <paramref name="pinToken"/>
-    /// names, let go directly when this handle's own free hands the token back.</summary>
-    internal TensorHandle(long address, GCHandle pin, long pinToken) : this(address) {
-      this.pin = pin;
-      this.pinToken = pinToken;
-    }
-
-    // The reference: 0 once freed or given away. Whoever exchanges it for 0 owns it: the
-    // release of the handle (Dispose, the finalizer) or an export, never both.
-    private long address;
-    private readonly GCHandle pin;
-    private readonly long pinToken;
-
-    public override bool IsInvalid {
-      get { return handle == IntPtr.Zero; }
-    }
-
-    /// <summary>The reference, for a call the caller brackets with DangerousAddRef/Release (0
-    /// when an export took it).</summary>
-    internal long Address {
-      get { return Volatile.Read(ref address); }
-    }
-
-    /// <summary>Takes the reference for an export (0 when it was freed or taken already).</summary>
-    internal long Take() {
-      return Interlocked.Exchange(ref address, 0);
-    }
-
-    /// <summary>Closes the handle after an export took its reference: nothing is left to
-    /// release (SetHandleAsInvalid: no release, no finalizer; a later Dispose does nothing).</summary>
-    internal void GiveAway() {
-      SetHandleAsInvalid();
-    }
-
-    /// <summary>Gives a taken reference back (a refused export). If the handle was disposed
-    /// meanwhile, its release found nothing to free: the reference is freed here.</summary>
-    internal void Restore(long reference) {
-      // A full fence between the store and the read of the closed state: either this sees the
-      // Dispose, or the Dispose's release (which exchanges after closing) sees the reference.
-      Interlocked.Exchange(ref address, reference);
-      if (IsClosed) FreeIfHeld();
-    }
-
-    protected override bool ReleaseHandle() {
-      // Runs once: on Dispose, after the last native call using it, or on the finalizer thread.
-      FreeIfHeld();
-      return true;
-    }
-
-    private void FreeIfHeld() {
-      long a = Interlocked.Exchange(ref address, 0);
-      if (a != 0) Releases.Free(a, pin, pinToken);
-    }
-  }
-
   /// <summary>What C# lets go of when the core releases wrapped memory: the token of a wrap is
   /// a GCHandle (shifted left once; the low bit set when it holds a release Action to run rather
   /// than a pinned array).</summary>
@@ -91,6 +28,7 @@ namespace DLBridge {
       get { return Volatile.Read(ref *NativeLibrary.Queued); }
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static long Token(GCHandle handle, bool isAction) {
       // GCHandle values are below 2^62 on every runtime (Mono: small indices; CoreCLR:
       // user-space addresses), so the shift loses nothing.
@@ -100,6 +38,7 @@ namespace DLBridge {
     /// <summary>Frees one reference (dlbx_tensor_free) and lets go of the token this free
     /// released, and of whatever other threads released meanwhile. <paramref name="own"/> is
     /// the GCHandle that <paramref name="ownToken"/> names (0: none).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void Free(long tensor, GCHandle own, long ownToken) {
       long token = DLBridgeNative.dlbx_tensor_free(tensor);
       if (token != 0) Let(token, own, ownToken);
@@ -107,6 +46,7 @@ namespace DLBridge {
     }
 
     /// <summary>Drains when the engine's counter says anything is queued (one memory read).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void DrainIfQueued() {
       if (Volatile.Read(ref *NativeLibrary.Queued) != 0) Drain();
     }
@@ -128,22 +68,32 @@ namespace DLBridge {
     // here once) and FromIntPtr's result is that IntPtr, so the token's value is read as one.
     private static readonly bool handleIsIntPtr = sizeof(GCHandle) == sizeof(IntPtr);
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static GCHandle HandleOf(long token) {
       IntPtr value = new IntPtr(token >> 1);
       return handleIsIntPtr ? *(GCHandle*)&value : GCHandle.FromIntPtr(value);
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void Let(long token, GCHandle own, long ownToken) {
       GCHandle h = token == ownToken ? own : HandleOf(token);
-      Action release = (token & 1) != 0 ? (Action)h.Target : null;
+      if ((token & 1) != 0) {
+        Run((Action)h.Target, h);
+      } else {
+        h.Free();
+        Interlocked.Increment(ref released);
+      }
+    }
+
+    // A release action's token: the handle let go of, then the action run (apart from Let,
+    // which the JIT inlines only without an exception handler).
+    private static void Run(Action release, GCHandle h) {
       h.Free();
       Interlocked.Increment(ref released);
-      if (release != null) {
-        try {
-          release();
-        } catch (Exception) {
-          // A release action must not throw; this may be the finalizer thread.
-        }
+      try {
+        release();
+      } catch (Exception) {
+        // A release action must not throw; this may be the finalizer thread.
       }
     }
   }

@@ -1,5 +1,6 @@
 // Tensor.Create.cs - making tensors: allocate, copy from arrays, wrap arrays and native memory.
 using System;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 
@@ -75,6 +76,7 @@ namespace DLBridge {
     /// data.Length; the core refuses a shape whose elements reach beyond the array. bool[]
     /// cannot be pinned on every runtime: use FromArray.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static Tensor Wrap<T>(T[] data, params long[] shape) where T : struct {
       return Wrap(data, shape, null, false);
     }

@@ -20,9 +20,9 @@ namespace DLBridge {
     public IntPtr ExportVersioned() {
       // No native call: the versioned struct is the reference itself. Of an export and a
       // concurrent Dispose (or another export), the one that takes the reference has it.
-      long a = h.Take();
+      long a = Take();
       if (a == 0) throw Disposed();
-      h.GiveAway();
+      GiveAway();
       return new IntPtr(a);
     }
 
@@ -31,16 +31,16 @@ namespace DLBridge {
     /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
     public IntPtr ExportLegacy() {
       // Taken, the reference is this call's alone: a concurrent Dispose finds nothing to free.
-      long a = h.Take();
+      long a = Take();
       if (a == 0) throw Disposed();
       long legacy;
       try {
         legacy = DLBridgeNative.dlb_tensor_export_legacy(a);
       } catch {
-        h.Restore(a); // refused: ours again (freed now if the tensor was disposed meanwhile)
+        Restore(a); // refused: ours again (freed now if the tensor was disposed meanwhile)
         throw;
       }
-      h.GiveAway();
+      GiveAway();
       return new IntPtr(legacy);
     }
   }

@@ -1,13 +1,16 @@
-// Tensor.cs - the Tensor class and its handle: lifecycle (Dispose, Address, ToString). The
+// Tensor.cs - the Tensor class and its lifecycle: the one native reference it holds, the count
+// that keeps it alive across native calls, Dispose and the finalizer, Address, ToString. The
 // other concerns live in Tensor.Create.cs, Tensor.Access.cs, Tensor.Views.cs, Tensor.Exchange.cs.
 using System;
+using System.Runtime.CompilerServices;
+using System.Runtime.ConstrainedExecution;
 using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace DLBridge {
   /// <summary>
   /// A DLPack tensor owned by C#: one reference to a native DLManagedTensorVersioned made by
-  /// dlbridge, held by a SafeHandle.
+  /// dlbridge.
   /// <para>Ownership: every method returning a Tensor gives the caller a new reference to
   /// dispose (views and shares keep the memory alive on their own: the base may be disposed
   /// first). <see cref="Dispose"/> is idempotent; a tensor nobody disposed is freed by its
@@ -17,42 +20,110 @@ namespace DLBridge {
   /// <see cref="DLPackException"/> otherwise) and leave the caller's tensors as they were.
   /// Every method may be called from any thread.</para>
   /// </summary>
-  public sealed partial class Tensor : IDisposable {
-    private readonly TensorHandle h;
+  // A Tensor is its own handle object: a critical finalizer (run after ordinary finalizers, like
+  // a SafeHandle's) and the count a SafeHandle keeps, in one object. A Tensor holding a SafeHandle
+  // costs a second object per tensor, and SafeHandle's count a few ns more per call on Mono (the
+  // bench: docs/csharp.md); a Tensor deriving from SafeHandle would make DangerousRelease and
+  // SetHandleAsInvalid part of the tensor's public API.
+  public sealed partial class Tensor : CriticalFinalizerObject, IDisposable {
+    // The reference: 0 once freed or given away. Whoever exchanges it for 0 owns it: the free
+    // (Dispose, the finalizer, the last call of a disposed tensor) or an export, never both.
+    private long address;
+
+    // Who holds the reference, in steps of Hold: the owner until Dispose or an export, and each
+    // native call in flight (Enter .. Exit); Closed set once the owner let go. The reference is
+    // freed by whoever brings the count to Closed alone: the Dispose when no call is in flight,
+    // otherwise the last call's Exit.
+    private int holders = Hold;
+    private const int Closed = 1, Hold = 2;
+
+    // A wrap's pin (or release action) and the token that names it: let go of directly when this
+    // tensor's own free hands the token back (Releases.Free).
+    private readonly GCHandle pin;
+    private readonly long pinToken;
 
     internal Tensor(long address) {
-      h = new TensorHandle(address);
+      this.address = address;
     }
 
     private Tensor(long address, GCHandle pin, long pinToken) {
-      h = new TensorHandle(address, pin, pinToken);
+      this.address = address;
+      this.pin = pin;
+      this.pinToken = pinToken;
     }
 
-    // ---- access to the handle ----------------------------------------------------------------
-    // Every native call runs between Enter and Exit: the SafeHandle's count keeps the tensor
-    // alive for the call, whatever other threads or the finalizer do.
+    // ---- holding the reference across native calls ---------------------------------------------
+    // The small steps of a tensor's life are marked AggressiveInlining: Mono's JIT inlines only
+    // tiny methods by default, and a wrap + dispose cycle otherwise pays a dozen nested calls
+    // (about 10 ns on Mono, the bench: docs/csharp.md). Methods with an exception handler are
+    // never inlined, so none of these has one.
+    // Every native call runs between Enter and Exit: the count keeps the reference alive for the
+    // call, whatever other threads or the finalizer do (the finalizer cannot run before Exit,
+    // which uses this object).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private long Enter() {
-      AddRef();
-      long a = h.Address;
+      int seen = Volatile.Read(ref holders);
+      while (true) {
+        if ((seen & Closed) != 0) throw Disposed();
+        int before = Interlocked.CompareExchange(ref holders, seen + Hold, seen);
+        if (before == seen) break;
+        seen = before;
+      }
+      long a = Volatile.Read(ref address);
       if (a == 0) {
         // An export took it.
-        h.DangerousRelease();
+        Exit();
         throw Disposed();
       }
       return a;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Exit() {
-      h.DangerousRelease();
+      if (Interlocked.Add(ref holders, -Hold) == Closed) FreeIfHeld();
     }
 
-    private void AddRef() {
-      bool added = false;
-      try {
-        h.DangerousAddRef(ref added);
-      } catch (ObjectDisposedException) {
-        throw Disposed();
+    // The owner lets go (Dispose, the finalizer, an export): true for the one call that did.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool Close() {
+      int seen = Volatile.Read(ref holders);
+      while (true) {
+        if ((seen & Closed) != 0) return false;
+        int after = (seen | Closed) - Hold;
+        int before = Interlocked.CompareExchange(ref holders, after, seen);
+        if (before == seen) {
+          if (after == Closed) FreeIfHeld();
+          return true;
+        }
+        seen = before;
       }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void FreeIfHeld() {
+      long a = Interlocked.Exchange(ref address, 0);
+      if (a != 0) Releases.Free(a, pin, pinToken);
+    }
+
+    /// <summary>Takes the reference for an export (0 when it was freed or taken already).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long Take() {
+      return Interlocked.Exchange(ref address, 0);
+    }
+
+    /// <summary>Closes the tensor after an export took its reference: nothing is left to free.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void GiveAway() {
+      if (Close()) GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Gives a taken reference back (a refused export). If the tensor was disposed
+    /// meanwhile and no call holds it, nobody is left to free it: it is freed here.</summary>
+    private void Restore(long reference) {
+      // Both are full fences: either this sees the last holder gone (and frees), or the last
+      // holder's Exit or Close, coming after, finds the reference (and frees).
+      Interlocked.Exchange(ref address, reference);
+      if (Volatile.Read(ref holders) == Closed) FreeIfHeld();
     }
 
     // Use after Dispose or an export: DLB_ERR_CLOSED with the message every binding gives.
@@ -60,13 +131,19 @@ namespace DLBridge {
       return Errors.Closed();
     }
 
-    /// <summary>Frees this reference (the memory goes when its last reference goes). Idempotent.</summary>
+    /// <summary>Frees this reference (the memory goes when its last reference goes; a call
+    /// running on another thread finishes first). Idempotent.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Dispose() {
-      h.Dispose();
+      if (Close()) GC.SuppressFinalize(this);
+    }
+
+    ~Tensor() {
+      Close();
     }
 
     /// <summary>True once disposed or exported.</summary>
-    public bool IsDisposed { get { return h.IsClosed; } }
+    public bool IsDisposed { get { return (Volatile.Read(ref holders) & Closed) != 0; } }
 
     /// <summary>The native DLManagedTensorVersioned*, borrowed: valid while this Tensor is
     /// alive; do not free it (export to hand it over).</summary>

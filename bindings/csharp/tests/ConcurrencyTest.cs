@@ -117,5 +117,51 @@ namespace DLBridge.Tests {
       DLBridge.CollectReleased();
       Assert.AreEqual(collected + wrapped, DLBridge.ReleasedCount, "every wrapped array unpinned once");
     }
+
+    /// <summary>Refused exports (legacy, of a READ_ONLY tensor) racing uses and a Dispose of
+    /// the same tensor: a refused export gives the reference back while calls on other threads
+    /// may still hold it, so the free must wait for the last of them, whichever comes last (the
+    /// Dispose, a call's end or the give-back), and happen once.</summary>
+    [Test]
+    public void RefusedExportRacesWithUseAndDispose() {
+      DLBridge.CollectReleased();
+      long collected = DLBridge.ReleasedCount;
+      const int rounds = 300;
+      for (int round = 0; round < rounds; round++) {
+        Tensor t = Tensor.Wrap(new double[] { 1, 2, 3 }, new long[] { 3 }, null, true);
+        Exception failure = null;
+        int go = 0;
+        Thread[] threads = new Thread[3];
+        for (int k = 0; k < threads.Length; k++) {
+          bool exporter = k == 0;
+          threads[k] = new Thread(() => {
+            while (Volatile.Read(ref go) == 0) {}
+            for (int i = 0; i < 20; i++) {
+              try {
+                if (exporter) {
+                  t.ExportLegacy();
+                  failure = new Exception("a READ_ONLY tensor was exported legacy");
+                } else {
+                  Assert.AreEqual(3.0, t.ToArray<double>()[2]);
+                }
+              } catch (ObjectDisposedException) {
+              } catch (DLPackException e) {
+                if (!exporter || e.Status != Status.ReadOnly) failure = e;
+              } catch (Exception e) {
+                failure = e;
+              }
+            }
+          });
+          threads[k].Start();
+        }
+        Volatile.Write(ref go, 1);
+        if (round % 2 == 0) Thread.Yield();
+        t.Dispose();
+        foreach (Thread th in threads) th.Join();
+        Assert.IsNull(failure, failure == null ? "" : failure.ToString());
+      }
+      DLBridge.CollectReleased();
+      Assert.AreEqual(collected + rounds, DLBridge.ReleasedCount, "every wrapped array unpinned once");
+    }
   }
 }
