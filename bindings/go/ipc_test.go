@@ -107,23 +107,24 @@ func TestTensorsCrossProcesses(t *testing.T) {
 	}
 }
 
+// connectedPair listens on a socket in a fresh folder, dials it and accepts: the listener, the
+// dialing end and the accepted end, each closed when the test ends (a second Close does nothing).
+func connectedPair(t *testing.T) (l *dlbridge.Listener, dialed, accepted *dlbridge.Channel) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sock", "channel.sock")
+	l = get(dlbridge.Listen(path))(t)
+	t.Cleanup(func() { l.Close() })
+	dialed = get(dlbridge.Dial(path))(t)
+	t.Cleanup(func() { dialed.Close() })
+	accepted = get(l.Accept())(t)
+	t.Cleanup(func() { accepted.Close() })
+	return l, dialed, accepted
+}
+
 // Close from another goroutine wakes a Receive and an Accept that are blocked: both return
 // ErrChannelClosed, and the handles are freed once they have returned.
 func TestCloseWakesBlockedCalls(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sock", "channel.sock")
-	l, err := dlbridge.Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := dlbridge.Dial(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _, server := connectedPair(t)
 	received, accepted := make(chan error), make(chan error)
 	go func() {
 		_, err := server.Receive()
@@ -149,22 +150,7 @@ func TestCloseWakesBlockedCalls(t *testing.T) {
 // GPU cases are the core's suite ipc (tests/ipc/test_ipc_cuda.cc).
 func TestCUDASendAndWaitRefuseHostTensors(t *testing.T) {
 	leakCheck(t)
-	path := filepath.Join(t.TempDir(), "sock", "channel.sock")
-	l, err := dlbridge.Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	sender, err := dlbridge.Dial(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sender.Close()
-	receiver, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer receiver.Close()
+	_, sender, receiver := connectedPair(t)
 	host := get(dlbridge.AllocateShareable(dlbridge.CPU, dlbridge.Float32, 4))(t)
 	defer host.Close()
 	if kind := get(host.ShareableKind())(t); kind != dlbridge.ShareableMemfd {

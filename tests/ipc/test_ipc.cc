@@ -473,6 +473,25 @@ TEST_SUITE("ipc.forgery") {
       REQUIRE(dlb_channel_accept(listener, &server, nullptr) == DLB_OK);
       before = count_fds();
     }
+    // Forges: sends `frame` with `nfds` fresh memfds of `segment_size` bytes, closed here once
+    // sent (the receiver holds its own copies).
+    void send(const void* frame, size_t size, int nfds, uint64_t segment_size, bool sealed) {
+      std::vector<int> fds;
+      for (int i = 0; i < nfds; ++i) fds.push_back(memfd_of(segment_size, sealed));
+      raw_send(raw, frame, size, fds);
+      for (int fd : fds) close(fd);
+    }
+    // Receives what was forged and checks its refusal: the status, the exact message, and that
+    // nothing it carried is left open or mapped.
+    void expect_refused(int status, const std::string& message) {
+      std::string text;
+      CHECK(receive(&text) == status);
+      CHECK(text == message);
+      const FdCount after = count_fds();
+      CHECK(after.total == before.total);
+      CHECK(after.segments == 0);
+      CHECK(segment_mappings().empty());
+    }
     // Receives what was forged: the status, with *message set; the fds it carried are closed.
     int receive(std::string* text) {
       dlb_error err;
@@ -537,17 +556,8 @@ TEST_SUITE("ipc.forgery") {
       Forgery f;
       dlb::ipc::Wire w = wire_for(c.n * c.extent0_sign, c.said_size);
       w.major = c.major;
-      std::vector<int> fds;
-      for (int i = 0; i < c.nfds; ++i) fds.push_back(memfd_of(c.real_size, c.sealed));
-      raw_send(f.raw, &w, sizeof w, fds);
-      for (int fd : fds) close(fd);  // the receiver holds its own copies now
-      std::string text;
-      CHECK(f.receive(&text) == c.status);
-      CHECK(text == c.message);
-      const FdCount after = count_fds();
-      CHECK(after.total == f.before.total);
-      CHECK(after.segments == 0);
-      CHECK(segment_mappings().empty());
+      f.send(&w, sizeof w, c.nfds, c.real_size, c.sealed);
+      f.expect_refused(c.status, c.message);
     }
   }
 
@@ -637,21 +647,11 @@ TEST_SUITE("ipc.forgery") {
       frames.wire.device_id = c.device_id;
       frames.extension.has_event = c.has_event;
       if (!c.good_magic) frames.extension.magic[0] = 'X';
-      std::vector<int> fds;
-      for (int i = 0; i < c.nfds; ++i) fds.push_back(memfd_of(4096, true));
-      raw_send(f.raw, &frames, sizeof frames, fds);
-      for (int fd : fds) close(fd);
-      std::string text;
-      CHECK(f.receive(&text) == c.status);
-      CHECK(text == c.message);
-      const FdCount after = count_fds();
-      CHECK(after.total == f.before.total);
-      CHECK(after.segments == 0);
+      f.send(&frames, sizeof frames, c.nfds, 4096, true);
+      f.expect_refused(c.status, c.message);
       // Both frames were read: the next descriptor on the same connection is received.
       dlb::ipc::Wire next = wire_for(4, 4096);
-      const int segment = memfd_of(4096, true);
-      raw_send(f.raw, &next, sizeof next, {segment});
-      close(segment);
+      f.send(&next, sizeof next, 1, 4096, true);
       DLManagedTensorVersioned* t = nullptr;
       dlb_error err;
       CHECK(dlb_channel_receive(f.server, &t, &err) == DLB_OK);
