@@ -77,19 +77,14 @@ namespace DLBridge {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void Let(long token, GCHandle own, long ownToken) {
       GCHandle h = token == ownToken ? own : HandleOf(token);
-      if ((token & 1) != 0) {
-        Run((Action)h.Target, h);
-      } else {
-        h.Free();
-        Interlocked.Increment(ref released);
-      }
-    }
-
-    // A release action's token: the handle let go of, then the action run (apart from Let,
-    // which the JIT inlines only without an exception handler).
-    private static void Run(Action release, GCHandle h) {
+      Action release = (token & 1) != 0 ? (Action)h.Target : null;
       h.Free();
       Interlocked.Increment(ref released);
+      if (release != null) Run(release);
+    }
+
+    // Apart from Let, which the JIT inlines only without an exception handler.
+    private static void Run(Action release) {
       try {
         release();
       } catch (Exception) {
