@@ -92,6 +92,12 @@ DLB_API const char* dlb_status_name(dlb_status status) {
     case DLB_ERR_DEVICE: return "DLB_ERR_DEVICE";
     case DLB_ERR_DEVICE_UNAVAILABLE: return "DLB_ERR_DEVICE_UNAVAILABLE";
     case DLB_ERR_CLOSED: return "DLB_ERR_CLOSED";
+    case DLB_ERR_NO_LISTENER: return "DLB_ERR_NO_LISTENER";
+    case DLB_ERR_PERMISSION: return "DLB_ERR_PERMISSION";
+    case DLB_ERR_PEER_CLOSED: return "DLB_ERR_PEER_CLOSED";
+    case DLB_ERR_PROTOCOL: return "DLB_ERR_PROTOCOL";
+    case DLB_ERR_TIMEOUT: return "DLB_ERR_TIMEOUT";
+    case DLB_ERR_LIMIT: return "DLB_ERR_LIMIT";
     default: return "DLB_ERR_UNKNOWN";
   }
 }

@@ -171,6 +171,11 @@ struct Geometry {
   uint64_t span_bits;     // bits from begin_bits to the end of the last element (0 if empty)
 };
 
+// Every byte the elements of a validated tensor (geometry `g`) reach lies in [0, buffer_size)
+// from its data pointer, else DLB_ERR_INVALID_ARGUMENT: "the tensor's elements reach bytes
+// [B, E) of a buffer of N bytes". The one span check of dlb_tensor_wrap_buffer and the channel.
+int check_buffer_span(const Geometry& g, uint64_t buffer_size, dlb_error* error);
+
 // Checks a device: a known type, device_id >= 0, and 0 for the CPU.
 int check_device(DLDevice device, dlb_error* error);
 
@@ -249,7 +254,7 @@ void* release_context(const DLManagedTensorVersioned* tensor, dlb_release_fn rel
 
 // True when memory wrapped with `release` and `ctx` may be reached by another process (a shared
 // segment that was sent, or received without IS_COPIED): such memory is never exclusive to a
-// tensor of this process. ipc.cc answers it.
+// tensor of this process. ipc/segment.cc answers it.
 bool memory_is_exposed(dlb_release_fn release, void* ctx);
 
 // ---- copies -------------------------------------------------------------------------------

@@ -262,16 +262,9 @@ int wrap(const DLTensor* tensor, const uint64_t* buffer_size, uint64_t flags,
   dlb::Geometry g{};
   int status = dlb::validate_tensor(tensor, flags, &g, error);
   if (status != DLB_OK) return status;
-  if (buffer_size != nullptr && g.span_bits != 0) {
-    // Validation bounded the span below 2^60 bytes, so these never overflow.
-    const int64_t begin = g.begin_bits >> 3;
-    const int64_t end = (g.begin_bits + static_cast<int64_t>(g.span_bits) + 7) >> 3;
-    if (begin < 0 || static_cast<uint64_t>(end) > *buffer_size) {
-      return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
-                       "the tensor's elements reach bytes [%lld, %lld) of a buffer of %llu bytes",
-                       static_cast<long long>(begin), static_cast<long long>(end),
-                       static_cast<unsigned long long>(*buffer_size));
-    }
+  if (buffer_size != nullptr) {
+    status = dlb::check_buffer_span(g, *buffer_size, error);
+    if (status != DLB_OK) return status;
   }
   status = dlb::check_device_memory(tensor, flags, error);
   if (status != DLB_OK) return status;

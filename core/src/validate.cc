@@ -237,6 +237,20 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   return DLB_OK;
 }
 
+int check_buffer_span(const Geometry& g, uint64_t buffer_size, dlb_error* error) {
+  if (g.span_bits == 0) return DLB_OK;
+  // Validation bounded the span below 2^60 bytes, so these never overflow.
+  const int64_t begin = g.begin_bits >> 3;
+  const int64_t end = (g.begin_bits + static_cast<int64_t>(g.span_bits) + 7) >> 3;
+  if (begin < 0 || static_cast<uint64_t>(end) > buffer_size) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "the tensor's elements reach bytes [%lld, %lld) of a buffer of %llu bytes",
+                static_cast<long long>(begin), static_cast<long long>(end),
+                static_cast<unsigned long long>(buffer_size));
+  }
+  return DLB_OK;
+}
+
 int check_element_type(DLDataType actual, DLDataType wanted, dlb_error* error) {
   if (wanted.code == 0 && wanted.bits == 0 && wanted.lanes == 0) return DLB_OK;
   if (actual.code == wanted.code && actual.bits == wanted.bits && actual.lanes == wanted.lanes) {

@@ -351,6 +351,7 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %newobject dlb_channel_listen;
 %newobject dlb_channel_accept;
 %newobject dlb_channel_connect;
+%newobject dlb_channel_connect_with;
 %newobject dlb_channel_receive;
 
 /* ---- the headers ---------------------------------------------------------------------------- */

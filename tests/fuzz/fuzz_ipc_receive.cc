@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/ipc_wire.hpp"
+#include "../../core/src/ipc/wire.hpp"
 #include "../ipc/ipc_forge.hpp"
 #include "fuzz_common.h"
 

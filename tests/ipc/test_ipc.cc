@@ -30,7 +30,7 @@
 #include "dlbridge/dlbridge.h"
 #include "ipc_forge.hpp"
 #include "ipc_process.hpp"
-#include "ipc_wire.hpp"
+#include "ipc/wire.hpp"
 
 namespace {
 

@@ -107,7 +107,8 @@ typedef int32_t dlb_status;
 #define DLB_ERR_LAYOUT 6
 /* An element count or byte size does not fit in 64 bits. */
 #define DLB_ERR_OVERFLOW 7
-/* A device runtime or a plug-in backend reported a failure. */
+/* A device runtime or a plug-in backend reported a failure (and, for a channel, an operating
+ * system failure that none of the channel's statuses below describes). */
 #define DLB_ERR_DEVICE 8
 /* The device's runtime or hardware is not available in this process (no driver, no device). */
 #define DLB_ERR_DEVICE_UNAVAILABLE 9
@@ -116,6 +117,26 @@ typedef int32_t dlb_status;
  * into an export. The core itself never returns it: it cannot see a binding's objects. Bindings
  * report it with DLB_CLOSED_MESSAGE, so that every language says the same. */
 #define DLB_ERR_CLOSED 10
+
+/* The statuses of a channel (see "Sharing tensors across processes"), one per cause a program
+ * can act on. */
+/* Nothing listens at the address: no socket file there, or one nobody accepts on. */
+#define DLB_ERR_NO_LISTENER 11
+/* Not permitted: the socket's file or folder modes, a folder of another user, a peer (or a
+ * listener) running as a user this end does not accept. */
+#define DLB_ERR_PERMISSION 12
+/* The peer closed the connection or vanished (exited, was killed), also in the middle of a
+ * tensor's frames. */
+#define DLB_ERR_PEER_CLOSED 13
+/* The peer sent something that is not a tensor this library accepts: a malformed, truncated or
+ * forged descriptor, the wrong file descriptors with it, a segment that does not match it; or the
+ * channel lost its place in the stream after a timeout in the middle of a tensor. */
+#define DLB_ERR_PROTOCOL 14
+/* The channel's time limit (dlb_channel_set_timeout, dlb_channel_connect_with) ran out. */
+#define DLB_ERR_TIMEOUT 15
+/* A limit of this process or of the system was reached: open file descriptors, memory mappings,
+ * file descriptors in flight on sockets. The message names the limit. */
+#define DLB_ERR_LIMIT 16
 
 /* Size of the message buffer in dlb_error, including the terminating NUL. */
 #define DLB_ERROR_MESSAGE_SIZE 512
@@ -852,30 +873,83 @@ DLB_API int dlb_tensor_shareable_kind(const DLManagedTensorVersioned* tensor);
 
 /* A channel: one end of a connection between two processes, or a listener that accepts them.
  * Safe to use from one thread at a time; different channels from any threads. The exception is
- * dlb_channel_shutdown, which any thread may call at any time (to stop a blocked receive). */
+ * dlb_channel_shutdown, which any thread may call at any time (to stop a blocked receive).
+ *
+ * Statuses: every failure of a channel function is one of DLB_ERR_NO_LISTENER (connect: nothing
+ * listens there), DLB_ERR_PERMISSION (modes, another user's folder, a refused user),
+ * DLB_ERR_PEER_CLOSED (the peer went away), DLB_ERR_PROTOCOL (what arrived is not a valid
+ * tensor), DLB_ERR_TIMEOUT, DLB_ERR_LIMIT (out of file descriptors or mappings),
+ * DLB_ERR_CLOSED (shut down), DLB_ERR_OUT_OF_MEMORY, DLB_ERR_UNSUPPORTED_VERSION (a peer speaking
+ * a newer descriptor major), DLB_ERR_INVALID_ARGUMENT (this caller's own arguments), or, for
+ * CUDA memory, the CUDA statuses. A server loop therefore skips a refused or misbehaving peer
+ * (DLB_ERR_PERMISSION, DLB_ERR_PEER_CLOSED, DLB_ERR_PROTOCOL, DLB_ERR_TIMEOUT from accept or
+ * from that peer's channel) and keeps serving: see docs/ipc.md.
+ *
+ * Two users: a listener accepts peers of its own user, and of each uid allowed with
+ * dlb_channel_allow_uid; a connecting process accepts a listener of its own user, or of the one
+ * uid it names to dlb_channel_connect_with. Both checks use the credentials the kernel recorded
+ * for the connection (SO_PEERCRED), so neither side can claim another user. The socket's
+ * folder must still let the other user reach the socket: see dlb_channel_listen. */
 typedef struct dlb_channel dlb_channel;
+
+/* No time limit (the default of every channel). */
+#define DLB_TIMEOUT_NONE (-1)
+/* dlb_channel_connect_with's `listener_uid` when the listener must run as the caller's user. */
+#define DLB_UID_SELF 0xFFFFFFFFu
 
 /* Listens at `path`, a Unix domain socket the call creates with mode 0600. Its folder must be
  * one only the calling user can enter: the call creates it (mode 0700) when it does not exist,
- * and refuses one that others can enter or that another user owns. A stale socket file left by
- * a process that died is replaced; a live one (something accepts on it) is refused.
+ * and refuses one that others can enter or that another user owns (DLB_ERR_PERMISSION). A stale
+ * socket file left by a process that died is replaced; a live one (something accepts on it) is
+ * refused (DLB_ERR_INVALID_ARGUMENT). To serve another user, allow its uid
+ * (dlb_channel_allow_uid) and give it a way in: the socket file's mode is 0600 and its folder's
+ * 0700, so the program widens them itself (for example a folder of mode 0711 and a socket of
+ * mode 0666, or a group); the peer-credential check still refuses every uid not allowed.
  * Ownership: on success the caller owns *out (dlb_channel_close also removes the socket file);
  * on error nothing is created. */
 DLB_API dlb_status dlb_channel_listen(const char* path, dlb_channel** out, dlb_error* error);
 
 /* Waits for the next connection on a listener and returns it as a channel. The peer's
- * credentials are checked: a peer running as another user than the caller is refused unless
- * its uid was allowed with dlb_channel_allow_uid (its connection is then closed, the listener
- * stays usable). Ownership: on success the caller owns *out. */
+ * credentials are checked: a peer running as another user than the caller is refused with
+ * DLB_ERR_PERMISSION unless its uid was allowed with dlb_channel_allow_uid (its connection is
+ * then closed, the listener stays usable: call accept again). The new channel takes the
+ * listener's allowed uids and its time limit. With a time limit, DLB_ERR_TIMEOUT when no peer
+ * connects in time (the listener stays usable). DLB_ERR_LIMIT when this process is out of file
+ * descriptors (the peer stays queued). Ownership: on success the caller owns *out. */
 DLB_API dlb_status dlb_channel_accept(dlb_channel* listener, dlb_channel** out, dlb_error* error);
 
-/* Connects to a listener at `path`; the listener's process must run as the caller's user (or
- * one allowed later with dlb_channel_allow_uid before the first receive).
+/* Connects to a listener at `path`; the listener's process must run as the caller's user
+ * (DLB_ERR_PERMISSION otherwise, before anything is sent or received). Nothing listening there:
+ * DLB_ERR_NO_LISTENER; a socket or folder this user may not reach: DLB_ERR_PERMISSION.
  * Ownership: on success the caller owns *out. */
 DLB_API dlb_status dlb_channel_connect(const char* path, dlb_channel** out, dlb_error* error);
 
+/* dlb_channel_connect, accepting a listener that runs as `listener_uid` too (DLB_UID_SELF: the
+ * caller's user only), and with a time limit of `timeout_ns` nanoseconds (DLB_TIMEOUT_NONE: none;
+ * 0: do not wait) for the connection, which the channel then keeps for its sends and receives
+ * (dlb_channel_set_timeout changes it). A connection waits only while the listener's queue of
+ * unaccepted peers is full. Errors: as dlb_channel_connect; a negative timeout other than
+ * DLB_TIMEOUT_NONE (DLB_ERR_INVALID_ARGUMENT); DLB_ERR_TIMEOUT.
+ * Ownership: on success the caller owns *out. */
+DLB_API dlb_status dlb_channel_connect_with(const char* path, uint32_t listener_uid,
+                                            int64_t timeout_ns, dlb_channel** out,
+                                            dlb_error* error);
+
+/* Sets the channel's time limit, in nanoseconds, for each later accept, send and receive
+ * (DLB_TIMEOUT_NONE: none, the default; 0: do not wait). A call that runs out of time fails with
+ * DLB_ERR_TIMEOUT. When nothing of a tensor had arrived (receive) or left (send), the channel
+ * stays usable; when the limit ran out in the middle of a tensor's frames, the stream has lost
+ * its place, and every later send and receive fails with DLB_ERR_PROTOCOL: close the channel.
+ * On a listener the limit applies to accept and passes to each channel it accepts.
+ * Errors: a negative value other than DLB_TIMEOUT_NONE (DLB_ERR_INVALID_ARGUMENT); a channel
+ * shut down (DLB_ERR_CLOSED). */
+DLB_API dlb_status dlb_channel_set_timeout(dlb_channel* channel, int64_t timeout_ns,
+                                           dlb_error* error);
+
 /* Accepts peers running as `uid` too (the caller's own uid always is). On a listener it applies
- * to every channel it accepts from now on. */
+ * to every channel it accepts from now on. A connected channel's peer was checked when it
+ * connected: to accept a listener of another user, name it to dlb_channel_connect_with.
+ * Errors: more than 16 other users (DLB_ERR_INVALID_ARGUMENT); a channel shut down. */
 DLB_API dlb_status dlb_channel_allow_uid(dlb_channel* channel, uint32_t uid, dlb_error* error);
 
 /* The peer's process id and user id, as the kernel reported them when the connection was made.
@@ -888,14 +962,16 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
 
 /* Sends `tensor` to the peer: its memory's descriptor and the tensor's layout (dtype, shape,
  * strides, flags, offset). The memory must be shareable (else DLB_ERR_UNSUPPORTED, "the tensor's
- * memory is not shareable: allocate it with dlb_tensor_allocate_shareable, or send with
- * DLB_SEND_COPY"), unless `options` has DLB_SEND_COPY: a tensor that is not shareable is then
+ * memory is not shareable: allocate it as shareable memory, or send a copy"), unless `options` has DLB_SEND_COPY: a tensor that is not shareable is then
  * copied into new shareable memory first (the receiver's tensor is then marked IS_COPIED): a
  * kDLCUDA tensor into shareable memory on its device, any other into host memory; the copy is
  * complete when the call returns. A CUDA tensor is sent as it is: no stream order goes with it
  * (the caller makes sure its work on the memory is done, or uses dlb_channel_send_cuda).
  * The peer sees writes made through the tensor afterwards, and the tensor sees the peer's
  * (the same memory), unless it is READ_ONLY: the receiver then maps it read-only.
+ * Errors besides the tensor's own: DLB_ERR_PEER_CLOSED (the peer went away), DLB_ERR_TIMEOUT,
+ * DLB_ERR_LIMIT (the system's limit on file descriptors in flight), DLB_ERR_PROTOCOL (the
+ * channel lost its place after a timeout), DLB_ERR_CLOSED.
  * Ownership: `tensor` is borrowed; it stays the caller's, and the memory lives on in the peer
  * after the caller frees it. */
 DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
@@ -916,12 +992,19 @@ DLB_API dlb_status dlb_channel_send_cuda(dlb_channel* channel,
                                          uint32_t options, dlb_error* error);
 
 /* Waits for the next tensor from the peer and maps it. Everything that arrives is checked
- * before it is mapped: the peer's credentials, the descriptor's size and version, the number of
- * file descriptors its kind of memory comes with, the segment's real size (fstat) and its seals
- * (host memory), the tensor's layout against the segment's size, then, for CUDA memory, the
- * device (one this process sees) and the allocation granularity; then the tensor as an import
- * validates it. Each refusal has its own message; nothing received is left open or mapped
- * after an error. A received CUDA tensor keeps the sender's event, if one came
+ * before anything is mapped: the peer's credentials (DLB_ERR_PERMISSION), the descriptor's
+ * magic, size and version (DLB_ERR_PROTOCOL; DLB_ERR_UNSUPPORTED_VERSION for another major), the
+ * number of file descriptors its kind of memory comes with, the segment's real size (fstat), its
+ * seals and access mode (host memory), the device (cpu:0 for host memory), the tensor's dtype
+ * and layout as an import validates them and against the segment's size, then, for CUDA
+ * memory, the device (one this process sees) and the allocation granularity. A refusal of what
+ * the peer sent is DLB_ERR_PROTOCOL with the message the same layout gets from validation (or
+ * its own), and the stream stays in step: the next receive reads the next tensor. Only the pages
+ * the tensor reaches are mapped. Other errors: DLB_ERR_PEER_CLOSED (the peer closed, also in the
+ * middle of a tensor), DLB_ERR_TIMEOUT, DLB_ERR_LIMIT (the file descriptor that came with the
+ * tensor was dropped because this process is at its limit of open files, or no room is left to
+ * map it: the tensor is lost, and the message says so), DLB_ERR_CLOSED. Nothing received is left
+ * open or mapped after an error. A received CUDA tensor keeps the sender's event, if one came
  * (dlb_cuda_wait_received).
  * Ownership: on success the caller owns *out (freeing it unmaps and closes the memory). */
 DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,

@@ -27,7 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../internal.hpp"
-#include "../ipc_cuda.hpp"
+#include "../ipc/cuda.hpp"
 #include "cuda_runtime.hpp"
 
 namespace {
@@ -544,6 +544,8 @@ int cuda_receive(const Wire& wire, const WireExtension& extension, int fd,
   return wrap_cuda_segment(s, &desc, wire.flags, out, error);
 }
 
+int cuda_send_available(dlb_error*) { return DLB_OK; }
+
 bool cuda_memory_is_exposed(dlb_release_fn release, void* ctx) {
   return release == release_cuda_segment &&
          static_cast<CudaSegment*>(ctx)->exposed.load(std::memory_order_acquire);
@@ -553,12 +555,6 @@ bool cuda_memory_is_exposed(dlb_release_fn release, void* ctx) {
 }  // namespace dlb
 
 extern "C" {
-
-DLB_API dlb_status dlb_channel_send_cuda(dlb_channel* channel,
-                                         const DLManagedTensorVersioned* tensor, void* stream,
-                                         uint32_t options, dlb_error* error) {
-  return dlb::ipc::send_tensor(channel, tensor, options, true, stream, error);
-}
 
 DLB_API dlb_status dlb_cuda_wait_received(const DLManagedTensorVersioned* tensor,
                                           int64_t consumer_stream, dlb_error* error) {

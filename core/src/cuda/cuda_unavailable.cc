@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "../internal.hpp"
-#include "../ipc_cuda.hpp"
+#include "../ipc/cuda.hpp"
 
 namespace {
 int built_without_cuda(dlb_error* error) {
@@ -36,6 +36,8 @@ int cuda_receive(const Wire&, const WireExtension&, int fd, DLManagedTensorVersi
                    "CUDA support");
 }
 
+int cuda_send_available(dlb_error* error) { return built_without_cuda(error); }
+
 bool cuda_memory_is_exposed(dlb_release_fn, void*) { return false; }
 
 }  // namespace ipc
@@ -56,11 +58,6 @@ DLB_API dlb_status dlb_cuda_pointer_device(const void*, DLDevice* out, dlb_error
 }
 
 DLB_API dlb_status dlb_cuda_stream_handshake(int32_t, void*, int64_t, dlb_error* error) {
-  return built_without_cuda(error);
-}
-
-DLB_API dlb_status dlb_channel_send_cuda(dlb_channel*, const DLManagedTensorVersioned*, void*,
-                                         uint32_t, dlb_error* error) {
   return built_without_cuda(error);
 }
 

@@ -1,4 +1,4 @@
-// The descriptor that travels beside a shared segment's file descriptor on a channel (ipc.cc).
+// The descriptor that travels beside a shared segment's file descriptor on a channel (ipc/).
 // Internal: both ends are this library on the same machine; the tests of suite ipc include it to
 // forge descriptors.
 #ifndef DLBRIDGE_SRC_IPC_WIRE_HPP_

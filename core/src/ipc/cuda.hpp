@@ -1,13 +1,14 @@
-// What the channel (ipc.cc) asks of the CUDA backend to share CUDA memory across processes.
-// Implemented in cuda/cuda_ipc.cc; a build without CUDA has cuda/cuda_unavailable.cc's, which
-// refuse with DLB_ERR_UNSUPPORTED.
+// What the channel (ipc/channel.cc) asks of the CUDA backend to share CUDA memory across
+// processes. Implemented in cuda/cuda_ipc.cc; a build without CUDA has cuda/cuda_unavailable.cc's,
+// which refuse with DLB_ERR_UNSUPPORTED. The channel calls the backend; the backend never calls
+// the channel.
 #ifndef DLBRIDGE_SRC_IPC_CUDA_HPP_
 #define DLBRIDGE_SRC_IPC_CUDA_HPP_
 
 #include <cstdint>
 
-#include "internal.hpp"
-#include "ipc_wire.hpp"
+#include "../internal.hpp"
+#include "wire.hpp"
 
 namespace dlb {
 namespace ipc {
@@ -38,14 +39,14 @@ int cuda_prepare_send(const DLManagedTensorVersioned* tensor, bool record, void*
                       CudaSend* out, dlb_error* error);
 
 // Maps what a peer sent (wire->handle kHandleCudaFd with `fd`, or kHandleCudaIpc with fd -1)
-// as *out. The layout was validated against the segment by the caller. Ownership: `fd` is taken
+// as *out. The descriptor was checked by the caller (check_cuda). Ownership: `fd` is taken
 // in every case (kept by the tensor, or closed on error); nothing is left mapped on error.
 int cuda_receive(const Wire& wire, const WireExtension& extension, int fd,
                  DLManagedTensorVersioned** out, dlb_error* error);
 
-// dlb_channel_send and dlb_channel_send_cuda (`cuda_call`, with `stream`): ipc.cc.
-int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, uint32_t options,
-                bool cuda_call, void* stream, dlb_error* error);
+// DLB_OK where this library was built with CUDA; DLB_ERR_UNSUPPORTED and the reason otherwise
+// (dlb_channel_send_cuda's first check).
+int cuda_send_available(dlb_error* error);
 
 // True when `release`/`ctx` is shareable CUDA memory another process may map.
 bool cuda_memory_is_exposed(dlb_release_fn release, void* ctx);

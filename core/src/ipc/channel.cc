@@ -1,0 +1,691 @@
+// The channel: a Unix stream socket between two processes of this machine. A tensor travels as
+// one fixed-size descriptor (codec.cc), with its memory's file descriptor (SCM_RIGHTS) and, for
+// CUDA memory, an extension frame in the same send. Peers are checked by the credentials the
+// kernel recorded (SO_PEERCRED). Each call may have a time limit; a limit that runs out in the
+// middle of a tensor's frames leaves the stream out of step, and the channel says so.
+#if defined(__linux__)
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda.hpp"
+#include "ipc.hpp"
+
+using dlb::fail;
+using dlb::ipc::OwnedFd;
+using dlb::ipc::Wire;
+using dlb::ipc::WireExtension;
+
+struct dlb_channel {
+  int fd;
+  bool listener;
+  std::atomic<bool> shut;  // dlb_channel_shutdown was called: every call fails CLOSED
+  bool out_of_step;        // a time limit ran out in the middle of a tensor's frames
+  int64_t timeout_ns;      // DLB_TIMEOUT_NONE or >= 0
+  pid_t peer_pid;
+  uid_t peer_uid;
+  int nallowed;
+  uid_t allowed[16];
+  char path[sizeof(sockaddr_un::sun_path)];
+};
+
+namespace dlb {
+namespace ipc {
+
+int os_fail(dlb_error* error, int err, int missing, const char* what) {
+  switch (err) {
+    case EPIPE:
+    case ECONNRESET:
+    case ENOTCONN:
+      return fail(error, DLB_ERR_PEER_CLOSED, "%s failed: the peer closed the channel (%s)", what,
+                  std::strerror(err));
+    case EACCES:
+    case EPERM:
+      return fail(error, DLB_ERR_PERMISSION, "%s failed: %s", what, std::strerror(err));
+    case EMFILE: {
+      rlimit limit{};
+      getrlimit(RLIMIT_NOFILE, &limit);
+      return fail(error, DLB_ERR_LIMIT,
+                  "%s failed: this process is at its limit of %llu open file descriptors "
+                  "(RLIMIT_NOFILE)",
+                  what, static_cast<unsigned long long>(limit.rlim_cur));
+    }
+    case ENFILE:
+      return fail(error, DLB_ERR_LIMIT,
+                  "%s failed: the system is at its limit of open files (fs.file-max)", what);
+    case ETOOMANYREFS:
+      return fail(error, DLB_ERR_LIMIT,
+                  "%s failed: too many file descriptors are in flight on sockets for this user "
+                  "(the peer has not received them yet)",
+                  what);
+    case ENOMEM:
+    case ENOBUFS:
+      return fail(error, DLB_ERR_OUT_OF_MEMORY, "%s failed: %s", what, std::strerror(err));
+    case EAGAIN:
+      return fail(error, DLB_ERR_TIMEOUT, "%s failed: the time limit ran out", what);
+    case ENOENT:
+    case ECONNREFUSED:
+      return fail(error, missing, "%s failed: %s", what, std::strerror(err));
+    default:
+      return fail(error, DLB_ERR_DEVICE, "%s failed: %s", what, std::strerror(err));
+  }
+}
+
+}  // namespace ipc
+}  // namespace dlb
+
+namespace {
+
+using dlb::ipc::os_fail;
+
+// A channel shut down (dlb_channel_shutdown) fails every call with DLB_ERR_CLOSED, also the ones
+// it woke: their own error (EINVAL from accept, end of stream from recvmsg) is its consequence.
+bool is_shut(const dlb_channel* channel) { return channel->shut.load(std::memory_order_acquire); }
+int fail_shut(dlb_error* error) {
+  return fail(error, DLB_ERR_CLOSED, "%s", DLB_CHANNEL_CLOSED_MESSAGE);
+}
+// A failed call's status, unless the channel was shut down meanwhile (then that is the cause).
+int or_shut(const dlb_channel* channel, int status, dlb_error* error) {
+  return status != DLB_OK && is_shut(channel) ? fail_shut(error) : status;
+}
+
+int check_timeout(int64_t timeout_ns, dlb_error* error) {
+  if (timeout_ns < 0 && timeout_ns != DLB_TIMEOUT_NONE) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "timeout %lld ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+                static_cast<long long>(timeout_ns));
+  }
+  return DLB_OK;
+}
+
+// When a call with a time limit must be done.
+class Deadline {
+ public:
+  explicit Deadline(int64_t timeout_ns) : unlimited_(timeout_ns == DLB_TIMEOUT_NONE) {
+    if (unlimited_) return;
+    clock_gettime(CLOCK_MONOTONIC, &end_);
+    const int64_t ns = end_.tv_nsec + timeout_ns % 1000000000;
+    end_.tv_sec += static_cast<time_t>(timeout_ns / 1000000000 + ns / 1000000000);
+    end_.tv_nsec = static_cast<long>(ns % 1000000000);
+  }
+  bool unlimited() const { return unlimited_; }
+  // Milliseconds left for poll, rounded up (0 once passed).
+  int remaining_ms() const {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const int64_t ns = (static_cast<int64_t>(end_.tv_sec) - now.tv_sec) * 1000000000 +
+                       (end_.tv_nsec - now.tv_nsec);
+    if (ns <= 0) return 0;
+    const int64_t ms = (ns + 999999) / 1000000;
+    return ms > 1000000000 ? 1000000000 : static_cast<int>(ms);
+  }
+
+ private:
+  bool unlimited_;
+  timespec end_{};
+};
+
+// Waits until `fd` is ready for `events` or the deadline passes (DLB_ERR_TIMEOUT, the message
+// naming `what`). Without a limit, returns at once: the call that follows blocks.
+int wait_ready(int fd, short events, const Deadline& deadline, const char* what,
+               dlb_error* error) {
+  if (deadline.unlimited()) return DLB_OK;
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int n = poll(&p, 1, deadline.remaining_ms());
+    if (n > 0) return DLB_OK;  // ready, or an error or hang-up the call itself reports
+    if (n == 0) return fail(error, DLB_ERR_TIMEOUT, "%s: the time limit ran out", what);
+    if (errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+  }
+}
+
+dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns) {
+  auto* channel = static_cast<dlb_channel*>(std::calloc(1, sizeof(dlb_channel)));
+  if (channel != nullptr) {
+    channel->fd = fd;
+    channel->listener = listener;
+    channel->peer_pid = -1;
+    channel->timeout_ns = timeout_ns;
+  }
+  return channel;
+}
+
+bool allowed(const dlb_channel* channel, uid_t uid) {
+  if (uid == geteuid()) return true;
+  for (int i = 0; i < channel->nallowed; ++i) {
+    if (channel->allowed[i] == uid) return true;
+  }
+  return false;
+}
+
+// Reads the peer's credentials (SO_PEERCRED) into the channel and refuses a peer of another user
+// than the caller's or an allowed one. `peer` says what the peer is ("peer", "listener") and
+// `remedy` how to accept it.
+int check_peer(dlb_channel* channel, const char* peer, const char* remedy, dlb_error* error) {
+  ucred credentials{};
+  socklen_t length = sizeof credentials;
+  if (getsockopt(channel->fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+    return os_fail(error, errno, DLB_ERR_PEER_CLOSED, "getsockopt(SO_PEERCRED)");
+  }
+  channel->peer_pid = credentials.pid;
+  channel->peer_uid = credentials.uid;
+  if (!allowed(channel, credentials.uid)) {
+    return fail(error, DLB_ERR_PERMISSION, "the %s runs as uid %u, which this channel does not accept (%s)",
+                peer, static_cast<unsigned>(credentials.uid), remedy);
+  }
+  return DLB_OK;
+}
+
+int address_of(const char* path, sockaddr_un* address, dlb_error* error) {
+  if (path == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "path is NULL");
+  const size_t length = std::strlen(path);
+  if (length == 0 || length >= sizeof(address->sun_path)) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "socket path '%.64s' is %zu bytes; a Unix socket path holds 1 to %zu", path,
+                length, sizeof(address->sun_path) - 1);
+  }
+  std::memset(address, 0, sizeof *address);
+  address->sun_family = AF_UNIX;
+  std::memcpy(address->sun_path, path, length + 1);
+  return DLB_OK;
+}
+
+// The folder of a listener's socket: created 0700 when missing; otherwise it must belong to the
+// caller and be closed to everyone else, so that no other user can reach the socket at all.
+int check_folder(const char* path, dlb_error* error) {
+  char folder[sizeof(sockaddr_un::sun_path)];
+  std::snprintf(folder, sizeof folder, "%s", path);
+  char* slash = std::strrchr(folder, '/');
+  if (slash == nullptr) {
+    std::snprintf(folder, sizeof folder, ".");
+  } else if (slash == folder) {
+    slash[1] = '\0';
+  } else {
+    *slash = '\0';
+  }
+  struct stat info {};
+  if (stat(folder, &info) != 0) {
+    if (errno != ENOENT) return os_fail(error, errno, DLB_ERR_INVALID_ARGUMENT, "stat of the socket's folder");
+    if (mkdir(folder, 0700) != 0) {
+      return os_fail(error, errno, DLB_ERR_INVALID_ARGUMENT, "mkdir of the socket's folder");
+    }
+    return DLB_OK;
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "'%s' is not a folder", folder);
+  }
+  if (info.st_uid != geteuid()) {
+    return fail(error, DLB_ERR_PERMISSION,
+                "folder '%s' belongs to uid %u, not to this process's user (uid %u)", folder,
+                static_cast<unsigned>(info.st_uid), static_cast<unsigned>(geteuid()));
+  }
+  if ((info.st_mode & 0077) != 0) {
+    return fail(error, DLB_ERR_PERMISSION,
+                "folder '%s' can be entered by other users (mode %04o): a channel's socket "
+                "must live in a folder only its user can enter (mode 0700)",
+                folder, static_cast<unsigned>(info.st_mode & 07777));
+  }
+  return DLB_OK;
+}
+
+// The time limit ran out after part of a tensor's frames went out or came in: the stream is
+// out of step for good.
+int lose_place(dlb_channel* channel, int status) {
+  if (status == DLB_ERR_TIMEOUT) channel->out_of_step = true;
+  return status;
+}
+
+int check_in_step(const dlb_channel* channel, dlb_error* error) {
+  if (!channel->out_of_step) return DLB_OK;
+  return fail(error, DLB_ERR_PROTOCOL,
+              "the channel lost its place in the stream when a time limit ran out in the middle "
+              "of a tensor: close it");
+}
+
+// Sends all of `size` bytes, the file descriptor `fd` (if >= 0) with the first of them.
+int send_all(dlb_channel* channel, const void* data, size_t size, int fd, dlb_error* error) {
+  const Deadline deadline(channel->timeout_ns);
+  const int flags = MSG_NOSIGNAL | (deadline.unlimited() ? 0 : MSG_DONTWAIT);
+  const char* bytes = static_cast<const char*>(data);
+  size_t sent = 0;
+  while (sent < size) {
+    iovec io{const_cast<char*>(bytes + sent), size - sent};
+    msghdr message{};
+    message.msg_iov = &io;
+    message.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    if (sent == 0 && fd >= 0) {
+      std::memset(control, 0, sizeof control);
+      message.msg_control = control;
+      message.msg_controllen = sizeof control;
+      cmsghdr* header = CMSG_FIRSTHDR(&message);
+      header->cmsg_level = SOL_SOCKET;
+      header->cmsg_type = SCM_RIGHTS;
+      header->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+    }
+    const ssize_t n = sendmsg(channel->fd, &message, flags);
+    if (n >= 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      const int status = wait_ready(channel->fd, POLLOUT, deadline, "sending on the channel", error);
+      if (status == DLB_OK) continue;
+      return sent == 0 ? status : lose_place(channel, status);
+    }
+    const int status = os_fail(error, errno, DLB_ERR_PEER_CLOSED, "sending on the channel");
+    return sent == 0 ? status : lose_place(channel, status);
+  }
+  return DLB_OK;
+}
+
+// What came with the frames of one tensor: the first file descriptor (kept), how many came in
+// all (the others are closed), and whether the kernel dropped some because this process is at
+// its limit of open files (MSG_CTRUNC: the control buffer has room for SCM_MAX_FD of them).
+struct Received {
+  OwnedFd fd;
+  int count = 0;
+  bool dropped = false;
+};
+
+// Receives one frame of exactly `size` bytes (a descriptor, or its extension) and the file
+// descriptors that come with it into `got`. `deadline` covers all of a tensor's frames.
+int receive_frame(dlb_channel* channel, void* frame, size_t size, bool first, const char* what,
+                  const Deadline& deadline, Received* got, dlb_error* error) {
+  char* bytes = static_cast<char*>(frame);
+  size_t received = 0;
+  constexpr int kMaxFds = 253;  // SCM_MAX_FD: the most one message can carry
+  const int flags = MSG_CMSG_CLOEXEC | (deadline.unlimited() ? 0 : MSG_DONTWAIT);
+  while (received < size) {
+    iovec io{bytes + received, size - received};
+    msghdr message{};
+    message.msg_iov = &io;
+    message.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))];
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(channel->fd, &message, flags);
+    const bool started = !first || received > 0 || got->count > 0;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int status;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        status = wait_ready(channel->fd, POLLIN, deadline, "receiving on the channel", error);
+        if (status == DLB_OK) continue;
+      } else {
+        status = os_fail(error, errno, DLB_ERR_PEER_CLOSED, "receiving on the channel");
+      }
+      return started ? lose_place(channel, status) : status;
+    }
+    for (cmsghdr* h = CMSG_FIRSTHDR(&message); h != nullptr; h = CMSG_NXTHDR(&message, h)) {
+      if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+      const size_t count = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int one;
+        std::memcpy(&one, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+        if (got->count++ == 0) {
+          got->fd.reset(one);
+        } else {
+          close(one);
+        }
+      }
+    }
+    if ((message.msg_flags & MSG_CTRUNC) != 0) got->dropped = true;
+    if (n == 0) {
+      if (!started) return fail(error, DLB_ERR_PEER_CLOSED, "the peer closed the channel");
+      return fail(error, DLB_ERR_PEER_CLOSED,
+                  "the peer closed the channel after %zu of the %zu bytes of a %s", received,
+                  size, what);
+    }
+    received += static_cast<size_t>(n);
+  }
+  return DLB_OK;
+}
+
+// The kernel dropped the file descriptors of a received tensor (MSG_CTRUNC): this process is at
+// its limit of open files. The frames were read whole, so the stream is still in step.
+int fail_dropped(dlb_error* error) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  return fail(error, DLB_ERR_LIMIT,
+              "the file descriptor that came with the received tensor was dropped: this process "
+              "is at its limit of %llu open file descriptors (RLIMIT_NOFILE); the tensor is lost",
+              static_cast<unsigned long long>(limit.rlim_cur));
+}
+
+// The common checks of send and receive on a connected channel.
+int check_connected(dlb_channel* channel, const char* verb, dlb_error* error) {
+  if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
+  if (channel->listener) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener cannot %s: accept a connection",
+                verb);
+  }
+  return check_in_step(channel, error);
+}
+
+// dlb_channel_send and dlb_channel_send_cuda (`cuda_call`, with `stream`).
+int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, uint32_t options,
+                bool cuda_call, void* stream, dlb_error* error) {
+  int status = check_connected(channel, "send", error);
+  if (status != DLB_OK) return status;
+  if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  if ((options & ~DLB_SEND_COPY) != 0) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "unknown send options 0x%x",
+                static_cast<unsigned>(options & ~DLB_SEND_COPY));
+  }
+  dlb::Geometry g{};
+  status = dlb::validate_tensor(&tensor->dl_tensor, tensor->flags, &g, error);
+  if (status != DLB_OK) return status;
+  const DLTensor& t = tensor->dl_tensor;
+  if (cuda_call && t.device.device_type != kDLCUDA) {
+    dlb::DeviceTypeText name(t.device.device_type);
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "the cuda send takes cuda tensors, not %s ones: send it without a stream",
+                name.text);
+  }
+  dlb::ipc::Segment* segment = dlb::ipc::segment_of(tensor);
+  const int cuda_kind = segment == nullptr ? dlb::ipc::cuda_handle_kind(tensor) : -1;
+  if (segment == nullptr && cuda_kind < 0) {
+    if ((options & DLB_SEND_COPY) == 0) {
+      return fail(error, DLB_ERR_UNSUPPORTED,
+                  "the tensor's memory is not shareable: allocate it as shareable memory, or "
+                  "send a copy");
+    }
+    // CUDA device memory is copied into shareable memory on its device, everything else into
+    // host memory. The copy is complete before it is sent, so no event goes with it.
+    const DLDevice to = t.device.device_type == kDLCUDA ? t.device : DLDevice{kDLCPU, 0};
+    DLManagedTensorVersioned* copy = nullptr;
+    status = dlb_tensor_allocate_shareable(
+        to, t.dtype, t.ndim, t.shape, nullptr,
+        tensor->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, &copy, error);
+    if (status == DLB_OK) {
+      if (cuda_call) {
+        status = dlb_tensor_copy_into_async(tensor, copy, stream, error);
+        if (status == DLB_OK) status = dlb_device_synchronize(to, stream, error);
+      } else {
+        status = dlb_tensor_copy_into(tensor, copy, error);
+      }
+    }
+    if (status == DLB_OK) {
+      copy->flags |= DLPACK_FLAG_BITMASK_IS_COPIED |
+                     (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
+      status = send_tensor(channel, copy, 0, false, nullptr, error);
+    }
+    dlb_tensor_free(copy);  // the peer holds the memory now
+    return status;
+  }
+  // One send: the descriptor, then (CUDA memory) its extension frame.
+  struct Frames {
+    Wire wire;
+    WireExtension extension;
+  } frames{};
+  static_assert(sizeof(Frames) == 2 * sizeof(Wire), "the frames travel back to back");
+  int fd;
+  if (segment != nullptr) {
+    dlb::ipc::encode(*tensor, dlb::ipc::kHandleMemfd, segment->base, segment->offset,
+                     segment->size, &frames.wire);
+    fd = segment->fd;
+    segment->exposed.store(true, std::memory_order_release);
+  } else {
+    dlb::ipc::CudaSend cuda{};
+    status = dlb::ipc::cuda_prepare_send(tensor, cuda_call, stream, &cuda, error);
+    if (status != DLB_OK) return status;
+    dlb::ipc::encode(*tensor, cuda.handle, cuda.base, 0, cuda.size, &frames.wire);
+    fd = cuda.fd;
+    frames.extension = cuda.extension;
+  }
+  const size_t bytes = segment != nullptr ? sizeof(Wire) : sizeof frames;
+  return or_shut(channel, send_all(channel, &frames, bytes, fd, error), error);
+}
+
+// The rest of a descriptor whose handle is not a memfd: its extension frame is read first, so
+// that the stream stays in step whatever is refused; then everything is checked before the CUDA
+// backend maps it.
+int receive_cuda(dlb_channel* channel, const Wire& wire, const Deadline& deadline, Received* got,
+                 DLManagedTensorVersioned** out, dlb_error* error) {
+  WireExtension extension;
+  int status = receive_frame(channel, &extension, sizeof extension, false,
+                             "descriptor extension", deadline, got, error);
+  if (status != DLB_OK) return or_shut(channel, status, error);
+  if (got->dropped) return fail_dropped(error);
+  status = dlb::ipc::check_cuda(wire, extension, got->count, error);
+  if (status != DLB_OK) return status;
+  // The CUDA backend takes the descriptor from here, on error too.
+  return dlb::ipc::cuda_receive(wire, extension, got->fd.release(), out, error);
+}
+
+}  // namespace
+
+extern "C" {
+
+DLB_API dlb_status dlb_channel_listen(const char* path, dlb_channel** out, dlb_error* error) {
+  if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  sockaddr_un address;
+  int status = address_of(path, &address, error);
+  if (status == DLB_OK) status = check_folder(path, error);
+  if (status != DLB_OK) return status;
+  struct stat info {};
+  if (lstat(path, &info) == 0) {
+    if (!S_ISSOCK(info.st_mode)) {
+      return fail(error, DLB_ERR_INVALID_ARGUMENT, "'%s' exists and is not a socket", path);
+    }
+    // A socket file: live if something accepts on it, else left by a process that died.
+    OwnedFd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (probe.get() >= 0 &&
+        connect(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+      return fail(error, DLB_ERR_INVALID_ARGUMENT, "something already listens at '%s'", path);
+    }
+    unlink(path);
+  }
+  OwnedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return os_fail(error, errno, DLB_ERR_DEVICE, "socket");
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    return os_fail(error, errno, DLB_ERR_INVALID_ARGUMENT, "binding the socket path");
+  }
+  if (chmod(path, 0600) != 0 || listen(fd.get(), 64) != 0) {
+    const int saved = errno;
+    unlink(path);
+    return os_fail(error, saved, DLB_ERR_INVALID_ARGUMENT, "listening at the socket path");
+  }
+  dlb_channel* channel = new_channel(fd.get(), true, DLB_TIMEOUT_NONE);
+  if (channel == nullptr) {
+    unlink(path);
+    return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory making a channel");
+  }
+  fd.release();
+  std::snprintf(channel->path, sizeof channel->path, "%s", path);
+  *out = channel;
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_channel_accept(dlb_channel* listener, dlb_channel** out, dlb_error* error) {
+  if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  if (listener == nullptr || !listener->listener) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "the channel is not a listener");
+  }
+  if (is_shut(listener)) return fail_shut(error);
+  const Deadline deadline(listener->timeout_ns);
+  OwnedFd fd;
+  for (;;) {
+    int status = wait_ready(listener->fd, POLLIN, deadline, "waiting for a connection", error);
+    if (status != DLB_OK) return or_shut(listener, status, error);
+    fd.reset(accept4(listener->fd, nullptr, nullptr, SOCK_CLOEXEC));
+    if (fd.get() >= 0) break;
+    if (errno == EINTR) continue;
+    if (is_shut(listener)) return fail_shut(error);
+    return os_fail(error, errno, DLB_ERR_DEVICE, "accepting a connection");
+  }
+  dlb_channel* channel = new_channel(fd.get(), false, listener->timeout_ns);
+  if (channel == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory making a channel");
+  fd.release();
+  channel->nallowed = listener->nallowed;
+  std::memcpy(channel->allowed, listener->allowed, sizeof channel->allowed);
+  const int status = check_peer(channel, "peer", "allow that uid on the listener", error);
+  if (status != DLB_OK) {
+    dlb_channel_close(channel);
+    return status;
+  }
+  *out = channel;
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_channel_connect_with(const char* path, uint32_t listener_uid,
+                                            int64_t timeout_ns, dlb_channel** out,
+                                            dlb_error* error) {
+  if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  sockaddr_un address;
+  int status = address_of(path, &address, error);
+  if (status == DLB_OK) status = check_timeout(timeout_ns, error);
+  if (status != DLB_OK) return status;
+  const Deadline deadline(timeout_ns);
+  // With a limit the socket does not block: a full queue of the listener answers EAGAIN, and
+  // the connection is tried again until the limit runs out.
+  OwnedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (deadline.unlimited() ? 0 : SOCK_NONBLOCK), 0));
+  if (fd.get() < 0) return os_fail(error, errno, DLB_ERR_DEVICE, "socket");
+  for (;;) {
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN && !deadline.unlimited()) {
+      if (deadline.remaining_ms() == 0) {
+        return fail(error, DLB_ERR_TIMEOUT,
+                    "connecting to '%s': the time limit ran out (the listener does not accept)",
+                    path);
+      }
+      const timespec pause{0, 1000000};
+      nanosleep(&pause, nullptr);
+      continue;
+    }
+    const int saved = errno;
+    char what[sizeof(sockaddr_un::sun_path) + 32];
+    std::snprintf(what, sizeof what, "connecting to '%s'", path);
+    if (saved == ENOENT || saved == ECONNREFUSED) {
+      return fail(error, DLB_ERR_NO_LISTENER, "nothing listens at '%s' (%s)", path,
+                  std::strerror(saved));
+    }
+    return os_fail(error, saved, DLB_ERR_NO_LISTENER, what);
+  }
+  if (!deadline.unlimited()) fcntl(fd.get(), F_SETFL, 0);
+  dlb_channel* channel = new_channel(fd.get(), false, timeout_ns);
+  if (channel == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory making a channel");
+  fd.release();
+  if (listener_uid != DLB_UID_SELF) {
+    channel->allowed[0] = listener_uid;
+    channel->nallowed = 1;
+  }
+  status = check_peer(channel, "listener", "name that uid when connecting", error);
+  if (status != DLB_OK) {
+    dlb_channel_close(channel);
+    return status;
+  }
+  *out = channel;
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_channel_connect(const char* path, dlb_channel** out, dlb_error* error) {
+  return dlb_channel_connect_with(path, DLB_UID_SELF, DLB_TIMEOUT_NONE, out, error);
+}
+
+DLB_API dlb_status dlb_channel_set_timeout(dlb_channel* channel, int64_t timeout_ns,
+                                           dlb_error* error) {
+  if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
+  const int status = check_timeout(timeout_ns, error);
+  if (status != DLB_OK) return status;
+  channel->timeout_ns = timeout_ns;
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_channel_allow_uid(dlb_channel* channel, uint32_t uid, dlb_error* error) {
+  if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
+  if (allowed(channel, uid)) return DLB_OK;
+  const int capacity = static_cast<int>(sizeof channel->allowed / sizeof channel->allowed[0]);
+  if (channel->nallowed == capacity) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "a channel accepts at most %d other users",
+                capacity);
+  }
+  channel->allowed[channel->nallowed++] = uid;
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, uint32_t* uid,
+                                    dlb_error* error) {
+  if (pid != nullptr) *pid = 0;
+  if (uid != nullptr) *uid = 0;
+  if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
+  if (channel->listener) return fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener has no peer");
+  if (pid != nullptr) *pid = static_cast<int32_t>(channel->peer_pid);
+  if (uid != nullptr) *uid = static_cast<uint32_t>(channel->peer_uid);
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
+                                    uint32_t options, dlb_error* error) {
+  return send_tensor(channel, tensor, options, false, nullptr, error);
+}
+
+DLB_API dlb_status dlb_channel_send_cuda(dlb_channel* channel,
+                                         const DLManagedTensorVersioned* tensor, void* stream,
+                                         uint32_t options, dlb_error* error) {
+  const int status = dlb::ipc::cuda_send_available(error);
+  if (status != DLB_OK) return status;
+  return send_tensor(channel, tensor, options, true, stream, error);
+}
+
+DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,
+                                       dlb_error* error) {
+  if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  int status = check_connected(channel, "receive", error);
+  if (status != DLB_OK) return status;
+  const Deadline deadline(channel->timeout_ns);
+  Wire wire;
+  Received got;
+  status = receive_frame(channel, &wire, sizeof wire, true, "descriptor", deadline, &got, error);
+  if (status != DLB_OK) return or_shut(channel, status, error);
+  status = dlb::ipc::check_header(wire, error);
+  if (status != DLB_OK) return status;
+  if (wire.handle != dlb::ipc::kHandleMemfd) {
+    return receive_cuda(channel, wire, deadline, &got, out, error);
+  }
+  if (got.dropped) return fail_dropped(error);
+  status = dlb::ipc::check_memfd(wire, got.fd.get(), got.count, error);
+  if (status != DLB_OK) return status;
+  return dlb::ipc::map_received_segment(got.fd, wire, out, error);
+}
+
+DLB_API void dlb_channel_shutdown(dlb_channel* channel) {
+  if (channel == nullptr || channel->shut.exchange(true, std::memory_order_acq_rel)) return;
+  // Wakes a blocked accept (EINVAL on a listening socket) or recvmsg (end of stream) and makes a
+  // blocked sendmsg fail; the descriptor stays open until dlb_channel_close, so no other thread
+  // can be handed a reused descriptor number.
+  shutdown(channel->fd, SHUT_RDWR);
+}
+
+DLB_API void dlb_channel_close(dlb_channel* channel) {
+  if (channel == nullptr) return;
+  close(channel->fd);
+  if (channel->listener && channel->path[0] != '\0') unlink(channel->path);
+  std::free(channel);
+}
+
+}  // extern "C"
+
+#endif  // __linux__

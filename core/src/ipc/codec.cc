@@ -1,0 +1,183 @@
+// The wire codec: what a sender writes for a tensor (encode), and every check of what a receiver
+// reads, made before anything is mapped. A refusal of what the peer sent is DLB_ERR_PROTOCOL
+// (another descriptor major: DLB_ERR_UNSUPPORTED_VERSION); its message says what arrived.
+#if defined(__linux__)
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "ipc.hpp"
+
+namespace dlb {
+namespace ipc {
+namespace {
+
+const char* handle_name(uint32_t handle) {
+  return handle == kHandleMemfd    ? "memfd"
+         : handle == kHandleCudaFd ? "cuda-fd"
+         : handle == kHandleCudaIpc ? "cuda-ipc"
+                                    : "unknown";
+}
+
+// The tensor a descriptor describes, checked as an import validates it (dtype, shape, strides,
+// flags, device) and against the size of its segment, with the messages of validation and of
+// dlb_tensor_wrap_buffer, as DLB_ERR_PROTOCOL: the peer sent them.
+int check_layout(const Wire& wire, dlb_error* error) {
+  DLTensor desc{};
+  // No memory yet: a stand-in address, so that validation sees a tensor with data.
+  static char stand_in;
+  desc.data = &stand_in;
+  desc.device = DLDevice{static_cast<DLDeviceType>(wire.device_type), wire.device_id};
+  desc.ndim = wire.ndim;
+  desc.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
+  desc.shape = const_cast<int64_t*>(wire.shape);
+  desc.strides = const_cast<int64_t*>(wire.strides);
+  desc.byte_offset = wire.byte_offset;
+  Geometry g{};
+  if (validate_tensor(&desc, wire.flags, &g, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  if (check_buffer_span(g, wire.segment_size, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  return DLB_OK;
+}
+
+}  // namespace
+
+void encode(const DLManagedTensorVersioned& tensor, uint32_t handle, const void* base,
+            uint64_t base_offset, uint64_t segment_size, Wire* wire) {
+  const DLTensor& t = tensor.dl_tensor;
+  std::memcpy(wire->magic, kWireMagic, sizeof kWireMagic);
+  wire->major = kWireMajor;
+  wire->minor = kWireMinor;
+  wire->size = sizeof(Wire);
+  wire->handle = handle;
+  wire->segment_size = segment_size;
+  wire->device_type = t.device.device_type;
+  wire->device_id = t.device.device_id;
+  wire->ndim = t.ndim;
+  wire->code = t.dtype.code;
+  wire->bits = t.dtype.bits;
+  wire->lanes = t.dtype.lanes;
+  wire->flags = tensor.flags;
+  wire->byte_offset = base_offset +
+                      static_cast<uint64_t>(static_cast<const char*>(t.data) -
+                                            static_cast<const char*>(base)) +
+                      t.byte_offset;
+  dlb_tensor_get_shape(&t, DLB_MAX_NDIM, wire->shape, nullptr);
+  dlb_tensor_get_strides(&t, DLB_MAX_NDIM, wire->strides, nullptr);
+}
+
+int check_header(const Wire& wire, dlb_error* error) {
+  if (std::memcmp(wire.magic, kWireMagic, sizeof kWireMagic) != 0) {
+    return fail(error, DLB_ERR_PROTOCOL, "not a dlbridge tensor descriptor (bad magic)");
+  }
+  if (wire.major != kWireMajor || wire.size != sizeof(Wire)) {
+    return fail(error, DLB_ERR_UNSUPPORTED_VERSION,
+                "tensor descriptor version %u.%u of %u bytes is not supported (dlbridge reads "
+                "version %u of %zu bytes)",
+                static_cast<unsigned>(wire.major), static_cast<unsigned>(wire.minor),
+                static_cast<unsigned>(wire.size), static_cast<unsigned>(kWireMajor), sizeof(Wire));
+  }
+  return DLB_OK;
+}
+
+int check_memfd(const Wire& wire, int fd, int fds, dlb_error* error) {
+  if (fds != 1) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a memfd descriptor must come with exactly one file descriptor; this one came "
+                "with %d",
+                fds);
+  }
+  if (wire.device_type != kDLCPU) {
+    DeviceTypeText name(wire.device_type);
+    return fail(error, DLB_ERR_PROTOCOL,
+                "received a tensor on %s in a memfd segment, which holds cpu memory only",
+                name.text);
+  }
+  if (wire.segment_size == 0) {
+    return fail(error, DLB_ERR_PROTOCOL, "the descriptor says its segment holds 0 bytes");
+  }
+  int status = check_layout(wire, error);
+  if (status != DLB_OK) return status;
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return os_fail(error, errno, DLB_ERR_PROTOCOL, "fstat of the received segment");
+  if (!S_ISREG(info.st_mode)) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the file descriptor that came with the tensor is not a memory segment (file "
+                "type %o)",
+                static_cast<unsigned>(info.st_mode & S_IFMT) >> 12);
+  }
+  if (static_cast<uint64_t>(info.st_size) != wire.segment_size) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the received segment holds %lld bytes but its descriptor says %llu",
+                static_cast<long long>(info.st_size),
+                static_cast<unsigned long long>(wire.segment_size));
+  }
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the received segment is not sealed against shrinking and growing: its sender "
+                "could cut it short under the mapping");
+  }
+  if ((wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0) {
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+    if ((seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0) {
+      return fail(error, DLB_ERR_PROTOCOL,
+                  "the received segment is sealed against writing, but its tensor was sent "
+                  "writable (without READ_ONLY)");
+    }
+    const int mode = fcntl(fd, F_GETFL);
+    if (mode >= 0 && (mode & O_ACCMODE) == O_RDONLY) {
+      return fail(error, DLB_ERR_PROTOCOL,
+                  "the received segment's file descriptor was opened read-only, but its tensor "
+                  "was sent writable (without READ_ONLY)");
+    }
+  }
+  return DLB_OK;
+}
+
+int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error) {
+  if (std::memcmp(extension.magic, kExtensionMagic, sizeof kExtensionMagic) != 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a tensor descriptor with memory handle kind %u must be followed by its "
+                "extension frame (bad magic)",
+                static_cast<unsigned>(wire.handle));
+  }
+  if (wire.handle != kHandleCudaFd && wire.handle != kHandleCudaIpc) {
+    return fail(error, DLB_ERR_UNSUPPORTED_VERSION,
+                "tensor descriptor version %u.%u names memory handle kind %u, which this "
+                "dlbridge (version %u.%u) does not know",
+                static_cast<unsigned>(wire.major), static_cast<unsigned>(wire.minor),
+                static_cast<unsigned>(wire.handle), static_cast<unsigned>(kWireMajor),
+                static_cast<unsigned>(kWireMinor));
+  }
+  if (wire.device_type != kDLCUDA) {
+    DeviceTypeText name(wire.device_type);
+    return fail(error, DLB_ERR_PROTOCOL, "a %s descriptor describes cuda memory, not %s",
+                handle_name(wire.handle), name.text);
+  }
+  const int wanted = wire.handle == kHandleCudaFd ? 1 : 0;
+  if (fds != wanted) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a %s descriptor must come with %s file descriptor; this one came with %d",
+                handle_name(wire.handle), wanted == 1 ? "exactly one" : "no", fds);
+  }
+  if (wire.segment_size == 0) {
+    return fail(error, DLB_ERR_PROTOCOL, "the descriptor says the cuda allocation holds 0 bytes");
+  }
+  if ((extension.has_event != 0 && extension.has_event != 1) || extension.reserved != 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the descriptor extension's event field is %u and its reserved field %u "
+                "(expected 0 or 1, and 0)",
+                static_cast<unsigned>(extension.has_event),
+                static_cast<unsigned>(extension.reserved));
+  }
+  return check_layout(wire, error);
+}
+
+}  // namespace ipc
+}  // namespace dlb
+
+#endif  // __linux__
