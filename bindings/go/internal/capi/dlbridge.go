@@ -203,17 +203,17 @@ typedef long long swig_type_170;
 typedef long long swig_type_171;
 typedef _gostring_ swig_type_172;
 typedef long long swig_type_173;
-typedef long long swig_type_174;
+typedef _gostring_ swig_type_174;
 typedef long long swig_type_175;
 typedef long long swig_type_176;
-typedef _goslice_ swig_type_177;
-typedef _goslice_ swig_type_178;
+typedef long long swig_type_177;
+typedef long long swig_type_178;
 typedef long long swig_type_179;
 typedef long long swig_type_180;
 typedef long long swig_type_181;
 typedef long long swig_type_182;
-typedef long long swig_type_183;
-typedef long long swig_type_184;
+typedef _goslice_ swig_type_183;
+typedef _goslice_ swig_type_184;
 typedef long long swig_type_185;
 typedef long long swig_type_186;
 typedef long long swig_type_187;
@@ -225,21 +225,21 @@ typedef long long swig_type_192;
 typedef long long swig_type_193;
 typedef long long swig_type_194;
 typedef long long swig_type_195;
-typedef _goslice_ swig_type_196;
-typedef _goslice_ swig_type_197;
+typedef long long swig_type_196;
+typedef long long swig_type_197;
 typedef long long swig_type_198;
 typedef long long swig_type_199;
 typedef long long swig_type_200;
 typedef long long swig_type_201;
-typedef long long swig_type_202;
-typedef long long swig_type_203;
-typedef _goslice_ swig_type_204;
+typedef _goslice_ swig_type_202;
+typedef _goslice_ swig_type_203;
+typedef long long swig_type_204;
 typedef long long swig_type_205;
 typedef long long swig_type_206;
 typedef long long swig_type_207;
 typedef long long swig_type_208;
 typedef long long swig_type_209;
-typedef long long swig_type_210;
+typedef _goslice_ swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
@@ -257,6 +257,12 @@ typedef long long swig_type_224;
 typedef long long swig_type_225;
 typedef long long swig_type_226;
 typedef long long swig_type_227;
+typedef long long swig_type_228;
+typedef long long swig_type_229;
+typedef long long swig_type_230;
+typedef long long swig_type_231;
+typedef long long swig_type_232;
+typedef long long swig_type_233;
 extern void _wrap_Swig_free_capi_9f183fb045c69652(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_9f183fb045c69652(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(swig_type_1 arg1);
@@ -372,26 +378,29 @@ extern swig_type_157 _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(swig
 extern swig_type_160 _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(swig_type_161 arg1, swig_intgo arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5);
 extern swig_intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(swig_type_165 arg1);
 extern swig_intgo _wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(swig_type_166 arg1);
+extern swig_intgo _wrap_DLB_TIMEOUT_NONE_capi_9f183fb045c69652(void);
 extern swig_type_167 _wrap_dlb_channel_listen_capi_9f183fb045c69652(swig_type_168 arg1);
 extern swig_type_169 _wrap_dlb_channel_accept_capi_9f183fb045c69652(swig_type_170 arg1);
 extern swig_type_171 _wrap_dlb_channel_connect_capi_9f183fb045c69652(swig_type_172 arg1);
-extern swig_type_173 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type_174 arg1, swig_intgo arg2);
-extern swig_type_175 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_176 arg1, swig_type_177 arg2, swig_type_178 arg3);
-extern swig_type_179 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_180 arg1, swig_type_181 arg2, swig_intgo arg3);
-extern swig_type_182 _wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(swig_type_183 arg1, swig_type_184 arg2, swig_type_185 arg3, swig_intgo arg4);
-extern swig_type_186 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_187 arg1);
-extern swig_type_188 _wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(swig_type_189 arg1, swig_type_190 arg2);
-extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_191 arg1);
-extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_192 arg1);
-extern swig_type_193 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_194 arg1, swig_type_195 arg2, swig_type_196 arg3, swig_type_197 arg4, swig_type_198 arg5, swig_intgo arg6, swig_type_199 arg7, swig_type_200 arg8, swig_type_201 arg9);
-extern swig_type_202 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_203 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_204 arg1);
-extern swig_type_205 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_206 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_207 arg1);
-extern swig_type_208 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_209 arg1);
-extern swig_type_210 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_211 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_212 arg4, swig_type_213 arg5, swig_type_214 arg6, swig_type_215 arg7, swig_type_216 arg8);
-extern swig_type_217 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_218 arg1, swig_type_219 arg2, swig_intgo arg3, swig_type_220 arg4, swig_type_221 arg5, swig_type_222 arg6, swig_type_223 arg7, swig_type_224 arg8, swig_intgo arg9, swig_type_225 arg10, swig_type_226 arg11, swig_type_227 arg12);
+extern swig_type_173 _wrap_dlb_channel_connect_with_capi_9f183fb045c69652(swig_type_174 arg1, swig_intgo arg2, swig_type_175 arg3);
+extern swig_type_176 _wrap_dlb_channel_set_timeout_capi_9f183fb045c69652(swig_type_177 arg1, swig_type_178 arg2);
+extern swig_type_179 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type_180 arg1, swig_intgo arg2);
+extern swig_type_181 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_182 arg1, swig_type_183 arg2, swig_type_184 arg3);
+extern swig_type_185 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_186 arg1, swig_type_187 arg2, swig_intgo arg3);
+extern swig_type_188 _wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(swig_type_189 arg1, swig_type_190 arg2, swig_type_191 arg3, swig_intgo arg4);
+extern swig_type_192 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_193 arg1);
+extern swig_type_194 _wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(swig_type_195 arg1, swig_type_196 arg2);
+extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_197 arg1);
+extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_198 arg1);
+extern swig_type_199 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_200 arg1, swig_type_201 arg2, swig_type_202 arg3, swig_type_203 arg4, swig_type_204 arg5, swig_intgo arg6, swig_type_205 arg7, swig_type_206 arg8, swig_type_207 arg9);
+extern swig_type_208 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_209 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_210 arg1);
+extern swig_type_211 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_212 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_213 arg1);
+extern swig_type_214 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_215 arg1);
+extern swig_type_216 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_217 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_218 arg4, swig_type_219 arg5, swig_type_220 arg6, swig_type_221 arg7, swig_type_222 arg8);
+extern swig_type_223 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_224 arg1, swig_type_225 arg2, swig_intgo arg3, swig_type_226 arg4, swig_type_227 arg5, swig_type_228 arg6, swig_type_229 arg7, swig_type_230 arg8, swig_intgo arg9, swig_type_231 arg10, swig_type_232 arg11, swig_type_233 arg12);
 #undef intgo
 */
 import "C"
@@ -828,6 +837,12 @@ const DLB_ERR_OVERFLOW int = 7
 const DLB_ERR_DEVICE int = 8
 const DLB_ERR_DEVICE_UNAVAILABLE int = 9
 const DLB_ERR_CLOSED int = 10
+const DLB_ERR_NO_LISTENER int = 11
+const DLB_ERR_PERMISSION int = 12
+const DLB_ERR_PEER_CLOSED int = 13
+const DLB_ERR_PROTOCOL int = 14
+const DLB_ERR_TIMEOUT int = 15
+const DLB_ERR_LIMIT int = 16
 const DLB_ERROR_MESSAGE_SIZE int = 512
 const DLB_STRIDES_LENGTH_MESSAGE string = "strides must have one value per extent"
 const DLB_CLOSED_MESSAGE string = "the tensor is closed"
@@ -1504,6 +1519,16 @@ func Dlb_tensor_shareable_kind(arg1 int64) (_swig_ret int) {
 	return swig_r
 }
 
+func _swig_getDLB_TIMEOUT_NONE() (_swig_ret int) {
+	var swig_r int
+	swig_r = (int)(C._wrap_DLB_TIMEOUT_NONE_capi_9f183fb045c69652())
+	return swig_r
+}
+
+var DLB_TIMEOUT_NONE int = _swig_getDLB_TIMEOUT_NONE()
+
+const DLB_UID_SELF uint = 0xFFFFFFFF
+
 func Dlb_channel_listen(arg1 string) (_swig_ret int64) {
 	var swig_r int64
 	var _swig_i_0 string
@@ -1533,11 +1558,32 @@ func Dlb_channel_connect(arg1 string) (_swig_ret int64) {
 	return swig_r
 }
 
+func Dlb_channel_connect_with(arg1 string, arg2 uint, arg3 int64) (_swig_ret int64) {
+	var swig_r int64
+	var _swig_i_0 string
+	_swig_i_0 = arg1 + "\x00"
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int64)(C._wrap_dlb_channel_connect_with_capi_9f183fb045c69652(*(*C.swig_type_174)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1), C.swig_type_175(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = _swig_i_0
+	}
+	return swig_r
+}
+
+func Dlb_channel_set_timeout(arg1 int64, arg2 int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	swig_r = (int64)(C._wrap_dlb_channel_set_timeout_capi_9f183fb045c69652(C.swig_type_177(_swig_i_0), C.swig_type_178(_swig_i_1)))
+	return swig_r
+}
+
 func Dlb_channel_allow_uid(arg1 int64, arg2 uint) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(C.swig_type_174(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(C.swig_type_180(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -1546,7 +1592,7 @@ func Dlb_channel_peer(arg1 int64, arg2 []int32, arg3 []int32) (_swig_ret int64) 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_9f183fb045c69652(C.swig_type_176(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_178)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_9f183fb045c69652(C.swig_type_182(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1563,7 +1609,7 @@ func Dlb_channel_send(arg1 int64, arg2 int64, arg3 uint) (_swig_ret int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_send_capi_9f183fb045c69652(C.swig_type_180(_swig_i_0), C.swig_type_181(_swig_i_1), C.swig_intgo(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_channel_send_capi_9f183fb045c69652(C.swig_type_186(_swig_i_0), C.swig_type_187(_swig_i_1), C.swig_intgo(_swig_i_2)))
 	return swig_r
 }
 
@@ -1573,14 +1619,14 @@ func Dlb_channel_send_cuda(arg1 int64, arg2 int64, arg3 int64, arg4 uint) (_swig
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(C.swig_type_183(_swig_i_0), C.swig_type_184(_swig_i_1), C.swig_type_185(_swig_i_2), C.swig_intgo(_swig_i_3)))
+	swig_r = (int64)(C._wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(C.swig_type_189(_swig_i_0), C.swig_type_190(_swig_i_1), C.swig_type_191(_swig_i_2), C.swig_intgo(_swig_i_3)))
 	return swig_r
 }
 
 func Dlb_channel_receive(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_9f183fb045c69652(C.swig_type_187(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_9f183fb045c69652(C.swig_type_193(_swig_i_0)))
 	return swig_r
 }
 
@@ -1588,18 +1634,18 @@ func Dlb_cuda_wait_received(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(C.swig_type_189(_swig_i_0), C.swig_type_190(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(C.swig_type_195(_swig_i_0), C.swig_type_196(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_channel_shutdown(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_191(_swig_i_0))
+	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_197(_swig_i_0))
 }
 
 func Dlb_channel_close(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_192(_swig_i_0))
+	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_198(_swig_i_0))
 }
 
 func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 int64, arg6 int, arg7 uint64, arg8 uint64, arg9 int64) (_swig_ret int64) {
@@ -1613,7 +1659,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_194(_swig_i_0), C.swig_type_195(_swig_i_1), *(*C.swig_type_196)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_197)(unsafe.Pointer(&_swig_i_3)), C.swig_type_198(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_199(_swig_i_6), C.swig_type_200(_swig_i_7), C.swig_type_201(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_200(_swig_i_0), C.swig_type_201(_swig_i_1), *(*C.swig_type_202)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_3)), C.swig_type_204(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_205(_swig_i_6), C.swig_type_206(_swig_i_7), C.swig_type_207(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1626,14 +1672,14 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_203(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_209(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_204)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_210)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1649,21 +1695,21 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_206(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_212(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_207(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_213(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_209(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_215(_swig_i_0)))
 	return swig_r
 }
 
@@ -1679,7 +1725,7 @@ func Dlbx_go_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, arg5 i
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_211(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_212(_swig_i_3), C.swig_type_213(_swig_i_4), C.swig_type_214(_swig_i_5), C.swig_type_215(_swig_i_6), C.swig_type_216(_swig_i_7)))
+	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_217(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_218(_swig_i_3), C.swig_type_219(_swig_i_4), C.swig_type_220(_swig_i_5), C.swig_type_221(_swig_i_6), C.swig_type_222(_swig_i_7)))
 	return swig_r
 }
 
@@ -1697,6 +1743,6 @@ func Dlbx_go_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg5 in
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_218(_swig_i_0), C.swig_type_219(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_220(_swig_i_3), C.swig_type_221(_swig_i_4), C.swig_type_222(_swig_i_5), C.swig_type_223(_swig_i_6), C.swig_type_224(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_225(_swig_i_9), C.swig_type_226(_swig_i_10), C.swig_type_227(_swig_i_11)))
+	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_224(_swig_i_0), C.swig_type_225(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_226(_swig_i_3), C.swig_type_227(_swig_i_4), C.swig_type_228(_swig_i_5), C.swig_type_229(_swig_i_6), C.swig_type_230(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_231(_swig_i_9), C.swig_type_232(_swig_i_10), C.swig_type_233(_swig_i_11)))
 	return swig_r
 }

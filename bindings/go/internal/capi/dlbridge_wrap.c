@@ -3011,6 +3011,17 @@ intgo _wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(long long _swig_go_0
 }
 
 
+intgo _wrap_DLB_TIMEOUT_NONE_capi_9f183fb045c69652() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)((-1));
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlb_channel_listen_capi_9f183fb045c69652(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   dlb_channel **arg2 = (dlb_channel **) 0 ;
@@ -3113,6 +3124,75 @@ long long _wrap_dlb_channel_connect_capi_9f183fb045c69652(_gostring_ _swig_go_0)
   
   _swig_go_result = (long long)(intptr_t)*arg2;
   
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_connect_with_capi_9f183fb045c69652(_gostring_ _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
+  char *arg1 = (char *) 0 ;
+  uint32_t arg2 ;
+  int64_t arg3 ;
+  dlb_channel **arg4 = (dlb_channel **) 0 ;
+  dlb_error *arg5 = (dlb_error *) 0 ;
+  dlb_channel *out_tmp4 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg4 = &out_tmp4;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg5 = &dlb_err_;
+  
+  
+  if (_swig_go_0.n < 1 || _swig_go_0.p[_swig_go_0.n - 1] != '\0') {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "a string argument must end with a NUL byte");
+    return _swig_go_result;
+  }
+  arg1 = (char *)_swig_go_0.p;
+  
+  arg2 = (uint32_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  
+  result = (dlb_status)dlb_channel_connect_with((char const *)arg1,arg2,arg3,arg4,arg5);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg4;
+  
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_set_timeout_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  int64_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_set_timeout(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
   
   return _swig_go_result;
 }
