@@ -18,6 +18,12 @@ pub const DLB_ERR_OVERFLOW: i32 = 7;
 pub const DLB_ERR_DEVICE: i32 = 8;
 pub const DLB_ERR_DEVICE_UNAVAILABLE: i32 = 9;
 pub const DLB_ERR_CLOSED: i32 = 10;
+pub const DLB_ERR_NO_LISTENER: i32 = 11;
+pub const DLB_ERR_PERMISSION: i32 = 12;
+pub const DLB_ERR_PEER_CLOSED: i32 = 13;
+pub const DLB_ERR_PROTOCOL: i32 = 14;
+pub const DLB_ERR_TIMEOUT: i32 = 15;
+pub const DLB_ERR_LIMIT: i32 = 16;
 pub const DLB_ERROR_MESSAGE_SIZE: i32 = 512;
 pub const DLB_STRIDES_LENGTH_MESSAGE: &[u8; 39usize] = b"strides must have one value per extent\0";
 pub const DLB_CLOSED_MESSAGE: &[u8; 21usize] = b"the tensor is closed\0";
@@ -32,6 +38,8 @@ pub const DLB_SHAREABLE_NONE: i32 = 0;
 pub const DLB_SHAREABLE_MEMFD: i32 = 1;
 pub const DLB_SHAREABLE_CUDA_FD: i32 = 2;
 pub const DLB_SHAREABLE_CUDA_IPC: i32 = 3;
+pub const DLB_TIMEOUT_NONE: i32 = -1;
+pub const DLB_UID_SELF: i64 = 4294967295;
 pub const DLB_SEND_COPY: i32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
@@ -764,6 +772,22 @@ extern "C" {
     pub fn dlb_channel_connect(
         path: *const ::std::os::raw::c_char,
         out: *mut *mut dlb_channel,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_connect_with(
+        path: *const ::std::os::raw::c_char,
+        listener_uid: u32,
+        timeout_ns: i64,
+        out: *mut *mut dlb_channel,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_set_timeout(
+        channel: *mut dlb_channel,
+        timeout_ns: i64,
         error: *mut dlb_error,
     ) -> dlb_status;
 }
