@@ -31,14 +31,14 @@ inline int connect_raw(const std::string& path) {
   return fd;
 }
 
-// Sends `size` bytes (at least one) with up to four file descriptors; true when all were sent.
+// Sends `size` bytes (at least one) with up to 16 file descriptors; true when all were sent.
 inline bool send(int socket_fd, const void* data, size_t size, const std::vector<int>& fds) {
   iovec io{const_cast<void*>(data), size};
   msghdr m{};
   m.msg_iov = &io;
   m.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-  if (fds.size() > 4) return false;
+  alignas(cmsghdr) char control[CMSG_SPACE(16 * sizeof(int))];
+  if (fds.size() > 16) return false;
   if (!fds.empty()) {
     std::memset(control, 0, sizeof control);
     m.msg_control = control;

@@ -1,9 +1,15 @@
 /* parity_c.c - the parity rows (tests/parity/parity_table.tsv) through the C API: the reference
  * every other language's program is compared with. One line per row: ROW<TAB>STATUS<TAB>DETAIL. */
+#define _GNU_SOURCE /* mkdtemp */
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "dlbridge/dlbridge.h"
 #include "foreign_dlpack.h"
@@ -71,6 +77,200 @@ static void row(const char* id, dlb_status status, const dlb_error* err) {
 
 /* ---- fixtures ------------------------------------------------------------------------------ */
 /* A float32 tensor of `shape` holding 0, 1, 2, ... in C order. */
+/* ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (parity_peer.cc) -------------------- */
+extern char** environ;
+
+/* A row whose message names the row's folder: the folder is written DIR. */
+static void row_in(const char* id, dlb_status status, const dlb_error* err, const char* dir) {
+  char text[sizeof err->message + 8];
+  const char* at;
+  if (status == DLB_OK || (at = strstr(err->message, dir)) == NULL) {
+    row(id, status, err);
+    return;
+  }
+  snprintf(text, sizeof text, "%.*sDIR%s", (int)(at - err->message), err->message,
+           at + strlen(dir));
+  printf("%s\t%s\t%s\n", id, dlb_status_name(status), text);
+}
+
+/* Starts the peer with up to four arguments; `out` (if not NULL) gets a pipe from its stdout. */
+static pid_t spawn_peer(const char* a1, const char* a2, const char* a3, const char* a4, FILE** out) {
+  const char* peer = getenv("DLBRIDGE_PARITY_PEER");
+  char* argv[6];
+  int pipe_fds[2];
+  posix_spawn_file_actions_t actions;
+  pid_t pid;
+  if (peer == NULL) return -1;
+  argv[0] = (char*)peer;
+  argv[1] = (char*)a1;
+  argv[2] = (char*)a2;
+  argv[3] = (char*)a3;
+  argv[4] = (char*)a4;
+  argv[5] = NULL;
+  posix_spawn_file_actions_init(&actions);
+  if (out != NULL) {
+    if (pipe(pipe_fds) != 0) return -1;
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  }
+  if (posix_spawn(&pid, peer, &actions, NULL, argv, environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  if (out != NULL) {
+    close(pipe_fds[1]);
+    *out = fdopen(pipe_fds[0], "r");
+  }
+  return pid;
+}
+
+static void reap(pid_t pid) {
+  int ignored;
+  if (pid > 0) waitpid(pid, &ignored, 0);
+}
+
+/* A listener at DIR/s in a new 0700 folder; the caller removes both. */
+static dlb_status listen_in_folder(char* dir, char* path, dlb_channel** listener, dlb_error* err) {
+  strcpy(dir, "/tmp/dlbridge-parity-c-XXXXXX");
+  if (mkdtemp(dir) == NULL) return DLB_ERR_DEVICE;
+  snprintf(path, 128, "%s/s", dir);
+  return dlb_channel_listen(path, listener, err);
+}
+
+/* listen; start the peer in `mode`; accept; optionally a time limit; receive: the row's outcome. */
+static void row_receive_from(const char* id, const char* mode) {
+  char dir[64], path[128];
+  dlb_channel *listener = NULL, *channel = NULL;
+  DLManagedTensorVersioned* t = NULL;
+  dlb_error err;
+  pid_t pid = -1;
+  dlb_status s = listen_in_folder(dir, path, &listener, &err);
+  if (s == DLB_OK) {
+    pid = spawn_peer(mode, path, NULL, NULL, NULL);
+    dlb_channel_set_timeout(listener, 10000000000LL, &err); /* a peer that never came */
+    s = dlb_channel_accept(listener, &channel, &err);
+  }
+  if (s == DLB_OK) {
+    s = dlb_channel_set_timeout(channel, strcmp(mode, "half") == 0 ? 100000000LL : 10000000000LL,
+                                &err);
+  }
+  if (s == DLB_OK) s = dlb_channel_receive(channel, &t, &err);
+  dlb_tensor_free(t);
+  dlb_channel_close(channel);
+  dlb_channel_close(listener);
+  reap(pid);
+  rmdir(dir);
+  row(id, s, &err);
+}
+
+/* Reads the four float32 values of `t` into the detail. */
+static void four_values(const DLManagedTensorVersioned* t) {
+  float v[4];
+  dlb_error err;
+  if (dlb_tensor_copy_to_host(t, kF32, v, sizeof v, &err) == DLB_OK) values(v, 4);
+}
+
+/* We listen (allowing 65534 when `allow`), a peer of uid 65534 connects and echoes a tensor. */
+static void row_other_uid_connects(const char* id, int allow) {
+  char dir[64], path[128];
+  dlb_channel *listener = NULL, *channel = NULL;
+  DLManagedTensorVersioned *t = NULL, *back = NULL;
+  dlb_error err;
+  pid_t pid = -1;
+  const int64_t four = 4;
+  dlb_status s = listen_in_folder(dir, path, &listener, &err);
+  if (s == DLB_OK && allow) s = dlb_channel_allow_uid(listener, 65534, &err);
+  if (s == DLB_OK) {
+    chmod(dir, 0711);
+    chmod(path, 0666);
+    pid = spawn_peer("connect-as", "65534", "0", path, NULL);
+    dlb_channel_set_timeout(listener, 10000000000LL, &err);
+    s = dlb_channel_accept(listener, &channel, &err);
+  }
+  if (s == DLB_OK) s = dlb_tensor_allocate_shareable(kCpu, kF32, 1, &four, NULL, 0, &t, &err);
+  if (s == DLB_OK) {
+    float* v = (float*)((char*)t->dl_tensor.data + t->dl_tensor.byte_offset);
+    int i;
+    for (i = 0; i < 4; ++i) v[i] = (float)i;
+    s = dlb_channel_set_timeout(channel, 10000000000LL, &err);
+  }
+  if (s == DLB_OK) s = dlb_channel_send(channel, t, 0, &err);
+  if (s == DLB_OK) s = dlb_channel_receive(channel, &back, &err);
+  if (s == DLB_OK) four_values(back);
+  dlb_tensor_free(back);
+  dlb_tensor_free(t);
+  dlb_channel_close(channel);
+  dlb_channel_close(listener);
+  reap(pid);
+  rmdir(dir);
+  row(id, s, &err);
+}
+
+/* A peer of uid 65534 listens; we connect naming its uid (`name_uid`) or not, and receive. */
+static void row_connect_to_other_uid(const char* id, int name_uid) {
+  char path[256] = "";
+  FILE* out = NULL;
+  dlb_channel* channel = NULL;
+  DLManagedTensorVersioned* t = NULL;
+  dlb_error err;
+  dlb_status s;
+  pid_t pid = spawn_peer("listen-as", "65534", "0", NULL, &out);
+  if (out == NULL || fgets(path, sizeof path, out) == NULL) {
+    snprintf(err.message, sizeof err.message, "the peer printed no socket path");
+    s = DLB_ERR_DEVICE;
+  } else {
+    path[strcspn(path, "\n")] = '\0';
+    s = dlb_channel_connect_with(path, name_uid ? 65534u : DLB_UID_SELF, 10000000000LL, &channel,
+                                 &err);
+  }
+  if (s == DLB_OK) s = dlb_channel_receive(channel, &t, &err);
+  if (s == DLB_OK) four_values(t);
+  dlb_tensor_free(t);
+  dlb_channel_close(channel);
+  if (out != NULL) fclose(out);
+  reap(pid);
+  row(id, s, &err);
+}
+
+static void channel_rows(void) {
+  dlb_error err;
+  dlb_channel* channel = NULL;
+  dlb_status s = dlb_channel_connect("dlbridge-parity-absent.sock", &channel, &err);
+  dlb_channel_close(channel);
+  row("channel_no_listener", s, &err);
+  {
+    char dir[] = "/tmp/dlbridge-parity-c-XXXXXX";
+    char path[128];
+    if (mkdtemp(dir) != NULL) {
+      chmod(dir, 0755);
+      snprintf(path, sizeof path, "%s/s", dir);
+      s = dlb_channel_listen(path, &channel, &err);
+      dlb_channel_close(channel);
+      rmdir(dir);
+      row_in("channel_permission", s, &err, dir);
+    }
+  }
+  row_receive_from("channel_peer_closed", "connect-close");
+  row_receive_from("channel_forged", "forge");
+  row_receive_from("channel_timeout", "half");
+  if (geteuid() != 0) {
+    const char* rows[] = {"channel_refused_uid_accept", "channel_refused_uid_connect",
+                          "channel_second_uid_accept", "channel_second_uid_connect"};
+    size_t i;
+    for (i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+      printf("%s\tSKIP\tneeds root to run a peer as another user\n", rows[i]);
+    }
+  } else {
+    row_other_uid_connects("channel_refused_uid_accept", 0);
+    row_connect_to_other_uid("channel_refused_uid_connect", 0);
+    row_other_uid_connects("channel_second_uid_accept", 1);
+    row_connect_to_other_uid("channel_second_uid_connect", 1);
+  }
+  detail("names=%s,%s,%s,%s,%s,%s", dlb_status_name(DLB_ERR_NO_LISTENER),
+         dlb_status_name(DLB_ERR_PERMISSION), dlb_status_name(DLB_ERR_PEER_CLOSED),
+         dlb_status_name(DLB_ERR_PROTOCOL), dlb_status_name(DLB_ERR_TIMEOUT),
+         dlb_status_name(DLB_ERR_LIMIT));
+  row("status_names_channel", DLB_OK, &err);
+}
+
 static DLManagedTensorVersioned* iota(int32_t ndim, const int64_t* shape) {
   DLManagedTensorVersioned* t = NULL;
   int64_t n = 0, i;
@@ -402,6 +602,8 @@ int main(void) {
   }
   detail("name=%s unknown=%s", dlb_status_name(DLB_ERR_READ_ONLY), dlb_status_name(99));
   row("status_name", DLB_OK, &err);
+
+  channel_rows();
 
   detail("live=%lld", (long long)(dlb_tensor_live_count() - live_at_start));
   row("live_count_balance", DLB_OK, &err);
