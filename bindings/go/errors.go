@@ -26,6 +26,14 @@ const (
 	// StatusClosed is the status of ErrClosed: a Tensor used after Close (or after an export
 	// moved it out). The core never returns it; every binding reports it the same way.
 	StatusClosed Status = Status(capi.DLB_ERR_CLOSED)
+
+	// The statuses of a Listener or Channel (docs/ipc.md), one per cause a program can act on.
+	StatusNoListener Status = Status(capi.DLB_ERR_NO_LISTENER) // nothing listens at the path (Dial)
+	StatusPermission Status = Status(capi.DLB_ERR_PERMISSION)  // modes, another user's folder, a refused uid
+	StatusPeerClosed Status = Status(capi.DLB_ERR_PEER_CLOSED) // the peer closed or vanished, also mid-tensor
+	StatusProtocol   Status = Status(capi.DLB_ERR_PROTOCOL)    // what the peer sent is not a valid tensor
+	StatusTimeout    Status = Status(capi.DLB_ERR_TIMEOUT)     // the channel's time limit ran out
+	StatusLimit      Status = Status(capi.DLB_ERR_LIMIT)       // a process or system limit (fds, mappings)
 )
 
 // String returns the core's name of the status ("DLB_ERR_READ_ONLY"), or "DLB_ERR_UNKNOWN".
@@ -56,6 +64,10 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Status == e.Status && (t.Message == "" || t.Message == e.Message)
 }
 
+// Timeout reports whether the error is a channel's time limit running out (StatusTimeout), the
+// method net.Error and os.IsTimeout look for.
+func (e *Error) Timeout() bool { return e.Status == StatusTimeout }
+
 // Sentinels for errors.Is, one per status. They carry no message.
 var (
 	ErrInvalidArgument    = &Error{Status: StatusInvalidArgument}
@@ -67,6 +79,12 @@ var (
 	ErrOverflow           = &Error{Status: StatusOverflow}
 	ErrDevice             = &Error{Status: StatusDevice}
 	ErrDeviceUnavailable  = &Error{Status: StatusDeviceUnavailable}
+	ErrNoListener         = &Error{Status: StatusNoListener}
+	ErrPermission         = &Error{Status: StatusPermission}
+	ErrPeerClosed         = &Error{Status: StatusPeerClosed}
+	ErrProtocol           = &Error{Status: StatusProtocol}
+	ErrTimeout            = &Error{Status: StatusTimeout}
+	ErrLimit              = &Error{Status: StatusLimit}
 )
 
 // ErrClosed is returned by every method of a Tensor after Close or an export (the same value

@@ -2,6 +2,7 @@ package dlbridge
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
@@ -118,9 +119,12 @@ func (h *channelHandle) close() error {
 }
 
 // Listener accepts connections from other processes on a Unix domain socket (dlb_channel_listen):
-// the socket is created with mode 0600 in a folder only this user can enter. Close removes the
-// socket file. Safe for one goroutine at a time; Close from any goroutine, also one blocked in
-// Accept (which then returns ErrChannelClosed).
+// the socket is created with mode 0600 in a folder only this user can enter (a folder others can
+// enter, or another user's, is refused with ErrPermission). To serve another user, allow its uid
+// (AllowUID) and widen the modes after Listen (for example folder 0711, socket 0666): the
+// kernel's peer credentials still refuse every uid not allowed. Close removes the socket file.
+// Safe for one goroutine at a time; Close from any goroutine, also one blocked in Accept (which
+// then returns ErrChannelClosed).
 type Listener struct{ h channelHandle }
 
 // Channel is one end of a connection between two processes. Close it when done; tensors
@@ -137,18 +141,17 @@ func Listen(path string) (*Listener, error) {
 	return &Listener{channelHandle{addr: addr}}, nil
 }
 
-// Accept waits for the next connection. A peer running as another user is refused unless
-// allowed with AllowUID.
+// Accept waits for the next connection. A peer running as another user is refused with
+// ErrPermission unless allowed with AllowUID; its connection is closed and the listener stays
+// usable: call Accept again. With a time limit (SetTimeout), ErrTimeout when nobody connects in
+// time (the listener stays usable). The new channel takes the listener's allowed uids and limit.
 func (l *Listener) Accept() (*Channel, error) {
-	var c int64
+	var c *Channel
 	err := l.h.use(func(addr int64) (err error) {
-		c, err = check(capi.Dlb_channel_accept(addr))
+		c, err = channelOf(capi.Dlb_channel_accept(addr))
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Channel{channelHandle{addr: c}}, nil
+	return c, err
 }
 
 // AllowUID accepts peers running as uid from now on (the caller's own uid always is).
@@ -164,14 +167,56 @@ func (h *channelHandle) allowUID(uid uint32) error {
 // Close stops listening and removes the socket file; a second Close does nothing.
 func (l *Listener) Close() error { return l.h.close() }
 
-// Dial connects to a Listener at path; its process must run as this user.
+// Dial connects to a Listener at path; its process must run as this user (ErrPermission
+// otherwise, before anything is sent or received). Nothing listening there: ErrNoListener.
 func Dial(path string) (*Channel, error) {
-	addr, err := check(capi.Dlb_channel_connect(path))
+	return channelOf(capi.Dlb_channel_connect(path))
+}
+
+// NoTimeout is the time limit of "no limit" (DLB_TIMEOUT_NONE, the default of every channel),
+// for SetTimeout and DialWith. A limit of 0 means: do not wait. Other negative durations are
+// refused (ErrInvalidArgument).
+const NoTimeout time.Duration = -1
+
+// UIDSelf is DialWith's listenerUID when the listener must run as this process's user, as with
+// Dial (DLB_UID_SELF).
+const UIDSelf uint32 = 0xFFFFFFFF
+
+// DialWith is Dial accepting a listener that runs as listenerUID too (UIDSelf: this user only),
+// with a time limit for the connection (NoTimeout: none) that the channel keeps for its Send and
+// Receive calls (SetTimeout changes it). A connection waits only while the listener's queue of
+// unaccepted peers is full. The listener's uid is the one the kernel recorded for the socket,
+// so no listener can claim another user (dlb_channel_connect_with).
+func DialWith(path string, listenerUID uint32, timeout time.Duration) (*Channel, error) {
+	return channelOf(capi.Dlb_channel_connect_with(path, uint(listenerUID), int64(timeout)))
+}
+
+func channelOf(result int64) (*Channel, error) {
+	addr, err := check(result)
 	if err != nil {
 		return nil, err
 	}
 	return &Channel{channelHandle{addr: addr}}, nil
 }
+
+func (h *channelHandle) setTimeout(d time.Duration) error {
+	return h.use(func(addr int64) error {
+		_, err := check(capi.Dlb_channel_set_timeout(addr, int64(d)))
+		return err
+	})
+}
+
+// SetTimeout sets the limit of each later Accept (NoTimeout, the default: none; 0: do not
+// wait); it passes on to the channels accepted afterwards. An Accept that runs out of time
+// returns ErrTimeout and the listener stays usable.
+func (l *Listener) SetTimeout(d time.Duration) error { return l.h.setTimeout(d) }
+
+// SetTimeout sets the limit of each later Send and Receive (NoTimeout, the default: none; 0: do
+// not wait). A call that runs out of time returns ErrTimeout. When nothing of a tensor had
+// arrived or left, the channel stays usable; when the limit ran out in the middle of a tensor,
+// the channel has lost its place in the stream and every later Send and Receive returns
+// ErrProtocol: close it.
+func (c *Channel) SetTimeout(d time.Duration) error { return c.h.setTimeout(d) }
 
 // SendCUDA sends a CUDA tensor with stream order (dlb_channel_send_cuda): an interprocess event
 // is recorded on stream (a cudaStream_t of t's device; nil: the legacy default stream) after the
@@ -234,7 +279,9 @@ func (c *Channel) Peer() (pid int32, uid uint32, err error) {
 	return pids[0], uint32(uids[0]), nil
 }
 
-// AllowUID accepts a peer running as uid too, for the tensors received from now on.
+// AllowUID accepts a peer running as uid too, for the tensors received from now on. A dialed
+// channel's listener was checked when it connected: to reach a listener of another user, name
+// its uid to DialWith.
 func (c *Channel) AllowUID(uid uint32) error { return c.h.allowUID(uid) }
 
 // Close closes the connection; a second Close does nothing.

@@ -1,7 +1,9 @@
 package dlbridge_test
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	dlbridge "github.com/dlbridge/dlbridge/bindings/go"
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
@@ -73,5 +75,46 @@ func TestDLPackCodesAreTheHeaders(t *testing.T) {
 	d := get(dlbridge.ParseDevice("device_type_99:3"))(t)
 	if d != (dlbridge.Device{Type: 99, ID: 3}) || d.String() != "device_type_99:3" {
 		t.Errorf("device %+v %q", d, d)
+	}
+}
+
+// The channel statuses are the header's, with the core's names, each with a sentinel that
+// errors.Is matches for every error of that status (and no other); NoTimeout and UIDSelf are the
+// header's DLB_TIMEOUT_NONE and DLB_UID_SELF.
+func TestChannelStatusesAreTheHeaders(t *testing.T) {
+	statuses := []struct {
+		status   dlbridge.Status
+		header   int
+		name     string
+		sentinel error
+	}{
+		{dlbridge.StatusNoListener, capi.DLB_ERR_NO_LISTENER, "DLB_ERR_NO_LISTENER", dlbridge.ErrNoListener},
+		{dlbridge.StatusPermission, capi.DLB_ERR_PERMISSION, "DLB_ERR_PERMISSION", dlbridge.ErrPermission},
+		{dlbridge.StatusPeerClosed, capi.DLB_ERR_PEER_CLOSED, "DLB_ERR_PEER_CLOSED", dlbridge.ErrPeerClosed},
+		{dlbridge.StatusProtocol, capi.DLB_ERR_PROTOCOL, "DLB_ERR_PROTOCOL", dlbridge.ErrProtocol},
+		{dlbridge.StatusTimeout, capi.DLB_ERR_TIMEOUT, "DLB_ERR_TIMEOUT", dlbridge.ErrTimeout},
+		{dlbridge.StatusLimit, capi.DLB_ERR_LIMIT, "DLB_ERR_LIMIT", dlbridge.ErrLimit},
+	}
+	for i, s := range statuses {
+		if int(s.status) != s.header || s.status.String() != s.name {
+			t.Errorf("status %d %q, the header says %d %q", s.status, s.status, s.header, s.name)
+		}
+		err := error(&dlbridge.Error{Status: s.status, Message: "a message"})
+		for j, other := range statuses {
+			if errors.Is(err, other.sentinel) != (i == j) {
+				t.Errorf("errors.Is(%v, sentinel of %v) is %v", err, other.status, i != j)
+			}
+		}
+		if errors.Is(err, dlbridge.ErrDevice) || errors.Is(err, dlbridge.ErrClosed) {
+			t.Errorf("%v matches a sentinel of another status", err)
+		}
+		var timeout interface{ Timeout() bool }
+		if !errors.As(err, &timeout) || timeout.Timeout() != (s.status == dlbridge.StatusTimeout) {
+			t.Errorf("%v: Timeout() is wrong", err)
+		}
+	}
+	if dlbridge.NoTimeout != time.Duration(capi.DLB_TIMEOUT_NONE) || uint(dlbridge.UIDSelf) != capi.DLB_UID_SELF {
+		t.Errorf("NoTimeout %d, UIDSelf %d: the header says %d, %d", dlbridge.NoTimeout, dlbridge.UIDSelf,
+			capi.DLB_TIMEOUT_NONE, capi.DLB_UID_SELF)
 	}
 }

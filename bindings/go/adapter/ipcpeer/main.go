@@ -68,7 +68,7 @@ func consume(path string) error {
 	}
 	_, err = c.Receive()
 	var e *dlbridge.Error
-	if !errors.As(err, &e) || e.Status != dlbridge.StatusDevice || e.Message != "the peer closed the channel" {
+	if !errors.As(err, &e) || e.Status != dlbridge.StatusPeerClosed || e.Message != "the peer closed the channel" {
 		return fmt.Errorf("after the peer closed: %v", err)
 	}
 	fmt.Println("consume ok")

@@ -7,11 +7,15 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	dlbridge "github.com/dlbridge/dlbridge/bindings/go"
@@ -462,7 +466,243 @@ func main() {
 	run("status_name", func() (string, error) {
 		return facts("name="+dlbridge.StatusReadOnly.String(), "unknown="+dlbridge.Status(99).String()), nil
 	})
+	channelRows()
+
 	run("live_count_balance", func() (string, error) {
 		return "live=" + strconv.FormatInt(dlbridge.LiveCount()-liveAtStart, 10), nil
+	})
+}
+
+// ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc) ----------
+
+// peerLimit bounds every wait of a channel row (accept, receive, the peer's exit): a row fails
+// instead of hanging.
+const peerLimit = 10 * time.Second
+
+// peer is a running parity_peer; out reads its stdout when asked for.
+type peer struct {
+	cmd *exec.Cmd
+	out *bufio.Reader
+}
+
+// startPeer starts the peer with args; withStdout gives the row its stdout.
+func startPeer(withStdout bool, args ...string) (*peer, error) {
+	program := os.Getenv("DLBRIDGE_PARITY_PEER")
+	if program == "" {
+		return nil, errors.New("DLBRIDGE_PARITY_PEER is not set: the channel rows need the peer program")
+	}
+	p := &peer{cmd: exec.Command(program, args...)}
+	p.cmd.Stderr = os.Stderr
+	if withStdout {
+		out, err := p.cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		p.out = bufio.NewReader(out)
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// reap waits for the peer to exit (every row ends its conversation first); one still running
+// after peerLimit is killed.
+func (p *peer) reap() {
+	if p == nil {
+		return
+	}
+	kill := time.AfterFunc(peerLimit, func() { p.cmd.Process.Kill() })
+	p.cmd.Wait()
+	kill.Stop()
+}
+
+// channelFolder makes a new folder of mode 0700 under /tmp, its socket path DIR/s, and a
+// function that removes the folder.
+func channelFolder() (dir, path string, remove func()) {
+	dir, err := os.MkdirTemp("/tmp", "dlbridge-parity-go-")
+	must(err)
+	return dir, filepath.Join(dir, "s"), func() { os.RemoveAll(dir) }
+}
+
+// rowIn is row, with the row's folder written DIR in an error's message.
+func rowIn(id string, err error, dir string) {
+	var e *dlbridge.Error
+	if errors.As(err, &e) && strings.Contains(e.Message, dir) {
+		err = &dlbridge.Error{Status: e.Status, Message: strings.ReplaceAll(e.Message, dir, "DIR")}
+	}
+	row(id, "", err)
+}
+
+// acceptPeer listens at a new folder's socket, prepares the listener (allow, widen), starts the
+// peer with args (PATH: the socket's path) and accepts it with a time limit. The caller closes
+// the listener and the channel, reaps the peer, removes the folder.
+func acceptPeer(prepare func(l *dlbridge.Listener, dir, path string) error, args ...string) (
+	l *dlbridge.Listener, c *dlbridge.Channel, p *peer, remove func(), err error) {
+	dir, path, remove := channelFolder()
+	if l, err = dlbridge.Listen(path); err != nil {
+		return nil, nil, nil, remove, err
+	}
+	if prepare != nil {
+		if err = prepare(l, dir, path); err != nil {
+			return l, nil, nil, remove, err
+		}
+	}
+	for i, a := range args {
+		if a == "PATH" {
+			args[i] = path
+		}
+	}
+	if p, err = startPeer(false, args...); err != nil {
+		return l, nil, nil, remove, err
+	}
+	if err = l.SetTimeout(peerLimit); err != nil { // a peer that never came
+		return l, nil, p, remove, err
+	}
+	c, err = l.Accept()
+	return l, c, p, remove, err
+}
+
+// closeAll closes what a row opened, then reaps its peer and removes its folder.
+func closeAll(c *dlbridge.Channel, l *dlbridge.Listener, p *peer, remove func()) {
+	if c != nil {
+		c.Close()
+	}
+	if l != nil {
+		l.Close()
+	}
+	p.reap()
+	if remove != nil {
+		remove()
+	}
+}
+
+// receiveFrom: listen, the peer in mode connects, accept, a time limit, receive.
+func receiveFrom(mode string, limit time.Duration) (string, error) {
+	l, c, p, remove, err := acceptPeer(nil, mode, "PATH")
+	defer func() { closeAll(c, l, p, remove) }()
+	if err != nil {
+		return "", err
+	}
+	if err := c.SetTimeout(limit); err != nil {
+		return "", err
+	}
+	t, err := c.Receive()
+	if err != nil {
+		return "", err
+	}
+	t.Close()
+	return "", nil
+}
+
+// otherUIDConnects: we listen (allowing uid 65534 when allow), a peer of uid 65534 connects and
+// echoes the float32 tensor 0, 1, 2, 3 we send; the values of the echo.
+func otherUIDConnects(allow bool) (string, error) {
+	widen := func(l *dlbridge.Listener, dir, path string) error {
+		if allow {
+			if err := l.AllowUID(65534); err != nil {
+				return err
+			}
+		}
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return err
+		}
+		return os.Chmod(path, 0o666)
+	}
+	l, c, p, remove, err := acceptPeer(widen, "connect-as", "65534", "0", "PATH")
+	defer func() { closeAll(c, l, p, remove) }()
+	if err != nil {
+		return "", err
+	}
+	t, err := dlbridge.AllocateShareable(dlbridge.CPU, dlbridge.Float32, 4)
+	if err != nil {
+		return "", err
+	}
+	defer t.Close()
+	if err := dlbridge.CopyIn(t, []float32{0, 1, 2, 3}); err != nil {
+		return "", err
+	}
+	if err := c.SetTimeout(peerLimit); err != nil {
+		return "", err
+	}
+	if err := c.Send(t); err != nil {
+		return "", err
+	}
+	back, err := c.Receive()
+	if err != nil {
+		return "", err
+	}
+	defer back.Close()
+	return values(back)
+}
+
+// connectToOtherUID: a peer of uid 65534 listens and prints its socket's path; we connect
+// naming its uid (nameUID) or not, and receive its float32 tensor 0, 1, 2, 3; its values.
+func connectToOtherUID(nameUID bool) (string, error) {
+	p, err := startPeer(true, "listen-as", "65534", "0")
+	defer p.reap()
+	if err != nil {
+		return "", err
+	}
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("the peer printed no socket path: %v", err)
+	}
+	uid := dlbridge.UIDSelf
+	if nameUID {
+		uid = 65534
+	}
+	c, err := dlbridge.DialWith(strings.TrimSuffix(line, "\n"), uid, peerLimit)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close() // before the peer is reaped: it waits for this end to close
+	t, err := c.Receive()
+	if err != nil {
+		return "", err
+	}
+	defer t.Close()
+	return values(t)
+}
+
+func channelRows() {
+	run("channel_no_listener", func() (string, error) {
+		c, err := dlbridge.Dial("dlbridge-parity-absent.sock")
+		if err == nil {
+			c.Close()
+		}
+		return "", err
+	})
+	{
+		dir, path, remove := channelFolder()
+		must(os.Chmod(dir, 0o755))
+		l, err := dlbridge.Listen(path)
+		if err == nil {
+			l.Close()
+		}
+		remove()
+		rowIn("channel_permission", err, dir)
+	}
+	run("channel_peer_closed", func() (string, error) { return receiveFrom("connect-close", peerLimit) })
+	run("channel_forged", func() (string, error) { return receiveFrom("forge", peerLimit) })
+	run("channel_timeout", func() (string, error) { return receiveFrom("half", 100*time.Millisecond) })
+	if os.Geteuid() != 0 {
+		for _, id := range []string{"channel_refused_uid_accept", "channel_refused_uid_connect",
+			"channel_second_uid_accept", "channel_second_uid_connect"} {
+			fmt.Printf("%s\tSKIP\tneeds root to run a peer as another user\n", id)
+		}
+	} else {
+		run("channel_refused_uid_accept", func() (string, error) { return otherUIDConnects(false) })
+		run("channel_refused_uid_connect", func() (string, error) { return connectToOtherUID(false) })
+		run("channel_second_uid_accept", func() (string, error) { return otherUIDConnects(true) })
+		run("channel_second_uid_connect", func() (string, error) { return connectToOtherUID(true) })
+	}
+	run("status_names_channel", func() (string, error) {
+		var names []string
+		for _, s := range []dlbridge.Status{dlbridge.StatusNoListener, dlbridge.StatusPermission,
+			dlbridge.StatusPeerClosed, dlbridge.StatusProtocol, dlbridge.StatusTimeout, dlbridge.StatusLimit} {
+			names = append(names, s.String())
+		}
+		return "names=" + strings.Join(names, ","), nil
 	})
 }
