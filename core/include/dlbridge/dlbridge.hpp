@@ -12,6 +12,8 @@
  *  - Value types for dtypes and devices (DType, Device) that stay open: any integer code is
  *    representable, so a tensor from a newer producer never becomes undefined behaviour.
  *  - Typed, bounds-checked element access on the host (TensorView<T>, ConstTensorView<T>).
+ *  - Channels between processes (dlbridge::Listener, dlbridge::Channel: move-only owners that
+ *    close in their destructor), in dlbridge/channel.hpp, which this header includes.
  *
  * Ownership rules follow the C API one for one, and each function below restates its own:
  * a function that "consumes" a raw pointer takes it over whether it succeeds or throws; a
@@ -720,6 +722,28 @@ class Tensor {
     return from_raw(out);
   }
 
+  /* allocate() in memory another process can map, so that a Channel can send it without a
+   * copy (dlb_tensor_allocate_shareable): on the CPU a sealed memfd, on a CUDA device memory
+   * exported for other processes (see docs/ipc.md); zero-filled. Other devices: Error
+   * DLB_ERR_UNSUPPORTED; without a CUDA driver, Error DLB_ERR_DEVICE_UNAVAILABLE. Ownership: on
+   * success the returned Tensor owns the memory (the segment lives on while another process
+   * maps it); on error nothing is allocated or left open. */
+  static Tensor allocate_shareable(Device device, DType dtype, const std::vector<int64_t>& shape,
+                                   const std::vector<int64_t>& strides = {}, uint64_t flags = 0) {
+    if (!strides.empty() && strides.size() != shape.size()) {
+      throw Error(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
+    }
+    DLManagedTensorVersioned* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_tensor_allocate_shareable(device.dl(), dtype.dl(),
+                                                detail::clamp_count(shape.size()),
+                                                detail::data_or_null(shape),
+                                                detail::data_or_null(strides), flags, &out,
+                                                &error),
+                  error);
+    return from_raw(out);
+  }
+
   /* An uninitialised compact tensor of element type T (see allocate). */
   template <class T>
   static Tensor empty(const std::vector<int64_t>& shape, Device device = Device::cpu()) {
@@ -1068,6 +1092,27 @@ class Tensor {
   /* Offset in bytes of the first element from data(). */
   uint64_t byte_offset() const { return dl_tensor().byte_offset; }
 
+  /* True if the memory is shareable: made by allocate_shareable(), received from a Channel,
+   * or a view or share of one of those (dlb_tensor_is_shareable). */
+  bool is_shareable() const noexcept { return dlb_tensor_is_shareable(ptr_) != 0; }
+
+  /* Which kind of shareable memory the tensor is over: DLB_SHAREABLE_NONE (also for an empty
+   * Tensor), DLB_SHAREABLE_MEMFD, DLB_SHAREABLE_CUDA_FD or DLB_SHAREABLE_CUDA_IPC
+   * (dlb_tensor_shareable_kind; docs/ipc.md says what each kind's lifetime rule is). */
+  int shareable_kind() const noexcept { return dlb_tensor_shareable_kind(ptr_); }
+
+  /* The receiving half of Channel::send_cuda() (dlb_cuda_wait_received): work queued on
+   * `consumer_stream` afterwards waits for the sender's work before its send, without blocking
+   * the host. `consumer_stream` follows the DLPack convention (cuda::kStreamNone or 1: legacy
+   * default stream; 2: per-thread default; -1: nothing is done; else a cudaStream_t of the
+   * tensor's device). The tensor must be CUDA memory received from a Channel (or a view or
+   * share of one): Error DLB_ERR_INVALID_ARGUMENT otherwise; DLB_ERR_UNSUPPORTED in a library
+   * built without CUDA. Nothing is done when the sender attached no event (Channel::send). */
+  void cuda_wait_received(int64_t consumer_stream = DLB_CUDA_STREAM_NONE) const {
+    dlb_error error{};
+    detail::check(dlb_cuda_wait_received(require(), consumer_stream, &error), error);
+  }
+
   /* True if the tensor was made by this library (dlb_tensor_is_dlbridge). */
   bool is_dlbridge() const noexcept { return ptr_ != nullptr && dlb_tensor_is_dlbridge(ptr_) != 0; }
 
@@ -1154,5 +1199,8 @@ class Tensor {
 inline void swap(Tensor& a, Tensor& b) noexcept { a.swap(b); }
 
 }  // namespace dlbridge
+
+// Channels: tensors across processes (Listener, Channel), in a header of their own.
+#include "dlbridge/channel.hpp"
 
 #endif  // DLBRIDGE_DLBRIDGE_HPP_

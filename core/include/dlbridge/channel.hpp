@@ -1,0 +1,273 @@
+/*
+ * dlbridge/channel.hpp - C++17 owners of the dlbridge channel (dlbridge.h, "Sharing tensors
+ * across processes"): a tensor in shareable memory crosses to another process without a copy.
+ * Included by dlbridge/dlbridge.hpp; including this header alone works too.
+ *
+ * - dlbridge::Listener listens at a Unix socket path and accepts connections; dlbridge::Channel
+ *   is one end of a connection, which sends and receives tensors. Both are move-only owners of
+ *   one dlb_channel*: the destructor closes it (a Listener's also removes its socket file); a
+ *   moved-from or closed object is empty.
+ * - Every failure throws dlbridge::Error with the core's status and message, verbatim. The
+ *   channel statuses are the core's constants: DLB_ERR_NO_LISTENER, DLB_ERR_PERMISSION,
+ *   DLB_ERR_PEER_CLOSED, DLB_ERR_PROTOCOL, DLB_ERR_TIMEOUT, DLB_ERR_LIMIT, DLB_ERR_CLOSED (and
+ *   the others the core's header lists); Error::status_name() names them. A server loop
+ *   catches DLB_ERR_PERMISSION, DLB_ERR_PEER_CLOSED, DLB_ERR_PROTOCOL and DLB_ERR_TIMEOUT from
+ *   accept() or from that peer's Channel, drops that peer and keeps serving (docs/ipc.md).
+ * - An empty object (moved from, closed) throws Error(DLB_ERR_CLOSED, "the channel is closed"),
+ *   the same status and message as a channel shut down from another thread.
+ * - Time limits are std::chrono durations: std::nullopt means no limit (the default), 0 means
+ *   "do not wait". A negative duration is handed to the core, which refuses it, except -1 ns,
+ *   which is the core's encoding of "no limit" (DLB_TIMEOUT_NONE).
+ *
+ * Threads: one object is used by one thread at a time, except shutdown(), which any thread may
+ * call at any time: a call blocked in accept(), receive() or send() then returns with
+ * DLB_ERR_CLOSED. Destroy (or close()) the object only once no call on it is in progress.
+ */
+#ifndef DLBRIDGE_CHANNEL_HPP_
+#define DLBRIDGE_CHANNEL_HPP_
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "dlbridge/dlbridge.hpp"
+
+namespace dlbridge {
+
+/* connect_with()'s listener uid when the listener must run as the caller's own user. */
+constexpr uint32_t kUidSelf = DLB_UID_SELF;
+
+/* Channel::send() option: a tensor whose memory is not shareable is first copied into new
+ * shareable memory (the receiver's tensor is then flagged IS_COPIED). */
+constexpr uint32_t kSendCopy = DLB_SEND_COPY;
+
+/* Who is on the other end of a Channel, as the kernel recorded it when the connection was made. */
+struct Peer {
+  int32_t pid = 0;
+  uint32_t uid = 0;
+};
+
+namespace detail {
+
+/* A time limit as the core takes it: nanoseconds, DLB_TIMEOUT_NONE for none. */
+inline int64_t timeout_ns(std::optional<std::chrono::nanoseconds> limit) noexcept {
+  return limit ? static_cast<int64_t>(limit->count()) : static_cast<int64_t>(DLB_TIMEOUT_NONE);
+}
+
+/* What Listener and Channel share: ownership of one dlb_channel*, and the calls that apply to
+ * both (allow_uid, set_timeout, shutdown, close). Not used on its own. */
+class ChannelOwner {
+ public:
+  ChannelOwner(const ChannelOwner&) = delete;
+  ChannelOwner& operator=(const ChannelOwner&) = delete;
+
+  /* Accepts peers running as `uid` as well as the caller's own user (dlb_channel_allow_uid).
+   * On a Listener it applies to every Channel accepted from now on. Error: more than 16 other
+   * users (DLB_ERR_INVALID_ARGUMENT); DLB_ERR_CLOSED. */
+  void allow_uid(uint32_t uid) {
+    dlb_error error{};
+    check(dlb_channel_allow_uid(require(), uid, &error), error);
+  }
+
+  /* Sets the time limit of each later accept, send and receive (dlb_channel_set_timeout):
+   * std::nullopt for none, zero for "do not wait". A call that runs out of time throws
+   * DLB_ERR_TIMEOUT; if it ran out in the middle of a tensor, every later send and receive
+   * throws DLB_ERR_PROTOCOL (close the channel). On a Listener the limit applies to accept() and
+   * passes to each Channel it accepts. Error: a negative duration (DLB_ERR_INVALID_ARGUMENT,
+   * the core's message; -1 ns is the core's "no limit"); DLB_ERR_CLOSED. */
+  void set_timeout(std::optional<std::chrono::nanoseconds> limit) {
+    dlb_error error{};
+    check(dlb_channel_set_timeout(require(), timeout_ns(limit), &error), error);
+  }
+
+  /* Shuts the channel down without freeing it (dlb_channel_shutdown): a call blocked on it in
+   * another thread returns, and that call and every later one throw DLB_ERR_CLOSED. The one
+   * member any thread may call at any time. A no-op on an empty object or a second time. */
+  void shutdown() noexcept { dlb_channel_shutdown(handle_); }
+
+  /* Closes and frees the channel now (dlb_channel_close; a Listener also removes its socket
+   * file), leaving this object empty; the destructor does the same. No call on it may be in
+   * progress (shut it down first from another thread). Tensors received stay valid. */
+  void close() noexcept { dlb_channel_close(std::exchange(handle_, nullptr)); }
+
+  /* The raw channel, still owned by this object (NULL if empty). */
+  dlb_channel* get() const noexcept { return handle_; }
+
+  /* Gives up ownership: returns the raw channel (NULL if empty) and leaves this object empty;
+   * the caller must dlb_channel_close it. */
+  dlb_channel* release() noexcept { return std::exchange(handle_, nullptr); }
+
+  /* True unless empty (moved from, released or closed). */
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+ protected:
+  ChannelOwner() noexcept = default;
+  explicit ChannelOwner(dlb_channel* handle) noexcept : handle_(handle) {}
+  ChannelOwner(ChannelOwner&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  ChannelOwner& operator=(ChannelOwner&& other) noexcept {
+    if (this != &other) {
+      dlb_channel_close(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~ChannelOwner() { dlb_channel_close(handle_); }
+
+  // The closed-object error every binding reports for a channel.
+  dlb_channel* require() const {
+    if (handle_ == nullptr) throw Error(DLB_ERR_CLOSED, DLB_CHANNEL_CLOSED_MESSAGE);
+    return handle_;
+  }
+
+  // A tensor argument: an empty Tensor is the closed-tensor error of every Tensor member.
+  static const DLManagedTensorVersioned* require(const Tensor& tensor) {
+    if (!tensor) throw Error(DLB_ERR_CLOSED, DLB_CLOSED_MESSAGE);
+    return tensor.get();
+  }
+
+ private:
+  dlb_channel* handle_ = nullptr;
+};
+
+}  // namespace detail
+
+/* One end of a connection between two processes: sends and receives tensors. Made by
+ * Channel::connect()/connect_with() or Listener::accept(). Move-only; the destructor closes it,
+ * and the peer's next receive() then throws DLB_ERR_PEER_CLOSED. */
+class Channel : public detail::ChannelOwner {
+ public:
+  /* An empty Channel (every call throws DLB_ERR_CLOSED). */
+  Channel() noexcept = default;
+  Channel(Channel&&) noexcept = default;
+  /* Closes what this held, then takes over `other`'s channel; `other` becomes empty. */
+  Channel& operator=(Channel&&) noexcept = default;
+  /* Closes the channel, if any. */
+  ~Channel() = default;
+
+  /* Connects to the Listener at `path`, which must run as the caller's user
+   * (dlb_channel_connect). Error: nothing listens there (DLB_ERR_NO_LISTENER); a listener of
+   * another user, or a socket or folder this user may not reach (DLB_ERR_PERMISSION). */
+  static Channel connect(const std::string& path) {
+    dlb_channel* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_connect(path.c_str(), &out, &error), error);
+    return Channel(out);
+  }
+
+  /* connect(), accepting a listener that runs as `listener_uid` too (kUidSelf: the caller's
+   * user only), with a time limit for the connection that the channel then keeps for its sends
+   * and receives (std::nullopt: none) (dlb_channel_connect_with). Errors: as connect();
+   * DLB_ERR_TIMEOUT; a negative duration (DLB_ERR_INVALID_ARGUMENT). */
+  static Channel connect_with(const std::string& path, uint32_t listener_uid,
+                              std::optional<std::chrono::nanoseconds> timeout = std::nullopt) {
+    dlb_channel* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_connect_with(path.c_str(), listener_uid, detail::timeout_ns(timeout),
+                                           &out, &error),
+                  error);
+    return Channel(out);
+  }
+
+  /* Takes ownership of a raw connected channel (NULL gives an empty Channel). */
+  static Channel from_raw(dlb_channel* channel) noexcept { return Channel(channel); }
+
+  /* Sends `tensor` to the peer without a copy (dlb_channel_send): the peer maps the same
+   * memory, so writes are seen both ways unless the tensor is READ_ONLY. The memory must be
+   * shareable (Tensor::allocate_shareable, or received), else DLB_ERR_UNSUPPORTED, unless
+   * `options` has kSendCopy: it is then copied into new shareable memory first. A CUDA tensor
+   * goes without stream order (see send_cuda()). Errors besides the tensor's own:
+   * DLB_ERR_PEER_CLOSED, DLB_ERR_TIMEOUT, DLB_ERR_LIMIT, DLB_ERR_PROTOCOL (the channel lost its
+   * place after a timeout), DLB_ERR_CLOSED. Ownership: `tensor` is borrowed; the memory lives
+   * on in the peer after it is freed here. */
+  void send(const Tensor& tensor, uint32_t options = 0) {
+    dlb_channel* channel = require();
+    dlb_error error{};
+    detail::check(dlb_channel_send(channel, require(tensor), options, &error), error);
+  }
+
+  /* send() of a CUDA tensor with stream order (dlb_channel_send_cuda): an interprocess event is
+   * recorded on `stream` (a cudaStream_t of the tensor's device; nullptr: the legacy default
+   * stream) after the work queued on it, and the receiver's Tensor::cuda_wait_received() makes
+   * its stream wait for it. Keep the tensor until the receiver has waited. Errors: as send();
+   * a tensor that is not CUDA memory (DLB_ERR_INVALID_ARGUMENT); CUDA failures (DLB_ERR_DEVICE);
+   * DLB_ERR_UNSUPPORTED in a library built without CUDA. */
+  void send_cuda(const Tensor& tensor, void* stream, uint32_t options = 0) {
+    dlb_channel* channel = require();
+    dlb_error error{};
+    detail::check(dlb_channel_send_cuda(channel, require(tensor), stream, options, &error),
+                  error);
+  }
+
+  /* Waits for the next tensor from the peer and maps it (dlb_channel_receive); everything that
+   * arrived is checked before anything is mapped. Errors: DLB_ERR_PEER_CLOSED (the peer went
+   * away, also in the middle of a tensor), DLB_ERR_PROTOCOL (a malformed or forged tensor: the
+   * stream stays in step, receive again), DLB_ERR_TIMEOUT, DLB_ERR_LIMIT, DLB_ERR_CLOSED.
+   * Ownership: the caller owns the result (freeing it unmaps the memory). */
+  Tensor receive() {
+    dlb_channel* channel = require();
+    DLManagedTensorVersioned* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_receive(channel, &out, &error), error);
+    return Tensor::from_raw(out);
+  }
+
+  /* The peer's process and user ids (dlb_channel_peer). */
+  Peer peer() const {
+    Peer out;
+    dlb_error error{};
+    detail::check(dlb_channel_peer(require(), &out.pid, &out.uid, &error), error);
+    return out;
+  }
+
+ private:
+  explicit Channel(dlb_channel* channel) noexcept : ChannelOwner(channel) {}
+};
+
+/* Listens at a Unix socket path and accepts connections as Channels. Move-only; the
+ * destructor closes it and removes the socket file. */
+class Listener : public detail::ChannelOwner {
+ public:
+  /* An empty Listener (every call throws DLB_ERR_CLOSED). */
+  Listener() noexcept = default;
+  Listener(Listener&&) noexcept = default;
+  /* Closes what this held (removing its socket file), then takes over `other`'s listener. */
+  Listener& operator=(Listener&&) noexcept = default;
+  /* Closes the listener, if any, and removes its socket file. */
+  ~Listener() = default;
+
+  /* Listens at `path` (dlb_channel_listen), a socket the call creates with mode 0600 in a
+   * folder only this user can enter (created with mode 0700 when missing). Error: a folder
+   * that others can enter or that another user owns (DLB_ERR_PERMISSION); something already
+   * listening there, or a path too long for a Unix socket (DLB_ERR_INVALID_ARGUMENT). To serve
+   * another user, allow_uid() it and widen the folder and socket modes yourself (docs/ipc.md). */
+  static Listener listen(const std::string& path) {
+    dlb_channel* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_listen(path.c_str(), &out, &error), error);
+    return Listener(out);
+  }
+
+  /* Takes ownership of a raw listening channel (NULL gives an empty Listener). */
+  static Listener from_raw(dlb_channel* listener) noexcept { return Listener(listener); }
+
+  /* Waits for the next connection (dlb_channel_accept). The new Channel takes this listener's
+   * allowed uids and time limit. Error: a peer of a user not allowed (DLB_ERR_PERMISSION; its
+   * connection is closed and this listener stays usable: accept again); no peer within the
+   * time limit (DLB_ERR_TIMEOUT); out of file descriptors (DLB_ERR_LIMIT); DLB_ERR_CLOSED. */
+  Channel accept() {
+    dlb_channel* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_accept(require(), &out, &error), error);
+    return Channel::from_raw(out);
+  }
+
+ private:
+  explicit Listener(dlb_channel* listener) noexcept : ChannelOwner(listener) {}
+};
+
+}  // namespace dlbridge
+
+#endif  // DLBRIDGE_CHANNEL_HPP_
