@@ -22,6 +22,12 @@
 %javaconst(1) DLB_ERR_DEVICE;
 %javaconst(1) DLB_ERR_DEVICE_UNAVAILABLE;
 %javaconst(1) DLB_ERR_CLOSED;
+%javaconst(1) DLB_ERR_NO_LISTENER;
+%javaconst(1) DLB_ERR_PERMISSION;
+%javaconst(1) DLB_ERR_PEER_CLOSED;
+%javaconst(1) DLB_ERR_PROTOCOL;
+%javaconst(1) DLB_ERR_TIMEOUT;
+%javaconst(1) DLB_ERR_LIMIT;
 
 /* 1. The one exception-throwing function: org.dlbridge.DLPackException(status, message). An
  * exception already pending (an OutOfMemoryError from the JVM) is left to propagate. */

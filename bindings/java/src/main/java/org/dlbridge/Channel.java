@@ -1,5 +1,7 @@
 package org.dlbridge;
 
+import java.time.Duration;
+
 /**
  * One end of a connection between two processes ({@code dlb_channel_*}; see docs/ipc.md): tensors
  * in shareable memory cross without a copy, their memory's file descriptor passed beside a
@@ -12,6 +14,12 @@ package org.dlbridge;
  * core's status and message.
  */
 public final class Channel implements AutoCloseable {
+  /**
+   * The {@code listenerUid} of {@link #connect(String, int, Duration)} that accepts only a
+   * listener running as this process's user ({@code DLB_UID_SELF}).
+   */
+  public static final int UID_SELF = (int) DLBridgeNativeConstants.DLB_UID_SELF;
+
   private final ChannelHandle handle;
 
   Channel(long address) {
@@ -19,14 +27,47 @@ public final class Channel implements AutoCloseable {
   }
 
   /**
-   * Connects to a {@link Listener} at {@code path}; its process must run as this user.
-   * Ownership: the caller owns the channel (close it); on error nothing is open.
+   * Connects to a {@link Listener} at {@code path}; its process must run as this user
+   * ({@link Status#PERMISSION} otherwise, before anything is sent or received). Nothing listening
+   * there: {@link Status#NO_LISTENER}; a socket or folder this user may not reach: {@link
+   * Status#PERMISSION}. No time limit. Ownership: the caller owns the channel (close it); on error
+   * nothing is open.
    */
   public static Channel connect(String path) {
     if (path == null) {
       throw new NullPointerException("path");
     }
     return new Channel(DLBridgeNative.dlb_channel_connect(path));
+  }
+
+  /**
+   * {@link #connect(String)}, accepting a listener that runs as {@code listenerUid} too (unsigned,
+   * as the kernel's; {@link #UID_SELF}: this user only), with a time limit for the connection
+   * ({@code null}: none) that the channel then keeps for its sends and receives ({@link
+   * #setTimeout} changes it). A connection waits only while the listener's queue of peers not yet
+   * accepted is full; when the limit runs out: {@link Status#TIMEOUT}
+   * ({@code dlb_channel_connect_with}). Ownership: the caller owns the channel; on error nothing
+   * is open.
+   */
+  public static Channel connect(String path, int listenerUid, Duration timeout) {
+    if (path == null) {
+      throw new NullPointerException("path");
+    }
+    return new Channel(DLBridgeNative.dlb_channel_connect_with(path,
+        Integer.toUnsignedLong(listenerUid), ChannelHandle.nanos(timeout)));
+  }
+
+  /**
+   * Sets the time limit of each later send and receive ({@code null}: none, the default of a
+   * channel not made by {@link #connect(String, int, Duration)}; {@link Duration#ZERO}: do not
+   * wait). A call that runs out of time throws {@link Status#TIMEOUT}. When nothing of a tensor
+   * had arrived or left, the channel stays usable; when the limit ran out in the middle of a
+   * tensor, it has lost its place in the stream and every later send and receive throws {@link
+   * Status#PROTOCOL}: close it. A negative duration is refused ({@link Status#INVALID_ARGUMENT},
+   * the core's message), except -1 ns, which is the core's own spelling of no limit.
+   */
+  public void setTimeout(Duration timeout) {
+    handle.setTimeout(timeout);
   }
 
   /**
@@ -91,8 +132,11 @@ public final class Channel implements AutoCloseable {
 
   /**
    * Waits for the next tensor from the peer; everything that arrives is checked before it is
-   * mapped. The peer closing the channel is {@link Status#DEVICE}, "the peer closed the
-   * channel". Ownership: the caller owns the tensor (closing it unmaps the memory).
+   * mapped. The peer closing the channel (or vanishing, also in the middle of a tensor) is {@link
+   * Status#PEER_CLOSED}, "the peer closed the channel"; what is not a valid tensor, {@link
+   * Status#PROTOCOL}; the time limit running out, {@link Status#TIMEOUT} ("receiving on the
+   * channel: the time limit ran out"). Ownership: the caller owns the tensor (closing it unmaps
+   * the memory).
    */
   public Tensor receive() {
     return new Tensor(handle.use(DLBridgeNative::dlb_channel_receive));
@@ -115,7 +159,11 @@ public final class Channel implements AutoCloseable {
     return new int[] {pid[0], uid[0]};
   }
 
-  /** Accepts a peer running as {@code uid} too, for the tensors received from now on. */
+  /**
+   * Accepts a peer running as {@code uid} too, for the tensors received from now on. A connected
+   * channel's peer was checked when it connected: to accept a listener of another user, name it
+   * to {@link #connect(String, int, Duration)}.
+   */
   public void allowUid(int uid) {
     handle.use(a -> DLBridgeNative.dlb_channel_allow_uid(a, Integer.toUnsignedLong(uid)));
   }

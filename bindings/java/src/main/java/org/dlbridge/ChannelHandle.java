@@ -1,5 +1,6 @@
 package org.dlbridge;
 
+import java.time.Duration;
 import java.util.function.LongFunction;
 
 /**
@@ -20,6 +21,28 @@ final class ChannelHandle {
   /** The error of every use after close, in every binding's words. */
   static DLPackException closed() {
     return new DLPackException(Status.CLOSED, DLBridgeNativeConstants.DLB_CHANNEL_CLOSED_MESSAGE);
+  }
+
+  /**
+   * A time limit in the core's nanoseconds: {@code null} is no limit ({@code DLB_TIMEOUT_NONE});
+   * a duration beyond 2^63 - 1 ns (292 years) is that many; a negative one goes to the core as it
+   * is, which refuses it (only -1 ns, the core's own spelling of no limit, means none).
+   */
+  static long nanos(Duration timeout) {
+    if (timeout == null) {
+      return DLBridgeNativeConstants.DLB_TIMEOUT_NONE;
+    }
+    try {
+      return timeout.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return timeout.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+  }
+
+  /** Sets the channel's or the listener's time limit ({@code dlb_channel_set_timeout}). */
+  void setTimeout(Duration timeout) {
+    long ns = nanos(timeout);
+    use(a -> DLBridgeNative.dlb_channel_set_timeout(a, ns));
   }
 
   /** {@code call} with the native address, counted as a call in progress. */

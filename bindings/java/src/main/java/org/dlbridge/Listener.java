@@ -1,5 +1,7 @@
 package org.dlbridge;
 
+import java.time.Duration;
+
 /**
  * Accepts connections from other processes on a Unix domain socket ({@code
  * dlb_channel_listen}; see docs/ipc.md): the socket is created with mode 0600 in a folder only
@@ -31,9 +33,11 @@ public final class Listener implements AutoCloseable {
   }
 
   /**
-   * Waits for the next connection. A peer running as another user is refused (its connection
-   * closed; this listener stays usable) unless allowed with {@link #allowUid}. Ownership: the
-   * caller owns the channel.
+   * Waits for the next connection. A peer running as another user is refused with {@link
+   * Status#PERMISSION} (its connection closed; this listener stays usable: accept again) unless
+   * allowed with {@link #allowUid}. With a time limit ({@link #setTimeout}), {@link
+   * Status#TIMEOUT} when no peer connects in time (the listener stays usable). The channel takes
+   * the listener's allowed uids and time limit. Ownership: the caller owns the channel.
    */
   public Channel accept() {
     return new Channel(handle.use(DLBridgeNative::dlb_channel_accept));
@@ -45,6 +49,17 @@ public final class Listener implements AutoCloseable {
    */
   public void allowUid(int uid) {
     handle.use(a -> DLBridgeNative.dlb_channel_allow_uid(a, Integer.toUnsignedLong(uid)));
+  }
+
+  /**
+   * Sets the time limit of each later {@link #accept()} ({@code null}: none, the default; {@link
+   * Duration#ZERO}: do not wait), which also passes to every channel accepted from now on (for
+   * its sends and receives; {@link Channel#setTimeout} changes it there). A negative duration is
+   * refused ({@link Status#INVALID_ARGUMENT}, the core's message), except -1 ns, the core's own
+   * spelling of no limit.
+   */
+  public void setTimeout(Duration timeout) {
+    handle.setTimeout(timeout);
   }
 
   /** Stops listening and removes the socket file. Calling it again does nothing. */

@@ -42,6 +42,25 @@ public final class Status {
   public static final int DEVICE_UNAVAILABLE = DLBridgeNativeConstants.DLB_ERR_DEVICE_UNAVAILABLE;
   /** A tensor was used after it was closed or exported. */
   public static final int CLOSED = DLBridgeNativeConstants.DLB_ERR_CLOSED;
+  /** A channel's connect found nothing listening at the address (no socket file, or none alive). */
+  public static final int NO_LISTENER = DLBridgeNativeConstants.DLB_ERR_NO_LISTENER;
+  /**
+   * Not permitted: a socket's file or folder modes, another user's folder, a peer (or a listener)
+   * running as a user this end does not accept.
+   */
+  public static final int PERMISSION = DLBridgeNativeConstants.DLB_ERR_PERMISSION;
+  /** The channel's peer closed the connection or went away, also in the middle of a tensor. */
+  public static final int PEER_CLOSED = DLBridgeNativeConstants.DLB_ERR_PEER_CLOSED;
+  /**
+   * The peer sent what is not a tensor this library accepts (a malformed, truncated or forged
+   * descriptor), or the channel lost its place in the stream after a time limit ran out in the
+   * middle of a tensor (close it).
+   */
+  public static final int PROTOCOL = DLBridgeNativeConstants.DLB_ERR_PROTOCOL;
+  /** The channel's time limit ({@link Channel#setTimeout}, {@link Listener#setTimeout}) ran out. */
+  public static final int TIMEOUT = DLBridgeNativeConstants.DLB_ERR_TIMEOUT;
+  /** A limit of this process or of the system: open file descriptors, mappings, fds in flight. */
+  public static final int LIMIT = DLBridgeNativeConstants.DLB_ERR_LIMIT;
 
   private Status() {}
 

@@ -1,14 +1,26 @@
 package org.dlbridge.parity;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.dlbridge.Channel;
 import org.dlbridge.DLBridge;
 import org.dlbridge.DLPackException;
 import org.dlbridge.DType;
 import org.dlbridge.Device;
+import org.dlbridge.Listener;
 import org.dlbridge.NativeTestHelper;
 import org.dlbridge.Slice;
 import org.dlbridge.Status;
@@ -74,6 +86,193 @@ public final class ParityMain {
     }
     t.copyFrom(v);
     return t;
+  }
+
+  // ---- channels: the peer program (DLBRIDGE_PARITY_PEER, tests/parity/parity_peer.cc) -------
+
+  /** A channel row's body, given its folder DIR (mode 0700, under /tmp). */
+  private interface ChannelBody {
+    String run(Path dir) throws Exception;
+  }
+
+  /**
+   * A channel row: a fresh DIR, removed afterwards; DIR's path in a message is written "DIR".
+   * Anything but the binding's own exception (the peer would not start, ...) fails the row.
+   */
+  private static void channelRow(String id, boolean needsRoot, ChannelBody body) {
+    if (needsRoot && !isRoot()) {
+      System.out.println(id + "\tSKIP\tneeds root to run a peer as another user");
+      return;
+    }
+    String status;
+    String detail;
+    Path dir = null;
+    try {
+      dir = Files.createTempDirectory(Path.of("/tmp"), "dlbridge-parity-",
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      detail = body.run(dir);
+      status = Status.name(Status.OK);
+    } catch (DLPackException e) {
+      status = e.getStatusName();
+      detail = dir == null ? e.getMessage() : e.getMessage().replace(dir.toString(), "DIR");
+    } catch (Exception e) {
+      status = "ERROR";
+      detail = e.toString();
+    } finally {
+      if (dir != null) {
+        remove(dir);
+      }
+    }
+    System.out.println(id + "\t" + status + "\t" + detail);
+  }
+
+  private static boolean isRoot() {
+    try {
+      return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid") == 0;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void remove(Path folder) {
+    try (var paths = Files.walk(folder)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toArray(Path[]::new)) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      System.err.println("parity: cannot remove " + folder + ": " + e);
+    }
+  }
+
+  /** The peer program in one mode; closing it waits for it (and kills it after 30 s). */
+  private static final class Peer implements AutoCloseable {
+    final Process process;
+
+    Peer(String... args) throws IOException {
+      String program = System.getenv("DLBRIDGE_PARITY_PEER");
+      if (program == null || program.isEmpty()) {
+        throw new IllegalStateException("DLBRIDGE_PARITY_PEER is not set");
+      }
+      String[] command = new String[args.length + 1];
+      command[0] = program;
+      System.arraycopy(args, 0, command, 1, args.length);
+      process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    /** The first line the peer prints (listen-as: its socket's path). */
+    String line() throws IOException {
+      String line = new BufferedReader(new InputStreamReader(process.getInputStream(),
+          StandardCharsets.UTF_8)).readLine();
+      if (line == null) {
+        throw new IllegalStateException("the peer printed nothing");
+      }
+      return line;
+    }
+
+    @Override
+    public void close() {
+      try {
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+          process.destroyForcibly().waitFor();
+        }
+      } catch (InterruptedException e) {
+        process.destroyForcibly();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Lets uid 65534 reach a socket: its folder 0711, the socket 0666. */
+  private static void widen(Path dir, Path socket) throws IOException {
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+    Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+  }
+
+  /** No call of a row waits longer than this for a peer that may be gone. */
+  private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+  @SuppressWarnings("try") // peers and channels opened for their effect, closed in order
+  private static void channelRows() {
+    row("channel_no_listener", () -> {
+      try (Channel c = Channel.connect("dlbridge-parity-absent.sock")) {
+        return "connected";
+      }
+    });
+    channelRow("channel_permission", false, dir -> {
+      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+      try (Listener l = Listener.listen(dir.resolve("s").toString())) {
+        return "listening";
+      }
+    });
+    channelRow("channel_peer_closed", false, dir -> receiveFrom(dir, "connect-close", null));
+    channelRow("channel_forged", false, dir -> receiveFrom(dir, "forge", null));
+    channelRow("channel_timeout", false,
+        dir -> receiveFrom(dir, "half", Duration.ofMillis(100)));
+    channelRow("channel_refused_uid_accept", true, dir -> {
+      Path path = dir.resolve("s");
+      try (Listener listener = Listener.listen(path.toString())) {
+        listener.setTimeout(PATIENCE);
+        widen(dir, path);
+        try (Peer peer = new Peer("connect-as", "65534", "0", path.toString());
+            Channel c = listener.accept()) {
+          return "accepted";
+        }
+      }
+    });
+    channelRow("channel_refused_uid_connect", true, dir -> {
+      try (Peer peer = new Peer("listen-as", "65534", "0");
+          Channel c = Channel.connect(peer.line())) {
+        return "connected";
+      }
+    });
+    channelRow("channel_second_uid_accept", true, dir -> {
+      Path path = dir.resolve("s");
+      try (Listener listener = Listener.listen(path.toString())) {
+        listener.setTimeout(PATIENCE);
+        listener.allowUid(65534);
+        widen(dir, path);
+        try (Peer peer = new Peer("connect-as", "65534", "0", path.toString());
+            Channel c = listener.accept();
+            Tensor t = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 4)) {
+          t.copyFrom(new float[] {0, 1, 2, 3});
+          c.send(t);
+          try (Tensor back = c.receive()) {
+            return contents(back);
+          }
+        }
+      }
+    });
+    channelRow("channel_second_uid_connect", true, dir -> {
+      try (Peer peer = new Peer("listen-as", "65534", "0");
+          Channel c = Channel.connect(peer.line(), 65534, PATIENCE);
+          Tensor t = c.receive()) {
+        return contents(t);
+      }
+    });
+    row("status_names_channel", () -> "names=" + String.join(",",
+        Status.name(Status.NO_LISTENER), Status.name(Status.PERMISSION),
+        Status.name(Status.PEER_CLOSED), Status.name(Status.PROTOCOL),
+        Status.name(Status.TIMEOUT), Status.name(Status.LIMIT)));
+  }
+
+  /**
+   * Listens at DIR/s, lets the peer in `mode` connect, accepts it and receives, with the accepted
+   * channel's time limit `limit` (otherwise PATIENCE).
+   */
+  @SuppressWarnings("try") // the peer is closed (waited for) after the channel
+  private static String receiveFrom(Path dir, String mode, Duration limit) throws Exception {
+    Path path = dir.resolve("s");
+    try (Listener listener = Listener.listen(path.toString())) {
+      listener.setTimeout(PATIENCE);
+      try (Peer peer = new Peer(mode, path.toString()); Channel c = listener.accept()) {
+        if (limit != null) {
+          c.setTimeout(limit);
+        }
+        try (Tensor t = c.receive()) {
+          return contents(t);
+        }
+      }
+    }
   }
 
   /** The outcome of an availability query: the reason's status and message, or DLB_OK. */
@@ -329,6 +528,9 @@ public final class ParityMain {
     row("device_parse_unknown", () -> "name=" + Device.parse("gpu:0"));
     row("status_name", () -> "name=" + Status.name(Status.READ_ONLY) + " unknown="
         + Status.name(99));
+
+    // ---- channels between processes
+    channelRows();
 
     // The typed buffers above hold their own references until the GC collects them (the
     // binding's cleaner then frees them): collect before counting.
