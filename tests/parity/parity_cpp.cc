@@ -1,19 +1,32 @@
 // parity_cpp.cc - the parity rows (tests/parity/parity_table.tsv) through the C++ helpers
 // (dlbridge.hpp). One line per row: ROW<TAB>STATUS<TAB>DETAIL.
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dlbridge/dlbridge.hpp"
 #include "foreign_dlpack.h"
 
+using dlbridge::Channel;
 using dlbridge::Device;
 using dlbridge::DType;
 using dlbridge::Error;
+using dlbridge::Listener;
 using dlbridge::Tensor;
+using namespace std::chrono_literals;
+
+extern char** environ;
 
 namespace {
 
@@ -49,12 +62,169 @@ void row(const char* id, const std::function<std::string()>& body) {
     std::cout << id << "\tDLB_OK\t" << detail << "\n";
   } catch (const Error& e) {
     std::cout << id << "\t" << e.status_name() << "\t" << e.what() << "\n";
+  } catch (const std::exception& e) {  // the row could not run (no peer program, no folder)
+    std::cout << id << "\tERROR\t" << e.what() << "\n";
   }
 }
 
 std::string outcome(const std::optional<Error>& reason) {
   if (!reason) return "";
   throw *reason;
+}
+
+// ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (parity_peer.cc) ------------------
+
+// A new folder of mode 0700 (mkdtemp), removed when this goes out of scope.
+struct Folder {
+  std::string dir;
+  Folder() {
+    char tmpl[] = "/tmp/dlbridge-parity-cpp-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
+  }
+  ~Folder() {
+    unlink((dir + "/s").c_str());
+    rmdir(dir.c_str());
+  }
+  std::string socket() const { return dir + "/s"; }
+};
+
+// The peer program, started with `args`; reaped when this goes out of scope, so declare it
+// before the channels it talks to (they close first, and the peer then ends). With
+// `read_stdout`, line() reads the first line it prints.
+class PeerProcess {
+ public:
+  explicit PeerProcess(const std::vector<std::string>& args, bool read_stdout = false) {
+    const char* peer = std::getenv("DLBRIDGE_PARITY_PEER");
+    if (peer == nullptr) throw std::runtime_error("DLBRIDGE_PARITY_PEER is not set");
+    std::vector<char*> argv{const_cast<char*>(peer)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    int fds[2] = {-1, -1};
+    if (read_stdout) {
+      if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+      posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+      posix_spawn_file_actions_addclose(&actions, fds[0]);
+    }
+    const int spawned = posix_spawn(&pid_, peer, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (read_stdout) {
+      close(fds[1]);
+      out_ = fds[0];
+    }
+    if (spawned != 0) {
+      pid_ = -1;
+      throw std::runtime_error(std::string("cannot start the peer ") + peer);
+    }
+  }
+  PeerProcess(const PeerProcess&) = delete;
+  PeerProcess& operator=(const PeerProcess&) = delete;
+  ~PeerProcess() {
+    if (out_ >= 0) close(out_);
+    int ignored = 0;
+    if (pid_ > 0) waitpid(pid_, &ignored, 0);
+  }
+
+  // The first line the peer printed, without its newline.
+  std::string line() {
+    std::string text;
+    char c = 0;
+    while (read(out_, &c, 1) == 1 && c != '\n') text += c;
+    if (text.empty()) throw std::runtime_error("the peer printed no socket path");
+    return text;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+// A float32 [4] tensor read into the row's detail.
+std::string four_values(const Tensor& t) { return values(t.to_vector<float>()); }
+
+// Listen at DIR/s; the peer in `mode` connects; accept (a peer that never came ends the row
+// after 10 s); `limit` on the accepted channel; receive: the row's outcome.
+std::string receive_from(const char* mode, std::chrono::nanoseconds limit) {
+  Folder folder;
+  Listener listener = Listener::listen(folder.socket());
+  listener.set_timeout(10s);
+  PeerProcess peer({mode, folder.socket()});
+  Channel channel = listener.accept();
+  channel.set_timeout(limit);
+  channel.receive();
+  return "";
+}
+
+// We listen (allowing uid 65534 when `allow`), a peer of uid 65534 connects and echoes a
+// shareable float32 [0,1,2,3]; the echo is read.
+std::string other_uid_connects(bool allow) {
+  Folder folder;
+  Listener listener = Listener::listen(folder.socket());
+  if (allow) listener.allow_uid(65534);
+  chmod(folder.dir.c_str(), 0711);
+  chmod(folder.socket().c_str(), 0666);
+  listener.set_timeout(10s);
+  PeerProcess peer({"connect-as", "65534", "0", folder.socket()});
+  Channel channel = listener.accept();
+  Tensor t = Tensor::allocate_shareable(Device::cpu(), DType::float32(), {4});
+  t.copy_from(std::vector<float>{0, 1, 2, 3});
+  channel.send(t);
+  return four_values(channel.receive());
+}
+
+// A peer of uid 65534 listens and prints its socket's path; we connect, naming its uid when
+// `name_uid` (else a plain connect), and read the tensor it sends.
+std::string connect_to_other_uid(bool name_uid) {
+  PeerProcess peer({"listen-as", "65534", "0"}, true);
+  const std::string path = peer.line();
+  Channel channel = name_uid ? Channel::connect_with(path, 65534, 10s) : Channel::connect(path);
+  channel.set_timeout(10s);
+  return four_values(channel.receive());
+}
+
+void channel_rows() {
+  row("channel_no_listener", [] {
+    Channel::connect("dlbridge-parity-absent.sock");
+    return std::string();
+  });
+  {
+    // The message names the row's folder: it is written DIR.
+    Folder folder;
+    chmod(folder.dir.c_str(), 0755);
+    try {
+      Listener::listen(folder.socket());
+      std::cout << "channel_permission\tDLB_OK\t\n";
+    } catch (const Error& e) {
+      std::string text = e.what();
+      const std::size_t at = text.find(folder.dir);
+      if (at != std::string::npos) text.replace(at, folder.dir.size(), "DIR");
+      std::cout << "channel_permission\t" << e.status_name() << "\t" << text << "\n";
+    }
+  }
+  row("channel_peer_closed", [] { return receive_from("connect-close", 10s); });
+  row("channel_forged", [] { return receive_from("forge", 10s); });
+  row("channel_timeout", [] { return receive_from("half", 100ms); });
+  if (geteuid() != 0) {
+    for (const char* id : {"channel_refused_uid_accept", "channel_refused_uid_connect",
+                           "channel_second_uid_accept", "channel_second_uid_connect"}) {
+      std::cout << id << "\tSKIP\tneeds root to run a peer as another user\n";
+    }
+  } else {
+    row("channel_refused_uid_accept", [] { return other_uid_connects(false); });
+    row("channel_refused_uid_connect", [] { return connect_to_other_uid(false); });
+    row("channel_second_uid_accept", [] { return other_uid_connects(true); });
+    row("channel_second_uid_connect", [] { return connect_to_other_uid(true); });
+  }
+  row("status_names_channel", [] {
+    std::string names;
+    for (int status : {DLB_ERR_NO_LISTENER, DLB_ERR_PERMISSION, DLB_ERR_PEER_CLOSED,
+                       DLB_ERR_PROTOCOL, DLB_ERR_TIMEOUT, DLB_ERR_LIMIT}) {
+      names += std::string(names.empty() ? "" : ",") + Error(status, "").status_name();
+    }
+    return "names=" + names;
+  });
 }
 
 }  // namespace
@@ -249,6 +419,7 @@ int main() {
     return std::string("name=") + Error(DLB_ERR_READ_ONLY, "").status_name() +
            " unknown=" + Error(99, "").status_name();
   });
+  channel_rows();
   row("live_count_balance",
       [&] { return "live=" + std::to_string(dlbridge::live_count() - live_at_start); });
   return 0;
