@@ -176,6 +176,11 @@ struct Geometry {
 // [B, E) of a buffer of N bytes". The one span check of dlb_tensor_wrap_buffer and the channel.
 int check_buffer_span(const Geometry& g, uint64_t buffer_size, dlb_error* error);
 
+// Every element starts on a byte of its own: whole-byte elements, padded sub-byte ones, and
+// packed vectors of sub-byte lanes that fill whole bytes (int4x2). What element addresses and
+// typed host access need.
+inline bool has_byte_addresses(const Geometry& g) { return !g.packed || g.element_bits % 8 == 0; }
+
 // Checks a device: a known type, device_id >= 0, and 0 for the CPU.
 int check_device(DLDevice device, dlb_error* error);
 

@@ -284,9 +284,11 @@ int check_typed_host_access(const DLManagedTensorVersioned* tensor, DLDataType d
                             uint32_t access, Geometry* geometry, dlb_error* error) {
   if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
   int status = validate_tensor(&tensor->dl_tensor, tensor->flags, geometry, error);
+  // The caller names the type it reads and writes: no wildcard (an all-zero dtype is not one).
+  if (status == DLB_OK) status = dlb_dtype_validate(dtype, error);
   if (status == DLB_OK) status = check_element_type(tensor->dl_tensor.dtype, dtype, error);
   if (status != DLB_OK) return status;
-  if (geometry->packed) return refuse_packed(tensor->dl_tensor.dtype, error);
+  if (!has_byte_addresses(*geometry)) return refuse_packed(tensor->dl_tensor.dtype, error);
   return check_host_access(*tensor, (access & DLB_ACCESS_WRITE) != 0, error);
 }
 

@@ -221,7 +221,7 @@ DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tenso
   }
   status = dlb::check_host_access(*tensor, writable, error);
   if (status != DLB_OK) return status;
-  if (g.packed) return dlb::refuse_packed(t.dtype, error);
+  if (!dlb::has_byte_addresses(g)) return dlb::refuse_packed(t.dtype, error);
   return element_address(t, g, nindex, index, out_data, error);
 }
 

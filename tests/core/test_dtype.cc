@@ -100,6 +100,12 @@ TEST_CASE("dlb_status_name names every status code") {
       {DLB_ERR_DEVICE, "DLB_ERR_DEVICE"},
       {DLB_ERR_DEVICE_UNAVAILABLE, "DLB_ERR_DEVICE_UNAVAILABLE"},
       {DLB_ERR_CLOSED, "DLB_ERR_CLOSED"},
+      {DLB_ERR_NO_LISTENER, "DLB_ERR_NO_LISTENER"},
+      {DLB_ERR_PERMISSION, "DLB_ERR_PERMISSION"},
+      {DLB_ERR_PEER_CLOSED, "DLB_ERR_PEER_CLOSED"},
+      {DLB_ERR_PROTOCOL, "DLB_ERR_PROTOCOL"},
+      {DLB_ERR_TIMEOUT, "DLB_ERR_TIMEOUT"},
+      {DLB_ERR_LIMIT, "DLB_ERR_LIMIT"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.status);
@@ -108,7 +114,8 @@ TEST_CASE("dlb_status_name names every status code") {
   CHECK(DLB_OK == 0);
   CHECK(DLB_ERR_DEVICE_UNAVAILABLE == 9);
   CHECK(DLB_ERR_CLOSED == 10);
-  for (int unknown : {11, 12, 100, -1, -9, INT32_MAX, INT32_MIN}) {
+  CHECK(DLB_ERR_LIMIT == 16);
+  for (int unknown : {17, 18, 100, -1, -9, INT32_MAX, INT32_MIN}) {
     CAPTURE(unknown);
     CHECK(str(dlb_status_name(unknown)) == "DLB_ERR_UNKNOWN");
   }

@@ -210,6 +210,27 @@ TEST_SUITE("core.host_buffers") {
           DLB_ERR_UNSUPPORTED);
     CHECK(err.text() == "int4 elements are packed below a byte: they have no address of their own");
 
+    // Packed lanes that fill a byte (int4x2) have an address each, as the header says.
+    DLManagedTensorVersioned* pairs = nullptr;
+    DLDataType int4x2 = dtype(kDLInt, 4);
+    int4x2.lanes = 2;
+    REQUIRE(dlb_tensor_allocate(cpu(), int4x2, 1, &five, nullptr, 0, &pairs, nullptr) == DLB_OK);
+    REQUIRE(dlb_tensor_typed_element(pairs, int4x2, DLB_ACCESS_WRITE, 1, &two, &data, err.fresh()) == DLB_OK);
+    CHECK(data == static_cast<char*>(pairs->dl_tensor.data) + 2);
+    REQUIRE(dlb_tensor_element_data(pairs, 1, &two, 1, &data, err.fresh()) == DLB_OK);
+    CHECK(data == static_cast<char*>(pairs->dl_tensor.data) + 2);
+
+    // No wildcard: an all-zero dtype names no type, and is refused as validation refuses it.
+    CHECK(dlb_tensor_typed_element(t, DLDataType{0, 0, 0}, DLB_ACCESS_WRITE, 2, from_end, &data,
+                                   err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "dtype int with 0 bits is not a valid DLPack type");
+    CHECK(data == nullptr);
+    int64_t count = 0;
+    CHECK(dlb_tensor_host_elements(t, DLDataType{0, 0, 0}, DLB_ACCESS_WRITE, &data, &count,
+                                   err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(err.text() == "dtype int with 0 bits is not a valid DLPack type");
+    dlb_tensor_free(pairs);
+
     CHECK(dlb_tensor_typed_element(nullptr, f32(), 0, 0, nullptr, &data, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
     CHECK(err.text() == "tensor is NULL");
     CHECK(dlb_tensor_typed_element(t, f32(), 0, 2, from_end, nullptr, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);

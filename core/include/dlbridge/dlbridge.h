@@ -547,8 +547,9 @@ DLB_API dlb_status dlb_tensor_host_data(const DLManagedTensorVersioned* tensor, 
  * tensor need not be contiguous. `writable` non-zero asks for write access.
  * Errors: NULL tensor or NULL index with nindex > 0, an index count other than ndim, an index
  * out of range (DLB_ERR_INVALID_ARGUMENT); memory the host cannot read (DLB_ERR_UNSUPPORTED,
- * naming the device); packed sub-byte elements (DLB_ERR_UNSUPPORTED); `writable` on a READ_ONLY
- * tensor (DLB_ERR_READ_ONLY); a tensor that fails validation (its error).
+ * naming the device); packed sub-byte elements narrower than a byte (DLB_ERR_UNSUPPORTED, "int4
+ * elements are packed below a byte: they have no address of their own"); `writable` on a
+ * READ_ONLY tensor (DLB_ERR_READ_ONLY); a tensor that fails validation (its error).
  * Ownership: nothing is allocated; the address is valid while `tensor` (or another reference
  * to its memory) lives. */
 DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tensor, int32_t nindex,
@@ -568,9 +569,12 @@ DLB_API dlb_status dlb_tensor_element_data(const DLManagedTensorVersioned* tenso
  * tensor; the address may then be NULL). Checks, in this order, each with the core's one
  * message:
  *  - the tensor is valid (its validation error);
+ *  - `dtype` is a valid dtype (as dlb_dtype_validate: there is no wildcard, an all-zero dtype
+ *    is refused with "dtype int with 0 bits is not a valid DLPack type");
  *  - `dtype` is the tensor's dtype (code, bits and lanes), DLB_ERR_INVALID_ARGUMENT:
  *    "the tensor holds float32 elements, not int32";
- *  - the elements take whole bytes (DLB_ERR_UNSUPPORTED for packed sub-byte data);
+ *  - each element starts on a byte of its own (DLB_ERR_UNSUPPORTED for packed sub-byte data
+ *    such as int4; a packed int4x2 fills a byte and is accepted);
  *  - the host can read the memory (DLB_ERR_UNSUPPORTED, naming the device), and, with
  *    DLB_ACCESS_WRITE in `access`, it is not READ_ONLY (DLB_ERR_READ_ONLY);
  *  - unless `access` has DLB_ACCESS_ANY_LAYOUT, the tensor is C-contiguous (DLB_ERR_LAYOUT:
