@@ -1,7 +1,7 @@
 // Channel.cs - tensors across processes without copying (docs/ipc.md): shareable memory, and
 // channels over a Unix domain socket that pass it with its file descriptor. Every check and
 // message is the core's (dlb_channel_*); this file gives them .NET's shapes (IDisposable, a
-// listener that accepts, exceptions).
+// listener that accepts, exceptions, time limits as TimeSpan?).
 using System;
 using System.Runtime.InteropServices;
 using System.Threading;
@@ -136,6 +136,12 @@ namespace DLBridge {
       }
     }
 
+    /// <summary>dlb_channel_set_timeout.</summary>
+    internal void SetTimeout(TimeSpan? timeout) {
+      long ns = TimeLimit.Nanoseconds(timeout);
+      Use(a => DLBridgeNative.dlb_channel_set_timeout(a, ns));
+    }
+
     internal void Shut() {
       if (Interlocked.Exchange(ref shut, 1) != 0) return;
       bool added = false;
@@ -152,10 +158,29 @@ namespace DLBridge {
     }
   }
 
+  /// <summary>A channel's time limit as the core takes it: nanoseconds, or DLB_TIMEOUT_NONE. A
+  /// TimeSpan counts 100 ns ticks, so every value converts exactly; null,
+  /// Timeout.InfiniteTimeSpan (.NET's "no limit") and spans too long for 64-bit nanoseconds
+  /// (about 292 years) mean no limit; other negative spans go to the core, which refuses
+  /// them.</summary>
+  internal static class TimeLimit {
+    internal static long Nanoseconds(TimeSpan? timeout) {
+      if (timeout == null || timeout.Value == Timeout.InfiniteTimeSpan) return DLBridgeNative.DLB_TIMEOUT_NONE;
+      long ticks = timeout.Value.Ticks;
+      if (ticks > long.MaxValue / 100) return DLBridgeNative.DLB_TIMEOUT_NONE;
+      if (ticks < long.MinValue / 100) return long.MinValue;
+      return ticks * 100;
+    }
+  }
+
   /// <summary>
   /// Accepts connections from other processes on a Unix domain socket (dlb_channel_listen): the
   /// socket is created with mode 0600 in a folder only this user can enter (created when
-  /// missing). Dispose removes the socket file.
+  /// missing; a folder others can enter, or another user's, is refused with
+  /// <see cref="DLPackPermissionException"/>). Dispose removes the socket file. To serve another
+  /// user, <see cref="AllowUid"/> it and widen the folder's and the socket's modes after
+  /// Listen (for example 0711 and 0666): the check of the peer's uid still refuses every user
+  /// not allowed.
   /// <para>One thread at a time may Accept; Dispose may come from any thread, also while another
   /// is blocked in Accept, which then throws <see cref="DLPackClosedException"/> (status
   /// DLB_ERR_CLOSED, "the channel is closed"), as every later call does.</para>
@@ -175,9 +200,12 @@ namespace DLBridge {
       return new Listener(DLBridgeNative.dlb_channel_listen(path));
     }
 
-    /// <summary>Waits for the next connection. A peer running as another user is refused (its
-    /// connection closed, the listener stays usable) unless allowed with
-    /// <see cref="AllowUid"/>. Ownership: the caller owns the channel.</summary>
+    /// <summary>Waits for the next connection. A peer running as another user is refused with
+    /// <see cref="DLPackPermissionException"/> (its connection closed, the listener stays
+    /// usable: accept again) unless allowed with <see cref="AllowUid"/>. With a time limit
+    /// (<see cref="SetTimeout"/>), <see cref="DLPackTimeoutException"/> when no peer connects in
+    /// time (the listener stays usable). The channel takes the listener's allowed uids and time
+    /// limit. Ownership: the caller owns the channel.</summary>
     public Channel Accept() {
       return new Channel(h.Use(a => DLBridgeNative.dlb_channel_accept(a)));
     }
@@ -186,6 +214,13 @@ namespace DLBridge {
     /// from now on (the caller's own uid always is).</summary>
     public void AllowUid(uint uid) {
       h.Use(a => DLBridgeNative.dlb_channel_allow_uid(a, uid));
+    }
+
+    /// <summary>Sets the time limit of each later <see cref="Accept"/>, passed on to every
+    /// channel accepted from then on (dlb_channel_set_timeout): null, the default, or
+    /// Timeout.InfiniteTimeSpan for none; TimeSpan.Zero: do not wait.</summary>
+    public void SetTimeout(TimeSpan? timeout) {
+      h.SetTimeout(timeout);
     }
 
     /// <summary>Stops listening and removes the socket file. Idempotent.</summary>
@@ -210,11 +245,43 @@ namespace DLBridge {
       h = new ChannelHandle(address);
     }
 
+    /// <summary><see cref="Connect(string, uint, TimeSpan?)"/>'s listener uid for "this user
+    /// only" (DLB_UID_SELF).</summary>
+    public const uint UidSelf = DLBridgeNative.DLB_UID_SELF;
+
     /// <summary>Connects to a <see cref="Listener"/> at <paramref name="path"/>; its process must
-    /// run as this user. Ownership: the caller owns the channel.</summary>
+    /// run as this user (else <see cref="DLPackPermissionException"/>, before anything is sent
+    /// or received). Nothing listening there: <see cref="DLPackNoListenerException"/>; a socket
+    /// or folder this user may not reach: <see cref="DLPackPermissionException"/>. No time
+    /// limit. Ownership: the caller owns the channel.</summary>
     public static Channel Connect(string path) {
       if (path == null) throw new ArgumentNullException("path");
       return new Channel(DLBridgeNative.dlb_channel_connect(path));
+    }
+
+    /// <summary>Connects as <see cref="Connect(string)"/> does, accepting a listener that runs
+    /// as <paramref name="listenerUid"/> too (<see cref="UidSelf"/>: this user only), with the
+    /// time limit <paramref name="timeout"/> for the connection, which the channel keeps for
+    /// its sends and receives (<see cref="SetTimeout"/> changes it; null or
+    /// Timeout.InfiniteTimeSpan: none; TimeSpan.Zero: do not wait). A connection waits only
+    /// while the listener's queue of unaccepted peers is full; running out of time is
+    /// <see cref="DLPackTimeoutException"/>. (dlb_channel_connect_with.)
+    /// Ownership: the caller owns the channel.</summary>
+    public static Channel Connect(string path, uint listenerUid, TimeSpan? timeout = null) {
+      if (path == null) throw new ArgumentNullException("path");
+      return new Channel(DLBridgeNative.dlb_channel_connect_with(path, listenerUid,
+                                                                 TimeLimit.Nanoseconds(timeout)));
+    }
+
+    /// <summary>Sets the time limit of each later Send and Receive (dlb_channel_set_timeout):
+    /// null, the default, or Timeout.InfiniteTimeSpan for none; TimeSpan.Zero: do not wait. A
+    /// call that runs out of time throws <see cref="DLPackTimeoutException"/>. When nothing of a
+    /// tensor had arrived or left, the channel stays usable; when the limit ran out in the
+    /// middle of a tensor, the channel has lost its place in the stream and every later Send and
+    /// Receive throws <see cref="DLPackProtocolException"/>: dispose it. A negative span (other
+    /// than Timeout.InfiniteTimeSpan) is the core's DLPackArgumentException.</summary>
+    public void SetTimeout(TimeSpan? timeout) {
+      h.SetTimeout(timeout);
     }
 
     /// <summary>Sends <paramref name="tensor"/> without copying: its memory must be shareable
@@ -253,8 +320,10 @@ namespace DLBridge {
     }
 
     /// <summary>Waits for the next tensor from the peer. Everything that arrives is checked
-    /// before it is mapped (the core's checks and messages). The peer closing the channel is
-    /// DLB_ERR_DEVICE, "the peer closed the channel".
+    /// before it is mapped (the core's checks and messages): what is not a valid tensor is
+    /// <see cref="DLPackProtocolException"/>. The peer closing the channel is
+    /// <see cref="DLPackPeerClosedException"/>, "the peer closed the channel"; the time limit
+    /// running out, <see cref="DLPackTimeoutException"/> (see <see cref="SetTimeout"/>).
     /// Ownership: the caller owns the tensor (disposing it unmaps the memory).</summary>
     public Tensor Receive() {
       return new Tensor(h.Use(a => DLBridgeNative.dlb_channel_receive(a)));
@@ -277,7 +346,8 @@ namespace DLBridge {
     }
 
     /// <summary>Accepts a peer running as <paramref name="uid"/> too, for the tensors received
-    /// from now on.</summary>
+    /// from now on. A connected channel's peer was checked when it connected: to accept a
+    /// listener of another user, name it to <see cref="Connect(string, uint, TimeSpan?)"/>.</summary>
     public void AllowUid(uint uid) {
       h.Use(a => DLBridgeNative.dlb_channel_allow_uid(a, uid));
     }

@@ -1,9 +1,13 @@
 // ChannelTest.cs - tensors across processes: this process listens and consumes, IpcPeer.exe in
-// its own mono produces (tests/ipc/README.md, "The peer protocol"); and what every Listener and
-// Channel does after Dispose, also from another thread while a call is blocked.
+// its own mono produces (tests/ipc/README.md, "The peer protocol"); what every Listener and
+// Channel does after Dispose, also from another thread while a call is blocked; the channel's
+// own statuses and time limits; and, against the parity rows' C peer ($DLBRIDGE_PARITY_PEER,
+// tests/Peer.cs), a peer that sends half a frame, a forged descriptor, and two users sharing
+// both ways (as root).
 using System;
 using System.Diagnostics;
 using System.IO;
+using System.Linq;
 using System.Threading;
 using NUnit.Framework;
 
@@ -57,9 +61,7 @@ namespace DLBridge.Tests {
             Assert.AreEqual(new[] { 7, 8 }, copied.ToArray<int>());
             Assert.AreNotEqual(0UL, copied.Flags & Tensor.FlagIsCopied);
           }
-          DLPackException end = Assert.Throws<DLPackException>(() => channel.Receive());
-          Assert.AreEqual(Status.Device, end.Status);
-          Assert.AreEqual("the peer closed the channel", end.Message);
+          TestUtil.Throws(Status.PeerClosed, "the peer closed the channel", () => channel.Receive());
           string output = producer.StandardOutput.ReadToEnd();
           string errors = producer.StandardError.ReadToEnd();
           producer.WaitForExit();
@@ -76,10 +78,8 @@ namespace DLBridge.Tests {
       using (Channel server = listener.Accept())
       using (Tensor plain = Tensor.FromArray(new[] { 1, 2, 3 }, 3)) {
         Assert.IsFalse(plain.IsShareable);
-        DLPackException e = Assert.Throws<DLPackException>(() => client.Send(plain));
-        Assert.AreEqual(Status.Unsupported, e.Status);
-        Assert.AreEqual("the tensor's memory is not shareable: allocate it with " +
-                        "dlb_tensor_allocate_shareable, or send with DLB_SEND_COPY", e.Message);
+        TestUtil.Throws(Status.Unsupported, "the tensor's memory is not shareable: allocate it as " +
+                        "shareable memory, or send a copy", () => client.Send(plain));
         client.SendCopy(plain);
         using (Tensor got = server.Receive()) {
           Assert.AreEqual(new[] { 1, 2, 3 }, got.ToArray<int>());
@@ -113,7 +113,7 @@ namespace DLBridge.Tests {
             TestUtil.Throws(Status.Unsupported, "dlbridge was built without CUDA support", wait);
           } else {
             TestUtil.Throws(Status.InvalidArgument,
-                            "dlb_channel_send_cuda sends cuda tensors, not cpu ones: use dlb_channel_send", send);
+                            "the cuda send takes cuda tensors, not cpu ones: send it without a stream", send);
             TestUtil.Throws(Status.InvalidArgument, "the tensor is not cuda memory received from a channel", wait);
           }
         }
@@ -171,10 +171,211 @@ namespace DLBridge.Tests {
       Directory.CreateDirectory(dir);
       // Mode 0755: not the user's alone (the core's check and message).
       Process.Start("chmod", "755 " + dir).WaitForExit();
-      DLPackArgumentException e = Assert.Throws<DLPackArgumentException>(() => Listener.Listen(SocketPath));
-      Assert.AreEqual(Status.InvalidArgument, e.Status);
-      Assert.AreEqual("folder '" + dir + "' can be entered by other users (mode 0755): a channel's " +
-                      "socket must live in a folder only its user can enter (mode 0700)", e.Message);
+      TestUtil.Throws(Status.Permission, "folder '" + dir + "' can be entered by other users (mode 0755): " +
+                      "a channel's socket must live in a folder only its user can enter (mode 0700)",
+                      () => Listener.Listen(SocketPath));
+      Assert.Throws<DLPackPermissionException>(() => Listener.Listen(SocketPath));
+    }
+
+    [Test]
+    public void NothingListeningIsNoListener() {
+      string message = "nothing listens at '" + SocketPath + "' (No such file or directory)";
+      TestUtil.Throws(Status.NoListener, message, () => Channel.Connect(SocketPath));
+      TestUtil.Throws(Status.NoListener, message,
+                      () => Channel.Connect(SocketPath, Channel.UidSelf, TimeSpan.FromSeconds(1)));
+      // An IOException to a .NET caller.
+      Assert.Throws<DLPackNoListenerException>(() => Channel.Connect(SocketPath));
+      Assert.Catch<IOException>(() => Channel.Connect(SocketPath));
+    }
+
+    [Test]
+    public void APeerThatClosedIsPeerClosed() {
+      using (Listener listener = Listener.Listen(SocketPath)) {
+        Channel client = Channel.Connect(SocketPath);
+        using (Channel server = listener.Accept()) {
+          client.Dispose();
+          TestUtil.Throws(Status.PeerClosed, "the peer closed the channel", () => server.Receive());
+          TestUtil.Throws(Status.PeerClosed, "the peer closed the channel", () => server.Receive());
+          Assert.Catch<IOException>(() => server.Receive());
+        }
+      }
+    }
+
+    [Test]
+    public void TimeLimitsOfReceiveAcceptAndConnect() {
+      using (Listener listener = Listener.Listen(SocketPath))
+      using (Tensor x = Tensor.AllocateShareable(Device.Cpu, DType.Int32, 2)) {
+        // Nothing was sent: the time limit runs out, and the channel stays usable.
+        using (Channel client = Channel.Connect(SocketPath))
+        using (Channel server = listener.Accept()) {
+          server.SetTimeout(TimeSpan.FromMilliseconds(50));
+          Stopwatch clock = Stopwatch.StartNew();
+          TestUtil.Throws(Status.Timeout, "receiving on the channel: the time limit ran out", () => server.Receive());
+          Assert.GreaterOrEqual(clock.ElapsedMilliseconds, 40);
+          Assert.Catch<TimeoutException>(() => server.Receive());
+          x.CopyFrom(new[] { 5, 6 });
+          client.Send(x);
+          using (Tensor got = server.Receive()) Assert.AreEqual(new[] { 5, 6 }, got.ToArray<int>());
+          server.SetTimeout(null);
+          server.SetTimeout(Timeout.InfiniteTimeSpan);
+          server.SetTimeout(TimeSpan.MaxValue);
+          client.Send(x);
+          using (Tensor got = server.Receive()) Assert.AreEqual(new[] { 5, 6 }, got.ToArray<int>());
+          // The core's refusal of a negative limit, in nanoseconds (a tick is 100 ns).
+          TestUtil.Throws(Status.InvalidArgument, "timeout -500 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+                          () => server.SetTimeout(TimeSpan.FromTicks(-5)));
+        }
+        // A listener's limit applies to Accept (TimeSpan.Zero: do not wait) and passes on.
+        listener.SetTimeout(TimeSpan.Zero);
+        TestUtil.Throws(Status.Timeout, "waiting for a connection: the time limit ran out", () => listener.Accept());
+        using (Channel client = Channel.Connect(SocketPath))
+        using (Channel server = listener.Accept()) {
+          TestUtil.Throws(Status.Timeout, "receiving on the channel: the time limit ran out", () => server.Receive());
+        }
+        listener.SetTimeout(null);
+        // Connect's limit stays the channel's.
+        using (Channel client = Channel.Connect(SocketPath, Channel.UidSelf, TimeSpan.FromMilliseconds(20)))
+        using (Channel server = listener.Accept()) {
+          TestUtil.Throws(Status.Timeout, "receiving on the channel: the time limit ran out", () => client.Receive());
+          server.Send(x);
+          using (Tensor got = client.Receive()) Assert.AreEqual(new[] { 5, 6 }, got.ToArray<int>());
+        }
+        TestUtil.Throws(Status.InvalidArgument, "timeout -100 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+                        () => Channel.Connect(SocketPath, Channel.UidSelf, TimeSpan.FromTicks(-1)));
+      }
+      ExpectClosedAfterDispose();
+    }
+
+    private void ExpectClosedAfterDispose() {
+      Listener listener = Listener.Listen(SocketPath);
+      Channel client = Channel.Connect(SocketPath);
+      client.Dispose();
+      listener.Dispose();
+      ExpectClosed(() => client.SetTimeout(null));
+      ExpectClosed(() => listener.SetTimeout(TimeSpan.Zero));
+    }
+
+    // ---- against the parity rows' C peer ----------------------------------------------------
+
+    private static void NeedPeer() {
+      if (Peer.Program == null) Assert.Ignore("DLBRIDGE_PARITY_PEER is not set (run through meson test)");
+    }
+
+    private static void NeedRoot() {
+      NeedPeer();
+      if (!Posix.IsRoot) Assert.Ignore("needs root to run a peer as another user");
+    }
+
+    // Listens, starts the peer with `args` (PATH: the socket's path) and accepts it (within 10 s);
+    // `body` runs on the channel. Channel and listener are closed before the peer is reaped.
+    private void WithAcceptedPeer(string[] args, Action<Listener> prepare, Action<Channel, Peer> body) {
+      Peer peer = null;
+      try {
+        using (Listener listener = Listener.Listen(SocketPath)) {
+          if (prepare != null) prepare(listener);
+          peer = new Peer(args.Select(a => a == "PATH" ? SocketPath : a).ToArray());
+          listener.SetTimeout(TimeSpan.FromSeconds(10));
+          using (Channel channel = listener.Accept()) body(channel, peer);
+        }
+        Assert.AreEqual(0, peer.Reap(), "the peer's exit status");
+      } finally {
+        if (peer != null) peer.Dispose();
+      }
+    }
+
+    [Test]
+    public void APeerThatSendsHalfAFrameTimesOutAndTheChannelIsOutOfStep() {
+      NeedPeer();
+      WithAcceptedPeer(new[] { "half", "PATH" }, null, (channel, peer) => {
+        channel.SetTimeout(TimeSpan.FromMilliseconds(100));
+        TestUtil.Throws(Status.Timeout, "receiving on the channel: the time limit ran out", () => channel.Receive());
+        string lost = "the channel lost its place in the stream when a time limit ran out in the middle of a " +
+                      "tensor: close it";
+        TestUtil.Throws(Status.Protocol, lost, () => channel.Receive());
+        using (Tensor x = Tensor.AllocateShareable(Device.Cpu, DType.Float32, 1)) {
+          TestUtil.Throws(Status.Protocol, lost, () => channel.Send(x));
+        }
+      });
+    }
+
+    [Test]
+    public void AForgedDescriptorIsProtocolAndAPeerThatLeftIsPeerClosed() {
+      NeedPeer();
+      WithAcceptedPeer(new[] { "forge", "PATH" }, null, (channel, peer) => {
+        channel.SetTimeout(TimeSpan.FromSeconds(10));
+        TestUtil.Throws(Status.Protocol, "dtype float with 33 bits is not a valid DLPack type", () => channel.Receive());
+      });
+      WithAcceptedPeer(new[] { "connect-close", "PATH" }, null, (channel, peer) => {
+        channel.SetTimeout(TimeSpan.FromSeconds(10));
+        Assert.AreEqual(peer.Id, channel.PeerPid);
+        TestUtil.Throws(Status.PeerClosed, "the peer closed the channel", () => channel.Receive());
+      });
+    }
+
+    [Test]
+    public void TwoUsersShareWhenTheListenerAllowsTheOther() {
+      NeedRoot();
+      Action<Listener> widen = listener => {
+        Posix.Chmod(dir, "711");
+        Posix.Chmod(SocketPath, "666");
+      };
+      string[] nobody = { "connect-as", "65534", "0", "PATH" };
+      // Not allowed: refused at Accept with its own status (the peer gives up: exit status 1).
+      Peer refused = null;
+      using (Listener listener = Listener.Listen(SocketPath)) {
+        widen(listener);
+        listener.SetTimeout(TimeSpan.FromSeconds(10));
+        refused = new Peer(nobody.Select(a => a == "PATH" ? SocketPath : a).ToArray());
+        try {
+          TestUtil.Throws(Status.Permission, "the peer runs as uid 65534, which this channel does not accept " +
+                          "(allow that uid on the listener)", () => listener.Accept());
+          Assert.AreEqual(1, refused.Reap());
+        } finally {
+          refused.Dispose();
+        }
+      }
+      // Allowed: the tensor goes to uid 65534 and comes back. (The folder must be 0700 again
+      // when the listener is made: it is widened after Listen.)
+      Posix.Chmod(dir, "700");
+      WithAcceptedPeer(nobody, listener => { listener.AllowUid(65534); widen(listener); }, (channel, peer) => {
+        Assert.AreEqual(65534u, channel.PeerUid);
+        channel.SetTimeout(TimeSpan.FromSeconds(10));
+        using (Tensor t = Tensor.AllocateShareable(Device.Cpu, DType.Float32, 4)) {
+          t.CopyFrom(new float[] { 0, 1, 2, 3 });
+          channel.Send(t);
+          using (Tensor back = channel.Receive()) {
+            Assert.AreEqual(new float[] { 0, 1, 2, 3 }, back.ToArray<float>());
+            t.SetElement(7f, 0);
+            Assert.AreEqual(7f, back.GetElement<float>(0), "the same memory in both users' processes");
+          }
+        }
+      });
+    }
+
+    [Test]
+    public void TwoUsersShareWhenTheConnectorNamesTheListenersUid() {
+      NeedRoot();
+      // A plain Connect refuses a listener of another user.
+      using (Peer peer = new Peer("listen-as", "65534", "0")) {
+        string path = peer.ReadLine();
+        Assert.IsNotNull(path, "the peer printed no socket path");
+        TestUtil.Throws(Status.Permission, "the listener runs as uid 65534, which this channel does not accept " +
+                        "(name that uid when connecting)", () => Channel.Connect(path));
+        Assert.AreEqual(0, peer.Reap());
+      }
+      // Named, it is accepted; the channel keeps the connect's time limit.
+      using (Peer peer = new Peer("listen-as", "65534", "0")) {
+        string path = peer.ReadLine();
+        Assert.IsNotNull(path, "the peer printed no socket path");
+        using (Channel channel = Channel.Connect(path, 65534, TimeSpan.FromSeconds(10))) {
+          Assert.AreEqual(65534u, channel.PeerUid);
+          Assert.AreEqual(peer.Id, channel.PeerPid);
+          using (Tensor t = channel.Receive()) Assert.AreEqual(new float[] { 0, 1, 2, 3 }, t.ToArray<float>());
+          TestUtil.Throws(Status.Timeout, "receiving on the channel: the time limit ran out",
+                          () => { channel.SetTimeout(TimeSpan.FromMilliseconds(20)); channel.Receive(); });
+        }
+        Assert.AreEqual(0, peer.Reap());
+      }
     }
   }
 }

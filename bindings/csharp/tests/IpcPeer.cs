@@ -33,8 +33,8 @@ static class IpcPeer {
         try {
           channel.Receive().Dispose();
           throw new Exception("a receive after the peer closed succeeded");
-        } catch (DLPackException e) {
-          Expect(e.Status == Status.Device && e.Message == "the peer closed the channel",
+        } catch (DLPackPeerClosedException e) {
+          Expect(e.Status == Status.PeerClosed && e.Message == "the peer closed the channel",
                  "after the peer closed: " + e);
         }
       }

@@ -2,8 +2,10 @@
 // binding's public API, with the foreign DLPack producer the NUnit tests use
 // (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers). One line per row:
 // ROW<TAB>STATUS<TAB>DETAIL, STATUS the core's status name the exception carries (IDLPackError),
-// DETAIL its message, or for a success the facts the table names.
+// DETAIL its message, or for a success the facts the table names. The channel rows' other end is
+// the C program $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc), run by tests/Peer.cs.
 using System;
+using System.IO;
 using System.Linq;
 
 using DLBridge.Tests;
@@ -14,7 +16,8 @@ namespace DLBridge.Parity {
 
     // Runs one row: `body` returns the detail of a success; the binding's exception (any of
     // IDLPackError's) is the row's outcome. Anything else is a bug of this program: it ends it.
-    private static void Row(string id, Body body) {
+    // A row in a folder of its own writes that folder's path as DIR.
+    private static void Row(string id, Body body, string folder = null) {
       string status, detail;
       try {
         detail = body();
@@ -23,6 +26,7 @@ namespace DLBridge.Parity {
         status = ((IDLPackError)e).StatusName;
         detail = e.Message;
       }
+      if (folder != null) detail = detail.Replace(folder, "DIR");
       Console.WriteLine(id + "\t" + status + "\t" + detail);
     }
 
@@ -45,6 +49,118 @@ namespace DLBridge.Parity {
     }
 
     private static readonly long None = SliceRange.None;
+
+    // ---- the channel rows (their peer: tests/Peer.cs) ------------------------------------------
+    // How long a row waits for a peer (to connect, to send, to exit) before it fails.
+    private static readonly TimeSpan PeerWait = TimeSpan.FromSeconds(10);
+
+    // The peer, or the row's failure when it cannot be started.
+    private static Peer StartPeer(params string[] args) {
+      if (Peer.Program == null) throw new DLPackException(Status.Device, "DLBRIDGE_PARITY_PEER is not set");
+      return new Peer(args);
+    }
+
+    // A row in DIR, a new 0700 folder, removed after it.
+    private static void InFolder(string id, Func<string, string> body) {
+      string dir = Posix.MakeFolder("dlbridge-parity-cs");
+      try {
+        Row(id, () => body(dir), dir);
+      } finally {
+        Directory.Delete(dir, true);
+      }
+    }
+
+    // Listens at DIR/s (`prepare` runs then, with the listener and the path), starts the peer with
+    // `args` (PATH: the socket's path), accepts it and runs `body` on the channel. The channel and
+    // the listener are closed before the peer is reaped (a peer waits for the close).
+    private static string Accepted(string dir, string[] args, Action<Listener, string> prepare,
+                                   Func<Channel, string> body) {
+      string path = dir + "/s";
+      Peer peer = null;
+      try {
+        using (Listener listener = Listener.Listen(path)) {
+          if (prepare != null) prepare(listener, path);
+          peer = StartPeer(args.Select(a => a == "PATH" ? path : a).ToArray());
+          listener.SetTimeout(PeerWait);  // a peer that never came
+          using (Channel channel = listener.Accept()) return body(channel);
+        }
+      } finally {
+        if (peer != null) peer.Dispose();
+      }
+    }
+
+    // listen; the peer in `mode`; accept; a time limit (`limit`); receive: the row's outcome.
+    private static void ReceiveFrom(string id, string mode, TimeSpan limit) {
+      InFolder(id, dir => Accepted(dir, new[] { mode, "PATH" }, null, channel => {
+        channel.SetTimeout(limit);
+        channel.Receive().Dispose();
+        return "";
+      }));
+    }
+
+    // We listen (allowing uid 65534 when `allow`), widened for another user; the peer connects
+    // as uid 65534 and echoes a float32 [4] tensor 0..3.
+    private static void OtherUidConnects(string id, bool allow) {
+      InFolder(id, dir => Accepted(dir, new[] { "connect-as", "65534", "0", "PATH" },
+        (listener, path) => {
+          if (allow) listener.AllowUid(65534);
+          Posix.Chmod(dir, "711");
+          Posix.Chmod(path, "666");
+        },
+        channel => {
+          using (Tensor t = Tensor.AllocateShareable(Device.Cpu, DType.Float32, 4)) {
+            t.CopyFrom(new float[] { 0, 1, 2, 3 });
+            channel.SetTimeout(PeerWait);
+            channel.Send(t);
+            using (Tensor back = channel.Receive()) return Values(back.ToArray<float>());
+          }
+        }));
+    }
+
+    // The peer listens as uid 65534 and prints its socket's path; we connect, naming its uid
+    // (`nameUid`) or plainly, and receive its tensor.
+    private static void ConnectToOtherUid(string id, bool nameUid) {
+      Row(id, () => {
+        using (Peer peer = StartPeer("listen-as", "65534", "0")) {
+          string path = peer.ReadLine();
+          if (path == null) throw new DLPackException(Status.Device, "the peer printed no socket path");
+          using (Channel channel = nameUid ? Channel.Connect(path, 65534, PeerWait) : Channel.Connect(path)) {
+            channel.SetTimeout(PeerWait);
+            using (Tensor t = channel.Receive()) return Values(t.ToArray<float>());
+          }
+        }
+      });
+    }
+
+    private static void ChannelRows() {
+      Row("channel_no_listener", () => {
+        using (Channel.Connect("dlbridge-parity-absent.sock")) return "";
+      });
+      InFolder("channel_permission", dir => {
+        Posix.Chmod(dir, "755");
+        using (Listener.Listen(dir + "/s")) return "";
+      });
+      ReceiveFrom("channel_peer_closed", "connect-close", PeerWait);
+      ReceiveFrom("channel_forged", "forge", PeerWait);
+      ReceiveFrom("channel_timeout", "half", TimeSpan.FromMilliseconds(100));
+      if (!Posix.IsRoot) {
+        foreach (string id in new[] { "channel_refused_uid_accept", "channel_refused_uid_connect",
+                                      "channel_second_uid_accept", "channel_second_uid_connect" }) {
+          Console.WriteLine(id + "\tSKIP\tneeds root to run a peer as another user");
+        }
+      } else {
+        OtherUidConnects("channel_refused_uid_accept", false);
+        ConnectToOtherUid("channel_refused_uid_connect", false);
+        OtherUidConnects("channel_second_uid_accept", true);
+        ConnectToOtherUid("channel_second_uid_connect", true);
+      }
+      // The names the typed exceptions of statuses 11 to 16 carry.
+      Row("status_names_channel", () => "names=" + string.Join(",", new IDLPackError[] {
+        new DLPackNoListenerException(""), new DLPackPermissionException(""),
+        new DLPackPeerClosedException(""), new DLPackProtocolException(""),
+        new DLPackTimeoutException(""), new DLPackLimitException(""),
+      }.Select(e => e.StatusName)));
+    }
 
     private static unsafe int Main() {
       long liveAtStart = DLBridge.LiveCount;
@@ -307,6 +423,8 @@ namespace DLBridge.Parity {
       });
       Row("device_parse_unknown", () => Device.Parse("gpu:0").ToString());
       Row("status_name", () => "name=" + Status.Name(Status.ReadOnly) + " unknown=" + Status.Name(99));
+
+      ChannelRows();
 
       Row("live_count_balance", () => "live=" + (DLBridge.LiveCount - liveAtStart));
       return 0;

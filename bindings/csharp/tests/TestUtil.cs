@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using NUnit.Framework;
 
 namespace DLBridge.Tests {
@@ -29,17 +30,27 @@ namespace DLBridge.Tests {
       return live;
     }
 
+    /// <summary>The binding's exception type of each status that has one of its own (docs/csharp.md,
+    /// "Errors"), and the .NET type a caller catches it as; every other status is
+    /// DLPackException.</summary>
+    internal static readonly Dictionary<int, Type[]> ExceptionTypes = new Dictionary<int, Type[]> {
+      { Status.InvalidArgument, new[] { typeof(DLPackArgumentException), typeof(ArgumentException) } },
+      { Status.Closed, new[] { typeof(DLPackClosedException), typeof(ObjectDisposedException) } },
+      { Status.NoListener, new[] { typeof(DLPackNoListenerException), typeof(System.IO.IOException) } },
+      { Status.Permission, new[] { typeof(DLPackPermissionException), typeof(UnauthorizedAccessException) } },
+      { Status.PeerClosed, new[] { typeof(DLPackPeerClosedException), typeof(System.IO.IOException) } },
+      { Status.Protocol, new[] { typeof(DLPackProtocolException), typeof(System.IO.IOException) } },
+      { Status.Timeout, new[] { typeof(DLPackTimeoutException), typeof(TimeoutException) } },
+      { Status.Limit, new[] { typeof(DLPackLimitException), typeof(System.IO.IOException) } },
+    };
+
     /// <summary>Asserts that <paramref name="code"/> throws the binding's exception for exactly
-    /// this status and message: DLPackArgumentException (an ArgumentException) for
-    /// DLB_ERR_INVALID_ARGUMENT, DLPackClosedException (an ObjectDisposedException) for
-    /// DLB_ERR_CLOSED, DLPackException for every other status.</summary>
+    /// this status and message, of the status's type (<see cref="ExceptionTypes"/>).</summary>
     internal static IDLPackError Throws(int status, string message, TestDelegate code) {
       Exception e = Assert.Catch<Exception>(code);
       IDLPackError error = e as IDLPackError;
       Assert.IsNotNull(error, "not a dlbridge error: " + e);
-      Type expected = status == Status.InvalidArgument ? typeof(DLPackArgumentException)
-                    : status == Status.Closed ? typeof(DLPackClosedException)
-                    : typeof(DLPackException);
+      Type expected = ExceptionTypes.ContainsKey(status) ? ExceptionTypes[status][0] : typeof(DLPackException);
       Assert.AreEqual(expected, e.GetType(), "exception type");
       Assert.AreEqual(Status.Name(status), error.StatusName, "status");
       Assert.AreEqual(status, error.Status, "status");

@@ -45,6 +45,37 @@ namespace DLBridge.Tests {
       Assert.AreEqual(macros.Count, status.Count, "Status holds the header's statuses and nothing else");
     }
 
+    /// <summary>Each status with a typed exception gets it (through the one place a native
+    /// failure becomes an exception, Errors.For), catchable as the .NET type a caller expects,
+    /// with the status, its name and the message; every other status is DLPackException.</summary>
+    [Test]
+    public void EveryStatusBecomesItsTypedException() {
+      Type errors = typeof(Tensor).Assembly.GetType("DLBridge.Errors", true);
+      MethodInfo forStatus = errors.GetMethod("For", BindingFlags.NonPublic | BindingFlags.Static);
+      Assert.AreEqual(11, Status.NoListener);
+      Assert.AreEqual(12, Status.Permission);
+      Assert.AreEqual(13, Status.PeerClosed);
+      Assert.AreEqual(14, Status.Protocol);
+      Assert.AreEqual(15, Status.Timeout);
+      Assert.AreEqual(16, Status.Limit);
+      foreach (int status in PublicConstants(typeof(Status), "").Values.Where(v => v != Status.Ok).Concat(new[] { 99 })) {
+        Exception e = (Exception)forStatus.Invoke(null, new object[] { status, "message " + status });
+        Type[] types = TestUtil.ExceptionTypes.ContainsKey(status) ? TestUtil.ExceptionTypes[status]
+                     : new[] { typeof(DLPackException) };
+        Assert.AreEqual(types[0], e.GetType(), Status.Name(status));
+        foreach (Type type in types) Assert.IsInstanceOf(type, e, Status.Name(status));
+        IDLPackError error = (IDLPackError)e;
+        Assert.AreEqual(status, error.Status);
+        Assert.AreEqual(Status.Name(status), error.StatusName);
+        Assert.AreEqual("message " + status, e.Message);
+        Assert.AreEqual(Status.Name(status) + ": message " + status, e.ToString());
+      }
+      // The six statuses of a channel, by the core's names.
+      Assert.AreEqual(new[] { "DLB_ERR_NO_LISTENER", "DLB_ERR_PERMISSION", "DLB_ERR_PEER_CLOSED",
+                              "DLB_ERR_PROTOCOL", "DLB_ERR_TIMEOUT", "DLB_ERR_LIMIT" },
+                      Enumerable.Range(11, 6).Select(Status.Name).ToArray());
+    }
+
     [Test]
     public void EveryDeviceTypeAndDTypeCodeOfTheHeaderIsAConstant() {
       Dictionary<string, object> header = HeaderConstants();
@@ -99,6 +130,7 @@ namespace DLBridge.Tests {
             case Status.InvalidArgument: taken = "invalid argument"; break;
             case Status.ReadOnly: taken = "read-only"; break;
             case Status.Closed: taken = "closed"; break;
+            case Status.Timeout: taken = "timeout"; break;
             default: taken = "other"; break;
           }
         }
