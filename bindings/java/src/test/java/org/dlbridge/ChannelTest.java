@@ -3,15 +3,26 @@ package org.dlbridge;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.BufferedReader;
 import java.io.File;
+import java.io.InputStreamReader;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -31,9 +42,13 @@ class ChannelTest {
   }
 
   private static void expectClosed(Executable call) {
+    expect(Status.CLOSED, "the channel is closed", call);
+  }
+
+  private static void expect(int status, String message, Executable call) {
     DLPackException e = assertThrows(DLPackException.class, call);
-    assertEquals(Status.CLOSED, e.getStatus());
-    assertEquals("the channel is closed", e.getMessage());
+    assertEquals(Status.name(status), e.getStatusName(), e.getMessage());
+    assertEquals(message, e.getMessage());
   }
 
   @Test
@@ -68,7 +83,7 @@ class ChannelTest {
           assertNotEquals(0L, copied.flags() & Tensor.FLAG_IS_COPIED);
         }
         DLPackException end = assertThrows(DLPackException.class, channel::receive);
-        assertEquals(Status.DEVICE, end.getStatus());
+        assertEquals(Status.PEER_CLOSED, end.getStatus());
         assertEquals("the peer closed the channel", end.getMessage());
       }
       assertTrue(producer.waitFor(120, TimeUnit.SECONDS));
@@ -87,8 +102,8 @@ class ChannelTest {
       assertFalse(plain.isShareable());
       DLPackException e = assertThrows(DLPackException.class, () -> client.send(plain));
       assertEquals(Status.UNSUPPORTED, e.getStatus());
-      assertEquals("the tensor's memory is not shareable: allocate it with "
-          + "dlb_tensor_allocate_shareable, or send with DLB_SEND_COPY", e.getMessage());
+      assertEquals("the tensor's memory is not shareable: allocate it as shareable memory, or "
+          + "send a copy", e.getMessage());
       client.sendCopy(plain);
       try (Tensor got = server.receive()) {
         assertArrayEquals(new int[] {1, 2, 3}, got.toIntArray());
@@ -126,8 +141,8 @@ class ChannelTest {
           }
         } else {
           assertEquals(Status.INVALID_ARGUMENT, send.getStatus());
-          assertEquals("dlb_channel_send_cuda sends cuda tensors, not cpu ones: use "
-              + "dlb_channel_send", send.getMessage());
+          assertEquals("the cuda send takes cuda tensors, not cpu ones: send it without a "
+              + "stream", send.getMessage());
           assertEquals(Status.INVALID_ARGUMENT, wait.getStatus());
           assertEquals("the tensor is not cuda memory received from a channel", wait.getMessage());
         }
@@ -183,8 +198,208 @@ class ChannelTest {
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
     DLPackException e = assertThrows(DLPackException.class,
         () -> Listener.listen(dir.resolve("channel.sock").toString()));
-    assertEquals(Status.INVALID_ARGUMENT, e.getStatus());
+    assertEquals(Status.PERMISSION, e.getStatus());
     assertEquals("folder '" + dir + "' can be entered by other users (mode 0755): a channel's "
         + "socket must live in a folder only its user can enter (mode 0700)", e.getMessage());
+  }
+
+  @Test
+  void connectWhereNothingListensIsNoListener() throws Exception {
+    Path absent = tmp.resolve("absent.sock");
+    expect(Status.NO_LISTENER, "nothing listens at '" + absent + "' (No such file or directory)",
+        () -> Channel.connect(absent.toString()));
+    expect(Status.NO_LISTENER, "nothing listens at '" + absent + "' (No such file or directory)",
+        () -> Channel.connect(absent.toString(), Channel.UID_SELF, Duration.ofSeconds(5)));
+    // A socket file whose listener is gone (closing a Java server socket leaves its file).
+    Path dead = tmp.resolve("dead.sock");
+    try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      server.bind(UnixDomainSocketAddress.of(dead));
+    }
+    assertTrue(Files.exists(dead));
+    expect(Status.NO_LISTENER, "nothing listens at '" + dead + "' (Connection refused)",
+        () -> Channel.connect(dead.toString()));
+  }
+
+  @Test
+  void aPeerThatClosesIsPeerClosed() throws Exception {
+    try (Listener listener = Listener.listen(socket().toString())) {
+      try (Channel client = Channel.connect(socket().toString());
+          Channel server = listener.accept()) {
+        client.close();
+        expect(Status.PEER_CLOSED, "the peer closed the channel", server::receive);
+        expect(Status.PEER_CLOSED, "the peer closed the channel", server::receive);
+      }
+      // A peer that goes away in the middle of a tensor's descriptor.
+      try (SocketChannel raw = SocketChannel.open(UnixDomainSocketAddress.of(socket()));
+          Channel server = listener.accept()) {
+        raw.write(ByteBuffer.wrap(halfADescriptor()));
+        raw.close();
+        expect(Status.PEER_CLOSED, "the peer closed the channel after 16 of the 1088 bytes of a "
+            + "descriptor", server::receive);
+      }
+    }
+  }
+
+  /** The first 16 bytes of a descriptor (its magic and version): half a frame, then nothing. */
+  private static byte[] halfADescriptor() {
+    return "dlbridge\1\0\0\0\1\0\0\0".getBytes(StandardCharsets.ISO_8859_1);
+  }
+
+  @Test
+  void timeLimitsRunOutWithTheirOwnStatus() throws Exception {
+    try (Listener listener = Listener.listen(socket().toString());
+        Tensor x = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 2)) {
+      listener.setTimeout(Duration.ofMillis(50));
+      expect(Status.TIMEOUT, "waiting for a connection: the time limit ran out", listener::accept);
+      // The listener stays usable, and its limit passes on to the channels it accepts.
+      try (Channel client = Channel.connect(socket().toString(), Channel.UID_SELF,
+              Duration.ofSeconds(30));
+          Channel server = listener.accept()) {
+        expect(Status.TIMEOUT, "receiving on the channel: the time limit ran out", server::receive);
+        client.setTimeout(Duration.ZERO);
+        expect(Status.TIMEOUT, "receiving on the channel: the time limit ran out", client::receive);
+        // Nothing of a tensor had arrived: both ends stay usable.
+        x.copyFrom(new float[] {4, 5});
+        client.send(x);
+        server.setTimeout(null);
+        try (Tensor got = server.receive()) {
+          assertArrayEquals(new float[] {4, 5}, got.toFloatArray());
+        }
+        expect(Status.INVALID_ARGUMENT,
+            "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+            () -> server.setTimeout(Duration.ofNanos(-5)));
+        expect(Status.INVALID_ARGUMENT,
+            "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+            () -> listener.setTimeout(Duration.ofNanos(-5)));
+      }
+      expect(Status.INVALID_ARGUMENT,
+          "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+          () -> Channel.connect(socket().toString(), Channel.UID_SELF, Duration.ofNanos(-5)));
+      listener.close();
+      expectClosed(() -> listener.setTimeout(null));
+    }
+  }
+
+  @Test
+  void aPeerThatSendsHalfAFrameTimesOutAndTheChannelIsOutOfStep() throws Exception {
+    try (Listener listener = Listener.listen(socket().toString());
+        SocketChannel raw = SocketChannel.open(UnixDomainSocketAddress.of(socket()));
+        Channel server = listener.accept();
+        Tensor x = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 2)) {
+      raw.write(ByteBuffer.wrap(halfADescriptor()));
+      server.setTimeout(Duration.ofMillis(100));
+      long start = System.nanoTime();
+      expect(Status.TIMEOUT, "receiving on the channel: the time limit ran out", server::receive);
+      assertTrue(System.nanoTime() - start >= Duration.ofMillis(90).toNanos());
+      String outOfStep = "the channel lost its place in the stream when a time limit ran out in "
+          + "the middle of a tensor: close it";
+      expect(Status.PROTOCOL, outOfStep, server::receive);
+      expect(Status.PROTOCOL, outOfStep, () -> server.send(x));
+    }
+  }
+
+  // ---- two users: the parity matrix's peer (tests/parity), run as uid 65534 by root --------
+
+  private static final int OTHER_UID = 65534;
+
+  /** The peer program, or the test is skipped: it needs root and DLBRIDGE_PARITY_PEER. */
+  private static String peerAsAnotherUser() throws Exception {
+    String peer = System.getenv("DLBRIDGE_PARITY_PEER");
+    assumeTrue(peer != null && !peer.isEmpty(), "DLBRIDGE_PARITY_PEER is not set");
+    int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+    assumeTrue(uid == 0, "needs root to run a peer as another user");
+    return peer;
+  }
+
+  private static Process start(String... command) throws Exception {
+    return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  }
+
+  /** Waits for the peer (killing it after 60 s); its exit status. */
+  private static int reap(Process peer) throws Exception {
+    if (!peer.waitFor(60, TimeUnit.SECONDS)) {
+      peer.destroyForcibly().waitFor();
+      throw new AssertionError("the peer did not exit");
+    }
+    return peer.exitValue();
+  }
+
+  /** A new folder of mode 0700 under /tmp, where uid 65534 can be let in. */
+  private static Path privateFolder() throws Exception {
+    return Files.createTempDirectory(Path.of("/tmp"), "dlbridge-java-",
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+  }
+
+  private static void remove(Path folder) throws Exception {
+    try (var paths = Files.walk(folder)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toArray(Path[]::new)) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+
+  @Test
+  void anotherUserConnectsRefusedThenAllowed() throws Exception {
+    String peer = peerAsAnotherUser();
+    Path dir = privateFolder();
+    Path path = dir.resolve("s");
+    try (Listener listener = Listener.listen(path.toString())) {
+      listener.setTimeout(Duration.ofSeconds(60));
+      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+      Process refused = start(peer, "connect-as", "" + OTHER_UID, "0", path.toString());
+      try {
+        expect(Status.PERMISSION, "the peer runs as uid 65534, which this channel does not accept "
+            + "(allow that uid on the listener)", listener::accept);
+      } finally {
+        reap(refused); // it fails its receive: this end closed the connection
+      }
+      // A refused peer does not stop the listener: allow the uid and serve the next one.
+      listener.allowUid(OTHER_UID);
+      Process echo = start(peer, "connect-as", "" + OTHER_UID, "0", path.toString());
+      try (Channel channel = listener.accept();
+          Tensor x = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 4)) {
+        assertEquals(OTHER_UID, channel.peerUid());
+        x.copyFrom(new float[] {0, 1, 2, 3});
+        channel.send(x);
+        try (Tensor back = channel.receive()) {
+          assertArrayEquals(new float[] {0, 1, 2, 3}, back.toFloatArray());
+        }
+      } finally {
+        assertEquals(0, reap(echo));
+      }
+    } finally {
+      remove(dir);
+    }
+  }
+
+  /** Starts the peer listening as uid 65534; the path it prints. */
+  private static String listenAs(Process listener) throws Exception {
+    BufferedReader out = new BufferedReader(
+        new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8));
+    String path = out.readLine();
+    assertNotNull(path, "the peer printed no path");
+    return path;
+  }
+
+  @Test
+  void connectingToAnotherUsersListenerNamesItsUid() throws Exception {
+    String peer = peerAsAnotherUser();
+    Process refusing = start(peer, "listen-as", "" + OTHER_UID, "0");
+    try {
+      String path = listenAs(refusing);
+      expect(Status.PERMISSION, "the listener runs as uid 65534, which this channel does not "
+          + "accept (name that uid when connecting)", () -> Channel.connect(path));
+    } finally {
+      reap(refusing);
+    }
+    Process sharing = start(peer, "listen-as", "" + OTHER_UID, "0");
+    try (Channel channel = Channel.connect(listenAs(sharing), OTHER_UID, Duration.ofSeconds(60));
+        Tensor got = channel.receive()) {
+      assertEquals(OTHER_UID, channel.peerUid());
+      assertArrayEquals(new float[] {0, 1, 2, 3}, got.toFloatArray());
+    } finally {
+      assertEquals(0, reap(sharing));
+    }
   }
 }

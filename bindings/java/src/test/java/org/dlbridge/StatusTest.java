@@ -74,8 +74,12 @@ class StatusTest extends LeakChecked {
       }
     }
     assertEquals(named.size(), constants, named.toString());
-    assertEquals(11, constants); // OK .. CLOSED, as dlbridge.h defines them today
+    assertEquals(17, constants); // OK .. LIMIT, as dlbridge.h defines them today
     assertEquals("DLB_ERR_CLOSED", Status.name(Status.CLOSED));
+    assertEquals("DLB_ERR_NO_LISTENER DLB_ERR_PERMISSION DLB_ERR_PEER_CLOSED DLB_ERR_PROTOCOL "
+        + "DLB_ERR_TIMEOUT DLB_ERR_LIMIT", String.join(" ", Status.name(Status.NO_LISTENER),
+            Status.name(Status.PERMISSION), Status.name(Status.PEER_CLOSED),
+            Status.name(Status.PROTOCOL), Status.name(Status.TIMEOUT), Status.name(Status.LIMIT)));
     assertEquals("DLB_ERR_UNKNOWN", Status.name(99));
   }
 

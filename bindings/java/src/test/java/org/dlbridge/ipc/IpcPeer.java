@@ -52,7 +52,7 @@ public final class IpcPeer {
           channel.receive().close();
           throw new IllegalStateException("a receive after the peer closed succeeded");
         } catch (DLPackException e) {
-          expect(e.getStatus() == Status.DEVICE
+          expect(e.getStatus() == Status.PEER_CLOSED
                   && e.getMessage().equals("the peer closed the channel"),
               "after the peer closed: " + e);
         }
