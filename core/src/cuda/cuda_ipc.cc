@@ -225,10 +225,13 @@ int make_context_current(dlb_error* error) {
   return e == cudaSuccess ? DLB_OK : cuda_fail(error, e, "initialising the CUDA context");
 }
 
-int check_device_exists(int32_t device_id, const char* what, dlb_error* error) {
+// `status` when this process does not see cuda:`device_id`: the caller's own argument
+// (DLB_ERR_INVALID_ARGUMENT), or a device a peer named (DLB_ERR_DEVICE_UNAVAILABLE: the
+// descriptor may be right, this process just cannot reach the device).
+int check_device_exists(int32_t device_id, const char* what, int status, dlb_error* error) {
   const int32_t count = runtime().device_count;
   if (device_id < 0 || device_id >= count) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT, "%s cuda device %d, but this process sees %d",
+    return fail(error, status, "%s cuda device %d, but this process sees %d",
                 what, static_cast<int>(device_id), static_cast<int>(count));
   }
   return DLB_OK;
@@ -316,7 +319,10 @@ int cuda_allocate_shareable(DLDevice device, DLDataType dtype, int32_t ndim, con
                             const int64_t* strides, uint64_t flags, uint64_t byte_offset,
                             uint64_t nbytes, DLManagedTensorVersioned** out, dlb_error* error) {
   int status = ready(error);
-  if (status == DLB_OK) status = check_device_exists(device.device_id, "shareable memory on", error);
+  if (status == DLB_OK) {
+    status = check_device_exists(device.device_id, "shareable memory on", DLB_ERR_INVALID_ARGUMENT,
+                                 error);
+  }
   if (status != DLB_OK) return status;
   DeviceScope scope;
   status = scope.enter(device.device_id, error);
@@ -412,7 +418,8 @@ int cuda_receive(const Wire& wire, const WireExtension& extension, int fd,
     if (fd >= 0) close(fd);
     return fail(error, status, "received a cuda tensor but cannot map it here: %s", reason.message);
   }
-  status = check_device_exists(wire.device_id, "the descriptor names", error);
+  status = check_device_exists(wire.device_id, "the descriptor names", DLB_ERR_DEVICE_UNAVAILABLE,
+                               error);
   if (status != DLB_OK) {
     if (fd >= 0) close(fd);
     return status;
@@ -443,7 +450,7 @@ int cuda_receive(const Wire& wire, const WireExtension& extension, int fd,
       status = cu_fail(error, r, "cuMemGetAllocationGranularity for cuda:%d",
                        static_cast<int>(wire.device_id));
     } else if (wire.segment_size % granularity != 0) {
-      status = fail(error, DLB_ERR_INVALID_ARGUMENT,
+      status = fail(error, DLB_ERR_PROTOCOL,
                     "the descriptor says the cuda allocation holds %llu bytes, which is not a "
                     "multiple of cuda:%d's allocation granularity (%zu bytes)",
                     static_cast<unsigned long long>(wire.segment_size),
@@ -461,7 +468,7 @@ int cuda_receive(const Wire& wire, const WireExtension& extension, int fd,
         status = cu_fail(error, r, "cuMemGetAllocationPropertiesFromHandle");
       } else if (got.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
                  got.location.id != wire.device_id) {
-        status = fail(error, DLB_ERR_INVALID_ARGUMENT,
+        status = fail(error, DLB_ERR_PROTOCOL,
                       "the received allocation lives on cuda:%d of this process (location type "
                       "%d), but its descriptor says cuda:%d",
                       got.location.id, static_cast<int>(got.location.type),
@@ -515,7 +522,7 @@ int cuda_receive(const Wire& wire, const WireExtension& extension, int fd,
       if (d.found && d.address_range(&range_base, &range_size,
                                      reinterpret_cast<CUdeviceptr>(s->base)) == CUDA_SUCCESS &&
           (range_base != reinterpret_cast<CUdeviceptr>(s->base) || range_size < wire.segment_size)) {
-        status = fail(error, DLB_ERR_INVALID_ARGUMENT,
+        status = fail(error, DLB_ERR_PROTOCOL,
                       "the received CUDA IPC allocation holds %zu bytes but its descriptor says %llu",
                       range_size, static_cast<unsigned long long>(wire.segment_size));
       }
