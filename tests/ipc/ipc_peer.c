@@ -64,7 +64,7 @@ static int consume(const char* path) {
     failed("consume", "the copied tensor is not [7, 8] with IS_COPIED", NULL);
     goto done;
   }
-  if (dlb_channel_receive(channel, &extra, &err) != DLB_ERR_DEVICE ||
+  if (dlb_channel_receive(channel, &extra, &err) != DLB_ERR_PEER_CLOSED ||
       strcmp(err.message, "the peer closed the channel") != 0) {
     failed("consume", "after the peer closed", &err);
     goto done;
