@@ -684,7 +684,7 @@ using ConstTensorView = BasicTensorView<const T>;
  * Const-ness is shallow, as for std::shared_ptr: a const Tensor& can still make shares and
  * views of the memory (they are new owners); only view<T>() (mutable element access) requires a
  * non-const Tensor. Every member except the noexcept ones throws Error when the Tensor is empty
- * (status DLB_ERR_INVALID_ARGUMENT, message "dlbridge::Tensor is empty"). */
+ * (status DLB_ERR_CLOSED, message DLB_CLOSED_MESSAGE, "the tensor is closed"). */
 class Tensor {
  public:
   /* An empty Tensor (owns nothing). */
