@@ -67,18 +67,52 @@ impl Tensor {
         Ok(unsafe { std::slice::from_raw_parts(data, n) })
     }
 
-    /// The elements as a mutable slice. Besides the checks of [`as_slice`](Tensor::as_slice),
-    /// refused with `DLB_ERR_INVALID_ARGUMENT` while the memory is shared with other tensors
-    /// ([`is_exclusive`](Tensor::is_exclusive) is false; see
-    /// [`as_mut_slice_aliased`](Tensor::as_mut_slice_aliased)) and with `DLB_ERR_READ_ONLY` for
-    /// a READ_ONLY tensor.
+    /// The elements as a mutable slice. First the checks of [`as_slice`](Tensor::as_slice) and
+    /// `DLB_ERR_READ_ONLY` for a READ_ONLY tensor (the C library's, with the messages every
+    /// language gives: "the tensor is read-only"); then Rust's own aliasing rule:
+    /// `DLB_ERR_INVALID_ARGUMENT` while other tensors, or another process, may access the memory
+    /// ([`is_exclusive`](Tensor::is_exclusive) is false: a view, a share, an import, shareable
+    /// memory sent or received on a channel; see
+    /// [`as_mut_slice_aliased`](Tensor::as_mut_slice_aliased)).
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
-        if !self.is_exclusive() {
-            return Err(Error::new(status::INVALID_ARGUMENT, SHARED_MESSAGE));
+        let (data, n) = self.host_elements::<T>(true)?;
+        self.check_exclusive("as_mut_slice_aliased")?;
+        // SAFETY: n valid, aligned, writable elements of T at data (host_elements refused
+        // READ_ONLY); the only holder of the memory, and &mut self excludes every other borrow
+        // of this handle, so no holder can appear while the slice lives (see is_exclusive).
+        Ok(unsafe { std::slice::from_raw_parts_mut(data, n) })
+    }
+
+    /// Rust's rule for a safe write: the tensor is the only holder of its memory. The refusal
+    /// names the `unsafe` call that writes anyway, and says when the other holder may be
+    /// another process (shareable memory), where Rust and the other languages differ.
+    pub(crate) fn check_exclusive(&self, aliased_call: &str) -> Result<()> {
+        if self.is_exclusive() {
+            return Ok(());
         }
-        // SAFETY: the only holder of the memory, and &mut self excludes every other borrow of
-        // this handle, so no holder can appear while the slice lives (see is_exclusive).
-        unsafe { self.as_mut_slice_aliased() }
+        let message = if self.is_shareable() {
+            format!(
+                "Rust's aliasing rule refuses a safe write into memory another process may write \
+                 (shareable memory sent or received on a channel, or a view or share of it): \
+                 copy it (copy_to) or use the unsafe {aliased_call}"
+            )
+        } else {
+            format!(
+                "tensor memory is shared with other tensors (a view, a share or an import); \
+                 copy it (copy_to) or use the unsafe {aliased_call}"
+            )
+        };
+        Err(Error::new(status::INVALID_ARGUMENT, message))
+    }
+
+    /// `check_exclusive` for a write the C library makes itself
+    /// (a copy into the tensor): a READ_ONLY tensor goes to the C library, which refuses it with
+    /// its own message before it writes anything, the same in every language.
+    pub(crate) fn check_exclusive_or_read_only(&self, aliased_call: &str) -> Result<()> {
+        if self.is_read_only() {
+            return Ok(());
+        }
+        self.check_exclusive(aliased_call)
     }
 
     /// [`as_mut_slice`](Tensor::as_mut_slice) without the exclusivity check: for writing through
@@ -130,8 +164,10 @@ impl Tensor {
     /// Copies `data` (C order) into the tensor, whatever its strides and device
     /// (`dlb_tensor_copy_from_host`): exactly [`numel`](Tensor::numel) elements of the tensor's
     /// dtype into a tensor that is not READ_ONLY, each checked by the C library with its
-    /// message. Like [`as_mut_slice`](Tensor::as_mut_slice), refused while the memory is
-    /// shared with other tensors (see [`copy_from_slice_aliased`](Tensor::copy_from_slice_aliased)).
+    /// message ("cannot copy into a read-only tensor"). Like
+    /// [`as_mut_slice`](Tensor::as_mut_slice), refused while the memory is shared with other
+    /// tensors or another process (see
+    /// [`copy_from_slice_aliased`](Tensor::copy_from_slice_aliased)).
     ///
     /// ```
     /// let mut t = dlbridge::Tensor::zeros::<f32>(&[2, 2])?;
@@ -140,10 +176,9 @@ impl Tensor {
     /// # Ok::<(), dlbridge::Error>(())
     /// ```
     pub fn copy_from_slice<T: Element>(&mut self, data: &[T]) -> Result<()> {
-        if !self.is_exclusive() {
-            return Err(Error::new(status::INVALID_ARGUMENT, SHARED_MESSAGE));
-        }
-        // SAFETY: the only holder of the memory, borrowed mutably.
+        self.check_exclusive_or_read_only("copy_from_slice_aliased")?;
+        // SAFETY: the only holder of the memory, borrowed mutably; or READ_ONLY memory, which
+        // the C library refuses to write.
         unsafe { self.copy_from_slice_aliased(data) }
     }
 
@@ -169,10 +204,6 @@ impl Tensor {
         })
     }
 }
-
-/// Why safe code may not write memory that other tensors share.
-pub(crate) const SHARED_MESSAGE: &str = "tensor memory is shared with other tensors (a view, a \
-     share or an import); copy it (copy_to) or use the unsafe *_aliased variant";
 
 /// Rust's own rule for handing out `T`s: their bytes must be valid values of `T` (for `bool`,
 /// 0 or 1).

@@ -34,6 +34,23 @@ pub mod status {
     /// An object was used after it was closed. Rust's ownership rules this out at compile
     /// time for [`Tensor`](crate::Tensor); other bindings report it with this status.
     pub const CLOSED: i32 = ffi::DLB_ERR_CLOSED;
+    /// A channel's connect found nothing listening at the address (no socket file, or one
+    /// that nobody accepts on).
+    pub const NO_LISTENER: i32 = ffi::DLB_ERR_NO_LISTENER;
+    /// Not permitted: the modes of a channel's folder or socket, another user's folder, or a
+    /// peer (at accept) or listener (at connect) running as a user this channel does not accept.
+    pub const PERMISSION: i32 = ffi::DLB_ERR_PERMISSION;
+    /// The peer closed its end of the channel or went away, also in the middle of a tensor.
+    pub const PEER_CLOSED: i32 = ffi::DLB_ERR_PEER_CLOSED;
+    /// What the peer sent is not a valid tensor (a malformed, forged or truncated descriptor),
+    /// or the channel lost its place in the stream when a time limit ran out mid-tensor.
+    pub const PROTOCOL: i32 = ffi::DLB_ERR_PROTOCOL;
+    /// A channel's time limit ([`Channel::set_timeout`](crate::ipc::Channel::set_timeout))
+    /// ran out.
+    pub const TIMEOUT: i32 = ffi::DLB_ERR_TIMEOUT;
+    /// A limit of the process or the system: open file descriptors, mappings, descriptors in
+    /// flight.
+    pub const LIMIT: i32 = ffi::DLB_ERR_LIMIT;
 }
 
 /// An error reported by dlbridge (or by this binding's own checks): a status code from

@@ -31,6 +31,7 @@ use std::marker::PhantomData;
 use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
+use std::time::Duration;
 
 impl Tensor {
     /// Allocates a compact, zero-filled tensor in memory another process can map
@@ -102,6 +103,16 @@ pub mod shareable {
     pub const CUDA_FD: i32 = ffi::DLB_SHAREABLE_CUDA_FD;
     /// CUDA memory shared by a CUDA IPC handle: the sender must outlive every receiver's use.
     pub const CUDA_IPC: i32 = ffi::DLB_SHAREABLE_CUDA_IPC;
+}
+
+/// A time limit as the C library takes it: nanoseconds, [`ffi::DLB_TIMEOUT_NONE`] for none.
+/// A `Duration` beyond `i64::MAX` nanoseconds (about 292 years) is as good as none and is
+/// passed as that many.
+fn timeout_ns(timeout: Option<Duration>) -> i64 {
+    match timeout {
+        None => i64::from(ffi::DLB_TIMEOUT_NONE),
+        Some(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+    }
 }
 
 fn c_path(path: &Path) -> Result<CString> {
@@ -183,6 +194,14 @@ impl Owner {
         // SAFETY: a valid channel.
         err.check(unsafe { ffi::dlb_channel_allow_uid(self.ptr(), uid, err.as_mut_ptr()) })
     }
+
+    fn set_timeout(&self, timeout: Option<Duration>) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel.
+        err.check(unsafe {
+            ffi::dlb_channel_set_timeout(self.ptr(), timeout_ns(timeout), err.as_mut_ptr())
+        })
+    }
 }
 
 impl Drop for Owner {
@@ -256,7 +275,11 @@ impl Listener {
     }
 
     /// Waits for the next connection (`dlb_channel_accept`). A peer running as another user is
-    /// refused unless allowed with [`allow_uid`](Listener::allow_uid).
+    /// refused with [`PERMISSION`](crate::status::PERMISSION) unless allowed with
+    /// [`allow_uid`](Listener::allow_uid); its connection is closed and the listener stays
+    /// usable, so a server loop skips it and accepts again. With a time limit
+    /// ([`set_timeout`](Listener::set_timeout)), [`TIMEOUT`](crate::status::TIMEOUT) when no
+    /// peer connects in time (the listener stays usable too).
     pub fn accept(&self) -> Result<Channel> {
         // SAFETY: a valid listener; out/err valid.
         Ok(Channel {
@@ -266,9 +289,21 @@ impl Listener {
         })
     }
 
-    /// Accepts peers running as `uid` from now on (the caller's own uid always is).
+    /// Accepts peers running as `uid` from now on (the caller's own uid always is). The socket
+    /// is created mode 0600 in a folder of mode 0700: to let another user reach it, widen them
+    /// after [`bind`](Listener::bind) (for example folder 0711, socket 0666); the kernel's
+    /// record of each peer's uid still refuses every user not allowed.
     pub fn allow_uid(&self, uid: u32) -> Result<()> {
         self.owner.allow_uid(uid)
+    }
+
+    /// Sets the time limit of each later [`accept`](Listener::accept)
+    /// (`dlb_channel_set_timeout`); every channel accepted from now on starts with it for its
+    /// sends and receives. `None` (the default) waits as long as it takes; `Some(Duration::ZERO)`
+    /// does not wait at all. A call that runs out of time fails with
+    /// [`TIMEOUT`](crate::status::TIMEOUT).
+    pub fn set_timeout(&self, timeout: Option<Duration>) -> Result<()> {
+        self.owner.set_timeout(timeout)
     }
 }
 
@@ -285,6 +320,9 @@ impl Channel {
     }
 
     /// Connects to a listener at `path` (`dlb_channel_connect`), which must run as this user.
+    /// Errors: [`NO_LISTENER`](crate::status::NO_LISTENER) when nothing listens there,
+    /// [`PERMISSION`](crate::status::PERMISSION) for a socket or folder this user may not reach
+    /// or a listener running as another user (see [`connect_with`](Channel::connect_with)).
     pub fn connect(path: impl AsRef<Path>) -> Result<Channel> {
         let path = c_path(path.as_ref())?;
         // SAFETY: a NUL-terminated path for the call; out/err valid.
@@ -293,6 +331,51 @@ impl Channel {
                 ffi::dlb_channel_connect(path.as_ptr(), out, err)
             })?,
         })
+    }
+
+    /// [`connect`](Channel::connect) that also accepts a listener running as `listener_uid`
+    /// (`None`: this user only), with a time limit for the connection
+    /// (`dlb_channel_connect_with`; `None`: no limit) that the channel then keeps for its sends
+    /// and receives ([`set_timeout`](Channel::set_timeout) changes it). A connection waits only
+    /// while the listener's queue of peers not yet accepted is full. The listener's uid is the
+    /// one the kernel recorded for the connection, so no process can claim another user's.
+    /// Errors: as [`connect`](Channel::connect), and [`TIMEOUT`](crate::status::TIMEOUT).
+    ///
+    /// ```no_run
+    /// use dlbridge::ipc::Channel;
+    /// use std::time::Duration;
+    /// // A listener run by the service user 998, which has allowed this process's uid.
+    /// let channel = Channel::connect_with("/run/tensors/s.sock", Some(998),
+    ///                                     Some(Duration::from_secs(5)))?;
+    /// let t = channel.receive()?;    // TIMEOUT if nothing arrives within 5 s
+    /// # drop(t);
+    /// # Ok::<(), dlbridge::Error>(())
+    /// ```
+    pub fn connect_with(
+        path: impl AsRef<Path>,
+        listener_uid: Option<u32>,
+        timeout: Option<Duration>,
+    ) -> Result<Channel> {
+        let path = c_path(path.as_ref())?;
+        let uid = listener_uid.unwrap_or(ffi::DLB_UID_SELF as u32);
+        let timeout = timeout_ns(timeout);
+        // SAFETY: a NUL-terminated path for the call; out/err valid.
+        Ok(Channel {
+            owner: Owner::made_by(|out, err| unsafe {
+                ffi::dlb_channel_connect_with(path.as_ptr(), uid, timeout, out, err)
+            })?,
+        })
+    }
+
+    /// Sets the channel's time limit for each later [`send`](Channel::send) and
+    /// [`receive`](Channel::receive) (`dlb_channel_set_timeout`): `None` (the default) waits as
+    /// long as it takes, `Some(Duration::ZERO)` does not wait at all. A call that runs out of
+    /// time fails with [`TIMEOUT`](crate::status::TIMEOUT). When nothing of a tensor had arrived
+    /// or left, the channel stays usable; when the limit ran out in the middle of a tensor, the
+    /// stream has lost its place and every later send and receive fails with
+    /// [`PROTOCOL`](crate::status::PROTOCOL): drop the channel.
+    pub fn set_timeout(&self, timeout: Option<Duration>) -> Result<()> {
+        self.owner.set_timeout(timeout)
     }
 
     /// Sends `tensor` without copying (`dlb_channel_send`): its memory must be shareable.
@@ -361,7 +444,12 @@ impl Channel {
 
     /// Waits for the next tensor from the peer (`dlb_channel_receive`), checked before it is
     /// mapped. The received tensor is shareable, and exclusive only if it was copied for this
-    /// exchange (IS_COPIED): the peer may write the same memory.
+    /// exchange (IS_COPIED): the peer may write the same memory, so safe code reads it and
+    /// writes it only through the `unsafe` `*_aliased` calls (a tensor sent READ_ONLY is never
+    /// writable). Errors that are the peer's doing: [`PEER_CLOSED`](crate::status::PEER_CLOSED),
+    /// [`PROTOCOL`](crate::status::PROTOCOL) (what arrived is not a valid tensor; the next
+    /// receive reads the next one), [`PERMISSION`](crate::status::PERMISSION),
+    /// [`TIMEOUT`](crate::status::TIMEOUT).
     pub fn receive(&self) -> Result<Tensor> {
         // SAFETY: a valid channel; on success the caller owns the new tensor.
         made_by(|out, err| unsafe { ffi::dlb_channel_receive(self.ptr(), out, err) })
@@ -378,7 +466,9 @@ impl Channel {
         Ok((pid, uid))
     }
 
-    /// Accepts a peer running as `uid` too, for the tensors received from now on.
+    /// Accepts a peer running as `uid` too, for the tensors received from now on. The peer of a
+    /// connected channel was checked when it connected: to connect to a listener of another
+    /// user, name it to [`connect_with`](Channel::connect_with).
     pub fn allow_uid(&self, uid: u32) -> Result<()> {
         self.owner.allow_uid(uid)
     }

@@ -1,7 +1,6 @@
 //! Zero-copy views, shares, and copies between tensors.
 
-use crate::access::SHARED_MESSAGE;
-use crate::error::{status, Error, ErrorBuf, Result};
+use crate::error::{ErrorBuf, Result};
 use crate::tensor::{count_of, made_by};
 use crate::{flags, Device, Stream, Tensor};
 use dlbridge_sys as ffi;
@@ -187,10 +186,9 @@ impl Tensor {
     /// synchronised both tensors (or other holders of their memory) stay alive, nobody writes
     /// `self`'s memory, and nobody reads or writes `dst`'s.
     pub unsafe fn copy_into_async(&self, dst: &mut Tensor, stream: Stream) -> Result<()> {
-        if !dst.is_exclusive() {
-            return Err(Error::new(status::INVALID_ARGUMENT, SHARED_MESSAGE));
-        }
-        // SAFETY: an exclusive destination borrowed mutably; the rest is the caller's promise.
+        dst.check_exclusive_or_read_only("copy_into_aliased")?;
+        // SAFETY: an exclusive destination borrowed mutably (or a READ_ONLY one, which the C
+        // library refuses to write); the rest is the caller's promise.
         unsafe { self.copy_into_aliased(dst, stream) }
     }
 

@@ -156,7 +156,7 @@ fn misuse_returns_errors() {
     assert_eq!(e.status(), status::INVALID_ARGUMENT);
     assert_eq!(
         e.message(),
-        "tensor memory is shared with other tensors (a view, a share or an import); copy it (copy_to) or use the unsafe *_aliased variant"
+        "tensor memory is shared with other tensors (a view, a share or an import); copy it (copy_to) or use the unsafe as_mut_slice_aliased"
     );
     // ...but through the unsafe escape hatch, when the caller orders the accesses.
     unsafe { t.as_mut_slice_aliased::<f32>() }.unwrap()[1] = 20.0;
