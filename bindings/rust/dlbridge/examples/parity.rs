@@ -5,8 +5,14 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use dlbridge::{cuda, opencl, status_name, DType, Device, Error, Slice, Tensor};
+use dlbridge::ipc::{Channel, Listener};
+use dlbridge::{cuda, opencl, status, status_name, DType, Device, Error, Slice, Tensor};
+use std::io::BufRead;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 fn list(v: &[i64]) -> String {
     let items: Vec<String> = v.iter().map(i64::to_string).collect();
@@ -354,8 +360,231 @@ fn main() {
             status_name(99)
         )),
     );
+    channel_rows();
+
     row(
         "live_count_balance",
         Ok(format!("live={}", dlbridge::live_count() - live_at_start)),
+    );
+}
+
+// ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc) -------
+
+/// The longest any channel row waits for its peer: a row fails, it never hangs.
+const PEER_LIMIT: Duration = Duration::from_secs(10);
+const OTHER_UID: &str = "65534";
+
+fn geteuid() -> u32 {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid has no preconditions.
+    unsafe { geteuid() }
+}
+
+/// An error of this program's own (not the library's) for a row that could not run.
+fn harness_error(message: &str) -> Error {
+    Error::new(status::DEVICE, message)
+}
+
+/// A new folder of `mode` under /tmp (as mkdtemp makes one), removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(mode: u32) -> Result<TempDir, Error> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = PathBuf::from(format!(
+            "/tmp/dlbridge-parity-rust-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .and_then(|()| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)))
+            .map_err(|e| harness_error(&format!("cannot make {}: {e}", dir.display())))?;
+        Ok(TempDir(dir))
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.0.join("s")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+/// The peer program, started with `args`; its stdout piped when `piped`.
+fn spawn_peer(args: &[&str], piped: bool) -> Result<Child, Error> {
+    let peer = std::env::var_os("DLBRIDGE_PARITY_PEER").ok_or_else(|| {
+        harness_error("DLBRIDGE_PARITY_PEER is not set: the channel rows need the parity peer")
+    })?;
+    Command::new(&peer)
+        .args(args)
+        .stdout(if piped {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
+        .spawn()
+        .map_err(|e| harness_error(&format!("cannot start the parity peer: {e}")))
+}
+
+/// Waits for a peer to end (every spawned peer is reaped); one still running after
+/// `PEER_LIMIT` is killed first, so that no row can hang on it.
+fn reap(peer: Option<Child>) {
+    let Some(mut child) = peer else { return };
+    let start = std::time::Instant::now();
+    while let Ok(None) = child.try_wait() {
+        if start.elapsed() > PEER_LIMIT {
+            child.kill().ok();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait().ok();
+}
+
+/// listen at DIR/s; the peer (`mode PATH`) connects; accept; a time limit (100 ms for `half`);
+/// receive: the row's outcome.
+fn row_receive_from(id: &str, mode: &str) {
+    let mut peer = None;
+    let outcome = TempDir::new(0o700).and_then(|dir| {
+        let path = dir.socket();
+        let listener = Listener::bind(&path)?;
+        peer = Some(spawn_peer(&[mode, &path.to_string_lossy()], false)?);
+        listener.set_timeout(Some(PEER_LIMIT))?;
+        let channel = listener.accept()?;
+        channel.set_timeout(Some(if mode == "half" {
+            Duration::from_millis(100)
+        } else {
+            PEER_LIMIT
+        }))?;
+        let result = channel.receive().map(|_| String::new());
+        drop((channel, listener)); // the `half` peer waits for this close
+        reap(peer.take());
+        result
+    });
+    reap(peer);
+    row(id, outcome);
+}
+
+/// We listen (allowing uid 65534 when `allow`); the peer connects as 65534 and echoes what we
+/// send (float32 [4] 0..3); read the echo.
+fn row_other_uid_connects(id: &str, allow: bool) {
+    let mut peer = None;
+    let outcome = TempDir::new(0o700).and_then(|dir| {
+        let path = dir.socket();
+        let listener = Listener::bind(&path)?;
+        if allow {
+            listener.allow_uid(65534)?;
+        }
+        // The other user's way in; the allowed uids still decide who is accepted.
+        for (p, mode) in [(&dir.0, 0o711), (&path, 0o666)] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
+                .map_err(|e| harness_error(&format!("chmod {}: {e}", p.display())))?;
+        }
+        peer = Some(spawn_peer(
+            &["connect-as", OTHER_UID, "0", &path.to_string_lossy()],
+            false,
+        )?);
+        listener.set_timeout(Some(PEER_LIMIT))?;
+        let channel = listener.accept()?;
+        channel.set_timeout(Some(PEER_LIMIT))?;
+        let mut t = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &[4])?;
+        t.copy_from_slice(&[0.0f32, 1.0, 2.0, 3.0])?;
+        channel.send(&t)?;
+        let back = channel.receive()?;
+        let detail = values(&back.to_vec::<f32>()?);
+        drop((channel, listener));
+        reap(peer.take());
+        Ok(detail)
+    });
+    reap(peer);
+    row(id, outcome);
+}
+
+/// The peer listens as uid 65534 and prints its socket's path; we connect to it, naming its uid
+/// when `name_uid` (a plain connect otherwise), and read the float32 [4] it sends.
+fn row_connect_to_other_uid(id: &str, name_uid: bool) {
+    let mut peer = None;
+    let outcome = (|| {
+        let child = peer.insert(spawn_peer(&["listen-as", OTHER_UID, "0"], true)?);
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .map_err(|e| harness_error(&format!("reading the peer's socket path: {e}")))?;
+        let path = Path::new(line.trim_end_matches('\n'));
+        if path.as_os_str().is_empty() {
+            return Err(harness_error("the peer printed no socket path"));
+        }
+        let channel = if name_uid {
+            Channel::connect_with(path, Some(65534), Some(PEER_LIMIT))?
+        } else {
+            Channel::connect(path)?
+        };
+        channel.set_timeout(Some(PEER_LIMIT))?;
+        let t = channel.receive()?;
+        Ok(values(&t.to_vec::<f32>()?))
+    })();
+    reap(peer);
+    row(id, outcome);
+}
+
+fn channel_rows() {
+    row(
+        "channel_no_listener",
+        Channel::connect("dlbridge-parity-absent.sock").map(|_| String::new()),
+    );
+    match TempDir::new(0o755) {
+        Err(e) => row("channel_permission", Err(e)),
+        Ok(dir) => {
+            let dir_text = dir.0.to_string_lossy().into_owned();
+            // The message names the row's folder: it is written DIR.
+            row(
+                "channel_permission",
+                Listener::bind(dir.socket())
+                    .map(|_| String::new())
+                    .map_err(|e| Error::new(e.status(), e.message().replace(&dir_text, "DIR"))),
+            );
+        }
+    }
+    row_receive_from("channel_peer_closed", "connect-close");
+    row_receive_from("channel_forged", "forge");
+    row_receive_from("channel_timeout", "half");
+    let root_rows = [
+        "channel_refused_uid_accept",
+        "channel_refused_uid_connect",
+        "channel_second_uid_accept",
+        "channel_second_uid_connect",
+    ];
+    if geteuid() != 0 {
+        for id in root_rows {
+            skip(id, "needs root to run a peer as another user");
+        }
+    } else {
+        row_other_uid_connects("channel_refused_uid_accept", false);
+        row_connect_to_other_uid("channel_refused_uid_connect", false);
+        row_other_uid_connects("channel_second_uid_accept", true);
+        row_connect_to_other_uid("channel_second_uid_connect", true);
+    }
+    let names: Vec<&str> = [
+        status::NO_LISTENER,
+        status::PERMISSION,
+        status::PEER_CLOSED,
+        status::PROTOCOL,
+        status::TIMEOUT,
+        status::LIMIT,
+    ]
+    .into_iter()
+    .map(status_name)
+    .collect();
+    row(
+        "status_names_channel",
+        Ok(format!("names={}", names.join(","))),
     );
 }
