@@ -810,6 +810,13 @@ TEST_SUITE("ipc.before_mapping") {
   }
 
   TEST_CASE("a receiver out of file descriptors says so, loses only that tensor, and stays in step") {
+    // Valgrind keeps its own table of descriptors and answers setrlimit itself; the kernel, which
+    // installs received descriptors, then never sees the lowered limit.
+    const char* preload = std::getenv("LD_PRELOAD");
+    if (preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) {
+      MESSAGE("skipped under valgrind: it does not pass RLIMIT_NOFILE on to the kernel");
+      return;
+    }
     Folder folder;
     dlb_channel* listener = nullptr;
     REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, nullptr) == DLB_OK);
