@@ -298,7 +298,7 @@ func TestTimeouts(t *testing.T) {
 	noErr(t, got.Close())
 
 	wantError(t, c.SetTimeout(-5*time.Nanosecond), dlbridge.StatusInvalidArgument,
-		"timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)")
+		"timeout -5 ns is negative: a time limit is 0 ns or more, or none")
 	noErr(t, c.SetTimeout(dlbridge.NoTimeout))
 	noErr(t, l.Close())
 	wantError(t, l.SetTimeout(time.Second), dlbridge.StatusClosed, "the channel is closed")

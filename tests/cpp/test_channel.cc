@@ -204,7 +204,7 @@ TEST_SUITE("cpp.channel") {
     CHECK_DLB_ERROR(listener.accept(), DLB_ERR_TIMEOUT,
                     "waiting for a connection: the time limit ran out");
     CHECK_DLB_ERROR(listener.set_timeout(-5ns), DLB_ERR_INVALID_ARGUMENT,
-                    "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)");
+                    "timeout -5 ns is negative: a time limit is 0 ns or more, or none");
     // The listener is still usable, and its limit passes to the channel it accepts.
     Channel client = Channel::connect_with(folder.socket, dlbridge::kUidSelf, 2s);
     Channel server = listener.accept();

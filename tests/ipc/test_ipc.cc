@@ -881,11 +881,11 @@ TEST_SUITE("ipc.statuses") {
     Pair p;
     dlb_error err;
     CHECK(dlb_channel_set_timeout(p.server, -5, &err) == DLB_ERR_INVALID_ARGUMENT);
-    CHECK(message(err) == "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)");
+    CHECK(message(err) == "timeout -5 ns is negative: a time limit is 0 ns or more, or none");
     dlb_channel* c = nullptr;
     CHECK(dlb_channel_connect_with(p.folder.socket.c_str(), DLB_UID_SELF, -2, &c, &err) ==
           DLB_ERR_INVALID_ARGUMENT);
-    CHECK(message(err) == "timeout -2 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)");
+    CHECK(message(err) == "timeout -2 ns is negative: a time limit is 0 ns or more, or none");
     // accept: nobody comes.
     REQUIRE(dlb_channel_set_timeout(p.listener, 20000000, &err) == DLB_OK);
     CHECK(dlb_channel_accept(p.listener, &c, &err) == DLB_ERR_TIMEOUT);

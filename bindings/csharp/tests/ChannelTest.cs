@@ -222,7 +222,7 @@ namespace DLBridge.Tests {
           client.Send(x);
           using (Tensor got = server.Receive()) Assert.AreEqual(new[] { 5, 6 }, got.ToArray<int>());
           // The core's refusal of a negative limit, in nanoseconds (a tick is 100 ns).
-          TestUtil.Throws(Status.InvalidArgument, "timeout -500 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+          TestUtil.Throws(Status.InvalidArgument, "timeout -500 ns is negative: a time limit is 0 ns or more, or none",
                           () => server.SetTimeout(TimeSpan.FromTicks(-5)));
         }
         // A listener's limit applies to Accept (TimeSpan.Zero: do not wait) and passes on.
@@ -240,7 +240,7 @@ namespace DLBridge.Tests {
           server.Send(x);
           using (Tensor got = client.Receive()) Assert.AreEqual(new[] { 5, 6 }, got.ToArray<int>());
         }
-        TestUtil.Throws(Status.InvalidArgument, "timeout -100 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+        TestUtil.Throws(Status.InvalidArgument, "timeout -100 ns is negative: a time limit is 0 ns or more, or none",
                         () => Channel.Connect(SocketPath, Channel.UidSelf, TimeSpan.FromTicks(-1)));
       }
       ExpectClosedAfterDispose();

@@ -102,7 +102,7 @@ int or_shut(const dlb_channel* channel, int status, dlb_error* error) {
 int check_timeout(int64_t timeout_ns, dlb_error* error) {
   if (timeout_ns < 0 && timeout_ns != DLB_TIMEOUT_NONE) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT,
-                "timeout %lld ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+                "timeout %lld ns is negative: a time limit is 0 ns or more, or none",
                 static_cast<long long>(timeout_ns));
   }
   return DLB_OK;

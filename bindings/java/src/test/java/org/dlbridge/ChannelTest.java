@@ -266,14 +266,14 @@ class ChannelTest {
           assertArrayEquals(new float[] {4, 5}, got.toFloatArray());
         }
         expect(Status.INVALID_ARGUMENT,
-            "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+            "timeout -5 ns is negative: a time limit is 0 ns or more, or none",
             () -> server.setTimeout(Duration.ofNanos(-5)));
         expect(Status.INVALID_ARGUMENT,
-            "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+            "timeout -5 ns is negative: a time limit is 0 ns or more, or none",
             () -> listener.setTimeout(Duration.ofNanos(-5)));
       }
       expect(Status.INVALID_ARGUMENT,
-          "timeout -5 ns is negative (DLB_TIMEOUT_NONE, -1, means no limit)",
+          "timeout -5 ns is negative: a time limit is 0 ns or more, or none",
           () -> Channel.connect(socket().toString(), Channel.UID_SELF, Duration.ofNanos(-5)));
       listener.close();
       expectClosed(() -> listener.setTimeout(null));
