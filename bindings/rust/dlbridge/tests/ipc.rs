@@ -30,8 +30,11 @@ fn producer() {
         .unwrap();
     channel.send(&t).unwrap();
     // Waits for the consumer's answer: the consumer's own tensor, and a write into ours.
-    let back = channel.receive().unwrap();
+    let mut back = channel.receive().unwrap();
     assert_eq!(back.to_vec::<i32>().unwrap(), vec![7, 8]);
+    // A copy made for the exchange (IS_COPIED) is this process's own: safe code writes it.
+    assert!(back.is_copied() && back.is_exclusive());
+    back.as_mut_slice::<i32>().unwrap()[0] = 9;
     assert_eq!(t.to_vec::<f32>().unwrap()[0], 100.0);
 }
 
