@@ -175,6 +175,27 @@ struct Pair {
   }
 };
 
+// True when the test runs as root, which switching to another uid needs; says so otherwise.
+bool running_as_root() {
+  if (geteuid() == 0) return true;
+  MESSAGE("skipped: switching to another uid needs root");
+  return false;
+}
+
+// A listener that another user can reach: past the first defence (a folder nobody else can
+// enter: widened after listening to 0711, the socket to 0666), so that the second, the peer's
+// credentials, decides.
+struct OpenListener {
+  Folder folder;
+  dlb_channel* listener = nullptr;
+  OpenListener() {
+    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, nullptr) == DLB_OK);
+    REQUIRE(chmod(folder.dir.c_str(), 0711) == 0);
+    REQUIRE(chmod(folder.socket.c_str(), 0666) == 0);
+  }
+  ~OpenListener() { dlb_channel_close(listener); }
+};
+
 int raw_connect(const std::string& path) {
   const int fd = forge::connect_raw(path);
   REQUIRE(fd >= 0);
@@ -1002,17 +1023,11 @@ TEST_SUITE("ipc.security") {
   }
 
   TEST_CASE("two users: refused at accept and at connect unless named, then a tensor both ways") {
-    if (geteuid() != 0) {
-      MESSAGE("skipped: switching to another uid needs root");
-      return;
-    }
-    Folder folder;
-    dlb_channel* listener = nullptr;
+    if (!running_as_root()) return;
+    OpenListener open;
+    Folder& folder = open.folder;
+    dlb_channel* listener = open.listener;
     dlb_error err;
-    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, &err) == DLB_OK);
-    // Past the first defence (a folder nobody else can enter), to reach the second: credentials.
-    REQUIRE(chmod(folder.dir.c_str(), 0711) == 0);
-    REQUIRE(chmod(folder.socket.c_str(), 0666) == 0);
     const uid_t nobody = 65534;
     // A child running as nobody: a plain connect refuses the root listener; a connect naming
     // uid 0 is accepted, and then the child receives a tensor, doubles it in place, and sends it
@@ -1070,20 +1085,14 @@ TEST_SUITE("ipc.security") {
     dlb_tensor_free(t);
     dlb_channel_close(server);
     CHECK(wait_exit(pid) == 0);
-    dlb_channel_close(listener);
   }
 
   TEST_CASE("a server loop skips a refused peer and keeps serving") {
-    if (geteuid() != 0) {
-      MESSAGE("skipped: switching to another uid needs root");
-      return;
-    }
-    Folder folder;
-    dlb_channel* listener = nullptr;
+    if (!running_as_root()) return;
+    OpenListener open;
+    Folder& folder = open.folder;
+    dlb_channel* listener = open.listener;
     dlb_error err;
-    REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, &err) == DLB_OK);
-    REQUIRE(chmod(folder.dir.c_str(), 0711) == 0);
-    REQUIRE(chmod(folder.socket.c_str(), 0666) == 0);
     int queued[2];
     REQUIRE(pipe(queued) == 0);
     const pid_t stranger = child([&] {
@@ -1128,7 +1137,6 @@ TEST_SUITE("ipc.security") {
     CHECK(skipped == 1);
     CHECK(wait_exit(stranger) == 0);
     CHECK(wait_exit(friendly) == 0);
-    dlb_channel_close(listener);
   }
 
   TEST_CASE("listeners neither send nor receive; a listener has no peer") {
