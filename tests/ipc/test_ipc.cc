@@ -1157,39 +1157,47 @@ TEST_SUITE("ipc.security") {
   }
 
   TEST_CASE("shutdown from another thread wakes a blocked receive and accept: both fail CLOSED") {
-    Pair p;
-    dlb_error recv_err, accept_err;
-    int recv_status = DLB_OK, accept_status = DLB_OK;
-    DLManagedTensorVersioned* got = nullptr;
-    dlb_channel* accepted = nullptr;
-    std::thread receiver([&] { recv_status = dlb_channel_receive(p.server, &got, &recv_err); });
-    std::thread acceptor([&] { accept_status = dlb_channel_accept(p.listener, &accepted, &accept_err); });
-    usleep(50 * 1000);  // both block: nothing was sent, nobody connects (a late start is fine too)
-    dlb_channel_shutdown(p.server);
-    dlb_channel_shutdown(p.listener);
-    receiver.join();
-    acceptor.join();
-    CHECK(recv_status == DLB_ERR_CLOSED);
-    CHECK(message(recv_err) == DLB_CHANNEL_CLOSED_MESSAGE);
-    CHECK(got == nullptr);
-    CHECK(accept_status == DLB_ERR_CLOSED);
-    CHECK(message(accept_err) == DLB_CHANNEL_CLOSED_MESSAGE);
-    CHECK(accepted == nullptr);
+    // With a time limit the calls wait in poll(); shutdown wakes them there too.
+    for (const bool limited : {false, true}) {
+      CAPTURE(limited);
+      Pair p;
+      if (limited) {
+        REQUIRE(dlb_channel_set_timeout(p.server, 60000000000LL, nullptr) == DLB_OK);
+        REQUIRE(dlb_channel_set_timeout(p.listener, 60000000000LL, nullptr) == DLB_OK);
+      }
+      dlb_error recv_err, accept_err;
+      int recv_status = DLB_OK, accept_status = DLB_OK;
+      DLManagedTensorVersioned* got = nullptr;
+      dlb_channel* accepted = nullptr;
+      std::thread receiver([&] { recv_status = dlb_channel_receive(p.server, &got, &recv_err); });
+      std::thread acceptor([&] { accept_status = dlb_channel_accept(p.listener, &accepted, &accept_err); });
+      usleep(50 * 1000);  // both block: nothing was sent, nobody connects (a late start is fine too)
+      dlb_channel_shutdown(p.server);
+      dlb_channel_shutdown(p.listener);
+      receiver.join();
+      acceptor.join();
+      CHECK(recv_status == DLB_ERR_CLOSED);
+      CHECK(message(recv_err) == DLB_CHANNEL_CLOSED_MESSAGE);
+      CHECK(got == nullptr);
+      CHECK(accept_status == DLB_ERR_CLOSED);
+      CHECK(message(accept_err) == DLB_CHANNEL_CLOSED_MESSAGE);
+      CHECK(accepted == nullptr);
 
-    // Every later call but close fails the same way; a second shutdown is a no-op.
-    dlb_channel_shutdown(p.server);
-    dlb_error err;
-    DLManagedTensorVersioned* t = shareable_iota({2});
-    CHECK(dlb_channel_send(p.server, t, 0, &err) == DLB_ERR_CLOSED);
-    CHECK(message(err) == DLB_CHANNEL_CLOSED_MESSAGE);
-    CHECK(dlb_channel_peer(p.server, nullptr, nullptr, &err) == DLB_ERR_CLOSED);
-    CHECK(dlb_channel_allow_uid(p.listener, 12345, &err) == DLB_ERR_CLOSED);
-    CHECK(message(err) == DLB_CHANNEL_CLOSED_MESSAGE);
-    // The peer sees the end of the stream.
-    CHECK(dlb_channel_receive(p.client, &got, &err) == DLB_ERR_PEER_CLOSED);
-    CHECK(message(err) == "the peer closed the channel");
-    dlb_channel_shutdown(nullptr);
-    dlb_tensor_free(t);
+      // Every later call but close fails the same way; a second shutdown is a no-op.
+      dlb_channel_shutdown(p.server);
+      dlb_error err;
+      DLManagedTensorVersioned* t = shareable_iota({2});
+      CHECK(dlb_channel_send(p.server, t, 0, &err) == DLB_ERR_CLOSED);
+      CHECK(message(err) == DLB_CHANNEL_CLOSED_MESSAGE);
+      CHECK(dlb_channel_peer(p.server, nullptr, nullptr, &err) == DLB_ERR_CLOSED);
+      CHECK(dlb_channel_allow_uid(p.listener, 12345, &err) == DLB_ERR_CLOSED);
+      CHECK(message(err) == DLB_CHANNEL_CLOSED_MESSAGE);
+      // The peer sees the end of the stream.
+      CHECK(dlb_channel_receive(p.client, &got, &err) == DLB_ERR_PEER_CLOSED);
+      CHECK(message(err) == "the peer closed the channel");
+      dlb_channel_shutdown(nullptr);
+      dlb_tensor_free(t);
+    }
   }
 }
 

@@ -37,7 +37,7 @@ fn consume(path: &str) -> Outcome {
     expect(copied.to_vec::<i32>().map_err(|e| e.to_string())? == [7, 8], "the copy's values")?;
     expect(copied.is_copied(), "IS_COPIED is not set")?;
     match channel.receive() {
-        Err(e) if e.status() == status::DEVICE && e.message() == "the peer closed the channel" => {}
+        Err(e) if e.status() == status::PEER_CLOSED && e.message() == "the peer closed the channel" => {}
         other => return Err(format!("after the peer closed: {:?}", other.err())),
     }
     println!("consume ok");
