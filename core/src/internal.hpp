@@ -171,6 +171,11 @@ struct Geometry {
   uint64_t span_bits;     // bits from begin_bits to the end of the last element (0 if empty)
 };
 
+// A rank and its shape array: 0 <= ndim <= DLB_MAX_NDIM ("ndim -1 is negative", "ndim 65
+// exceeds the maximum of 64") and a shape where ndim > 0 ("shape is NULL but ndim is 2"). The one
+// check behind validation, allocation and reshape.
+int check_rank(int32_t ndim, const int64_t* shape, dlb_error* error);
+
 // Every byte the elements of a validated tensor (geometry `g`) reach lies in [0, buffer_size)
 // from its data pointer, else DLB_ERR_INVALID_ARGUMENT: "the tensor's elements reach bytes
 // [B, E) of a buffer of N bytes". The one span check of dlb_tensor_wrap_buffer and the channel.

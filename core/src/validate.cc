@@ -6,17 +6,8 @@
 namespace {
 
 int count_elements(int32_t ndim, const int64_t* shape, int64_t* out, dlb_error* error) {
-  if (ndim < 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d is negative", static_cast<int>(ndim));
-  }
-  if (ndim > DLB_MAX_NDIM) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d exceeds the maximum of %d",
-                     static_cast<int>(ndim), DLB_MAX_NDIM);
-  }
-  if (ndim > 0 && shape == nullptr) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
-                     static_cast<int>(ndim));
-  }
+  const int status = dlb::check_rank(ndim, shape, error);
+  if (status != DLB_OK) return status;
   for (int32_t i = 0; i < ndim; ++i) {
     if (shape[i] < 0) {
       return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
@@ -233,6 +224,19 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
   g.span_bits = static_cast<uint64_t>(span);
   if (is_pointer_addressable(type) ? wraps_address_space(tensor->data, g) : begin < 0) {
     return validate_tensor_slow(tensor, flags, &g, error);
+  }
+  return DLB_OK;
+}
+
+int check_rank(int32_t ndim, const int64_t* shape, dlb_error* error) {
+  if (ndim < 0) return fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d is negative", static_cast<int>(ndim));
+  if (ndim > DLB_MAX_NDIM) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d exceeds the maximum of %d",
+                static_cast<int>(ndim), DLB_MAX_NDIM);
+  }
+  if (ndim > 0 && shape == nullptr) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
+                static_cast<int>(ndim));
   }
   return DLB_OK;
 }

@@ -243,17 +243,8 @@ DLB_API dlb_status dlb_tensor_reshape(const DLManagedTensorVersioned* src, int32
   int status = check_source(src, out, &g, error);
   if (status != DLB_OK) return status;
   const DLTensor& t = src->dl_tensor;
-  if (ndim < 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d is negative", static_cast<int>(ndim));
-  }
-  if (ndim > DLB_MAX_NDIM) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "ndim %d exceeds the maximum of %d",
-                     static_cast<int>(ndim), DLB_MAX_NDIM);
-  }
-  if (shape == nullptr && ndim > 0) {
-    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is %d",
-                     static_cast<int>(ndim));
-  }
+  status = dlb::check_rank(ndim, shape, error);
+  if (status != DLB_OK) return status;
   // Resolve a -1 extent (counted as 1 until it is known).
   int64_t new_shape[DLB_MAX_NDIM];
   int32_t inferred = -1;
