@@ -45,8 +45,8 @@ func (t DeviceType) String() string {
 
 // Device is a DLPack device (DLDevice): a device type and an id.
 type Device struct {
-	Type DeviceType
-	ID   int32
+	Type DeviceType // the device type (DeviceTypeCPU, DeviceTypeCUDA, ...), any value
+	ID   int32      // the ordinal of the device of that type (0 for the CPU)
 }
 
 // CPU is the host.
@@ -164,6 +164,7 @@ func OpenCLDeviceCount() (int, error) {
 
 // OpenCLObjects are the OpenCL handles behind one device; they belong to the library.
 type OpenCLObjects struct {
+	// The cl_platform_id, cl_device_id, cl_context and in-order cl_command_queue.
 	Platform, Device, Context, Queue unsafe.Pointer
 }
 

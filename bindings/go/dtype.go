@@ -47,9 +47,9 @@ func (c DTypeCode) String() string {
 // DType is a DLPack data type (DLDataType): a type code, the bits of one lane and the number of
 // lanes.
 type DType struct {
-	Code  DTypeCode
-	Bits  uint8
-	Lanes uint16
+	Code  DTypeCode // the type code (CodeInt, CodeFloat, ...), any value
+	Bits  uint8     // the bits of one lane
+	Lanes uint16    // the number of lanes: 1 for scalars, 4 for float32x4
 }
 
 // The scalar dtypes Go has element types for, and a few others.

@@ -44,8 +44,8 @@ func (s Status) String() string { return capi.Dlb_status_name(int(s)) }
 // type rules that no core call can make (a NUL inside a Go string, a misaligned element, a bool
 // byte other than 0 and 1).
 type Error struct {
-	Status  Status
-	Message string
+	Status  Status // the core's status (StatusReadOnly, ...), for a switch
+	Message string // the core's message, verbatim ("ndim -1 is negative")
 }
 
 // Error returns "DLB_ERR_NAME: message".

@@ -107,3 +107,51 @@ func ExampleListen() {
 	fmt.Println(values)
 	// Output: [7 8 9]
 }
+
+func ExampleAllocateStrided() {
+	// A 2x3 tensor in column-major (Fortran) order, flagged READ_ONLY: every write through the
+	// package is refused with the core's status and message, and the flag travels with an
+	// export to a consumer.
+	x, err := dlbridge.AllocateStrided(dlbridge.CPU, dlbridge.Float32, []int64{2, 3}, []int64{1, 2},
+		dlbridge.FlagReadOnly)
+	if err != nil {
+		panic(err)
+	}
+	defer x.Close()
+	strides, _ := x.Strides()
+	flags, _ := x.Flags()
+	fortran, _ := x.IsFContiguous()
+	fmt.Println(strides, flags&dlbridge.FlagReadOnly != 0, fortran)
+	err = dlbridge.SetAt[float32](x, 1, 0, 0)
+	fmt.Println(errors.Is(err, dlbridge.ErrReadOnly), err)
+	// Output:
+	// [1 2] true true
+	// true DLB_ERR_READ_ONLY: the tensor is read-only
+}
+
+func ExampleTensor_ShareReadOnly() {
+	x, _ := dlbridge.FromSlice([]int32{1, 2, 3}, 3)
+	defer x.Close()
+	// The same memory, READ_ONLY: for code that must not write. x stays writable.
+	ro, err := x.ShareReadOnly()
+	if err != nil {
+		panic(err)
+	}
+	defer ro.Close()
+	err = dlbridge.SetAt[int32](ro, 9, 0)
+	fmt.Println(errors.Is(err, dlbridge.ErrReadOnly))
+	_ = dlbridge.SetAt[int32](x, 9, 0) // the owner writes; the share sees it
+	v, _ := dlbridge.At[int32](ro, 0)
+	fmt.Println(v)
+	// Output:
+	// true
+	// 9
+}
+
+func ExampleVersion() {
+	// The version of the C library this program loaded: three numbers, "MAJOR.MINOR.PATCH".
+	var major, minor, patch int
+	n, err := fmt.Sscanf(dlbridge.Version(), "%d.%d.%d", &major, &minor, &patch)
+	fmt.Println(n, err)
+	// Output: 3 <nil>
+}

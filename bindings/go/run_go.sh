@@ -2,7 +2,7 @@
 # One step of the Go suite, run by Meson from bindings/go/meson.build (which sets GO, GOFMT,
 # GOCACHE, GOPATH, PKG_CONFIG_PATH and LD_LIBRARY_PATH). Its last line is one CI recognises:
 # go test's own "ok" line, or "N passed, N failed" for the steps that are not go test.
-#   run_go.sh vet | gofmt | test | race | fuzz SECONDS | bench
+#   run_go.sh vet | gofmt | test | race | fuzz SECONDS | bench | doccheck
 set -u
 cd "$(dirname "$0")"
 go=${GO:-go}
@@ -29,5 +29,7 @@ case "${1:-}" in
     # Bounded fuzzing of import and wrap; the seed corpus also runs in every plain go test.
     exec "$go" test -count=1 -run '^$' -fuzz '^FuzzImportWrap$' -fuzztime "${2:-20}s" . ;;
   bench) exec "$go" test -count=1 -run '^$' -bench . -benchtime 200000x . ;;
-  *) echo "usage: $0 vet|gofmt|test|race|fuzz SECONDS|bench" >&2; exit 2 ;;
+  # The documentation check and its teeth alone (doccheck_test.go; suite doccheck).
+  doccheck) exec "$go" test -count=1 -run '^TestDocCheck' -v . ;;
+  *) echo "usage: $0 vet|gofmt|test|race|fuzz SECONDS|bench|doccheck" >&2; exit 2 ;;
 esac

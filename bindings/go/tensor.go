@@ -226,7 +226,7 @@ var SliceNone = capi.DLB_SLICE_NONE
 // taken as written: Range{Start: 0, Stop: 2} has Step 0, which the core refuses ("slice step is
 // 0 in dimension 0").
 type Range struct {
-	Start, Stop, Step int64
+	Start, Stop, Step int64 // start:stop:step, as Python writes it
 }
 
 // All is the whole dimension (so is the zero value Range{}).

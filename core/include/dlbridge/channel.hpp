@@ -46,6 +46,7 @@ constexpr uint32_t kSendCopy = DLB_SEND_COPY;
 
 /* Who is on the other end of a Channel, as the kernel recorded it when the connection was made. */
 struct Peer {
+  /* The peer's process id and user id. */
   int32_t pid = 0;
   uint32_t uid = 0;
 };
@@ -61,6 +62,7 @@ inline int64_t timeout_ns(std::optional<std::chrono::nanoseconds> limit) noexcep
  * both (allow_uid, set_timeout, shutdown, close). Not used on its own. */
 class ChannelOwner {
  public:
+  /* Not copyable: one object owns the channel. */
   ChannelOwner(const ChannelOwner&) = delete;
   ChannelOwner& operator=(const ChannelOwner&) = delete;
 
@@ -104,6 +106,8 @@ class ChannelOwner {
   explicit operator bool() const noexcept { return handle_ != nullptr; }
 
  protected:
+  /* For Listener and Channel: an empty owner, an owner of `handle`, moves (which leave `other`
+   * empty; a move assignment closes what this held first). */
   ChannelOwner() noexcept = default;
   explicit ChannelOwner(dlb_channel* handle) noexcept : handle_(handle) {}
   ChannelOwner(ChannelOwner&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
@@ -114,6 +118,7 @@ class ChannelOwner {
     }
     return *this;
   }
+  /* Closes the channel, if any. */
   ~ChannelOwner() { dlb_channel_close(handle_); }
 
   // The closed-object error every binding reports for a channel.

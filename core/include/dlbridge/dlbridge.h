@@ -30,6 +30,9 @@
 #include "dlbridge/dlbridge_config.h"
 #include "dlpack/dlpack.h"
 
+/* DLB_API marks every function the library exports: nothing when linking the static library
+ * (define DLB_STATIC), dllexport/dllimport on Windows, default visibility with GCC and Clang
+ * (the library is built with hidden visibility, so only these functions are exported). */
 #if defined(DLB_STATIC)
 #define DLB_API
 #elif defined(_WIN32)
@@ -54,6 +57,7 @@ extern "C" {
 
 /* The version of the dlbridge library itself (semantic versioning). */
 typedef struct dlb_library_version {
+  /* major.minor.patch: DLB_VERSION_MAJOR, DLB_VERSION_MINOR and DLB_VERSION_PATCH of the build. */
   uint32_t major;
   uint32_t minor;
   uint32_t patch;
@@ -90,6 +94,7 @@ DLB_API const char* dlb_version_string(void);
  * to carry a status this header does not define yet. */
 typedef int32_t dlb_status;
 
+/* Success: every output was written. */
 #define DLB_OK 0
 /* A parameter or a tensor field is malformed (NULL where not allowed, negative extent, ...). */
 #define DLB_ERR_INVALID_ARGUMENT 1
@@ -145,6 +150,7 @@ typedef int32_t dlb_status;
  * when a call returns a status other than DLB_OK. The message is always NUL-terminated and
  * names the offending value ("ndim -1 is negative"). */
 typedef struct dlb_error {
+  /* The failing call's message, NUL-terminated; untouched by a call that succeeds. */
   char message[DLB_ERROR_MESSAGE_SIZE];
 } dlb_error;
 
@@ -618,6 +624,7 @@ DLB_API dlb_status dlb_tensor_typed_element(const DLManagedTensorVersioned* tens
  * end" in the direction of `step`, and step may be negative but not 0. DLB_SLICE_NONE as step
  * means 1, like Python's None. */
 typedef struct dlb_slice {
+  /* start:stop:step, as Python writes it (DLB_SLICE_NONE where Python has None). */
   int64_t start;
   int64_t stop;
   int64_t step;

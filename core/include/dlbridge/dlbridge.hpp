@@ -223,9 +223,11 @@ struct DType {
  * `value`; sizeof(T) must then equal value.element_size(). */
 template <class T, class Enable = void>
 struct dtype_traits {
+  /* False: T has no DLPack dtype (a specialisation that gives `value` sets it to true). */
   static constexpr bool supported = false;
 };
 
+/* float is float32. */
 template <>
 struct dtype_traits<float> {
   static_assert(sizeof(float) == 4, "float must be IEEE binary32");
@@ -233,6 +235,7 @@ struct dtype_traits<float> {
   static constexpr DType value = DType::float32();
 };
 
+/* double is float64. */
 template <>
 struct dtype_traits<double> {
   static_assert(sizeof(double) == 8, "double must be IEEE binary64");
@@ -240,6 +243,7 @@ struct dtype_traits<double> {
   static constexpr DType value = DType::float64();
 };
 
+/* bool is DLPack's bool, one byte per element. */
 template <>
 struct dtype_traits<bool> {
   static_assert(sizeof(bool) == 1, "DLPack bool is one byte: C++ bool must be one byte too");
@@ -247,6 +251,7 @@ struct dtype_traits<bool> {
   static constexpr DType value = DType::boolean();
 };
 
+/* std::complex<float> is complex64. */
 template <>
 struct dtype_traits<std::complex<float>> {
   static_assert(sizeof(std::complex<float>) == 8, "complex64 is two packed float32");
@@ -254,6 +259,7 @@ struct dtype_traits<std::complex<float>> {
   static constexpr DType value = DType::complex64();
 };
 
+/* std::complex<double> is complex128. */
 template <>
 struct dtype_traits<std::complex<double>> {
   static_assert(sizeof(std::complex<double>) == 16, "complex128 is two packed float64");
@@ -262,6 +268,7 @@ struct dtype_traits<std::complex<double>> {
 };
 
 namespace detail {
+/* True for the character types (char, wchar_t, char16_t, char32_t), which have no dtype. */
 template <class T>
 struct is_character
     : std::integral_constant<bool, std::is_same<T, char>::value ||
@@ -270,6 +277,7 @@ struct is_character
                                        std::is_same<T, char32_t>::value> {};
 }  // namespace detail
 
+/* Every integer type other than bool and the character types: intN/uintN of its size. */
 template <class T>
 struct dtype_traits<T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value &&
                                         !detail::is_character<T>::value>> {
@@ -313,6 +321,7 @@ struct Device {
     return DLDevice{static_cast<DLDeviceType>(type), id};
   }
 
+  /* Factories for the common devices: the CPU, and device `id_` of a device type. */
   static constexpr Device cpu() noexcept { return Device(kDLCPU, 0); }
   static constexpr Device cuda(int32_t id_ = 0) noexcept { return Device(kDLCUDA, id_); }
   /* CUDA pinned host memory (host-readable). */
@@ -353,6 +362,7 @@ struct Device {
   /* True if imports accept this device type (DLPack defines it or a backend serves it). */
   bool known() const noexcept { return dlb_device_type_is_known(type) != 0; }
 
+  /* Field-wise comparison. */
   friend constexpr bool operator==(Device a, Device b) noexcept {
     return a.type == b.type && a.id == b.id;
   }
@@ -552,6 +562,7 @@ class Tensor;
 template <class E>
 class BasicTensorView {
  public:
+  /* The element type as accessed (const T for a ConstTensorView), and without const. */
   using element_type = E;
   using value_type = std::remove_cv_t<E>;
 
