@@ -20,7 +20,6 @@ import argparse
 import glob
 import os
 import re
-import shutil
 import sys
 import tempfile
 

@@ -25,8 +25,8 @@ What is not:
     start with DLB_); the enumerators of an enum (the headers have none: codes are integers).
 
 When a declaration is documented: its first line (for a template, the `template <...>` line)
-  (a) ends a comment started on an earlier line or has one of its own after the code
-      (`#define DLB_X 1 /* what */`); or
+  (a) has a comment of its own after the code (`#define DLB_X 1 /* what */`), which is not a
+      lint directive (NOLINT...); or
   (b) has right above it (no blank line between; lines with #if, #ifdef, #ifndef, #elif, #else
       or #endif are skipped over) a line that holds only a comment, which is not a banner (a
       comment of only '=', '-', '*' and '/' characters) and not a lint directive (NOLINT...); or
@@ -44,7 +44,6 @@ only when all of this holds.
 
 import os
 import re
-import shutil
 import sys
 import tempfile
 
@@ -444,8 +443,6 @@ def documented_alone(src, line):
     lead = src.trailing[line]
     if lead.strip() and src.is_doc_comment(lead):
         return True
-    if src.comment_text[line].strip() and not src.has_code[line] and src.preproc[line] is False:
-        return False
     above = line - 1
     while above >= 1 and CONDITIONAL.match(src.lines[above - 1]):
         above -= 1
@@ -523,8 +520,8 @@ def teeth(paths):
                 print("teeth: %s without the comment of %s (lines %d-%d) fails: %s"
                       % (os.path.basename(path), d.name, start, end, named[0]))
             else:
-                print("teeth: %s without the comment of %s (lines %d-%d) does not fail naming it: %s"
-                      % (os.path.basename(path), d.name, start, end, found))
+                print("teeth: %s without the comment of %s (lines %d-%d) does not fail naming"
+                      " it: %s" % (os.path.basename(path), d.name, start, end, found))
                 ok = False
     return ok
 
