@@ -32,6 +32,9 @@ public final class Channel implements AutoCloseable {
    * there: {@link Status#NO_LISTENER}; a socket or folder this user may not reach: {@link
    * Status#PERMISSION}. No time limit. Ownership: the caller owns the channel (close it); on error
    * nothing is open.
+   *
+   * @param path the listener's socket path
+   * @return the connected channel
    */
   public static Channel connect(String path) {
     if (path == null) {
@@ -48,6 +51,11 @@ public final class Channel implements AutoCloseable {
    * accepted is full; when the limit runs out: {@link Status#TIMEOUT}
    * ({@code dlb_channel_connect_with}). Ownership: the caller owns the channel; on error nothing
    * is open.
+   *
+   * @param path the listener's socket path
+   * @param listenerUid the user the listener may run as besides this one, or {@link #UID_SELF}
+   * @param timeout the time limit, or null for none
+   * @return the connected channel
    */
   public static Channel connect(String path, int listenerUid, Duration timeout) {
     if (path == null) {
@@ -65,6 +73,8 @@ public final class Channel implements AutoCloseable {
    * tensor, it has lost its place in the stream and every later send and receive throws {@link
    * Status#PROTOCOL}: close it. A negative duration is refused ({@link Status#INVALID_ARGUMENT},
    * the core's message), except -1 ns, which is the core's own spelling of no limit.
+   *
+   * @param timeout the time limit, or null for none
    */
   public void setTimeout(Duration timeout) {
     handle.setTimeout(timeout);
@@ -75,6 +85,8 @@ public final class Channel implements AutoCloseable {
    * Tensor#allocateShareable}, or received from a channel), else {@link Status#UNSUPPORTED} with
    * the core's message. The peer sees writes made through the tensor afterwards, and the tensor
    * sees the peer's, unless it is READ_ONLY (then mapped read-only there).
+   *
+   * @param tensor the tensor sent; it stays the caller's
    */
   public void send(Tensor tensor) {
     sendWith(tensor, 0);
@@ -83,6 +95,8 @@ public final class Channel implements AutoCloseable {
   /**
    * Sends {@code tensor}, first copying it into new shareable memory when it is not shareable
    * ({@code DLB_SEND_COPY}): the peer's tensor then carries IS_COPIED and is its own.
+   *
+   * @param tensor the tensor sent; it stays the caller's
    */
   public void sendCopy(Tensor tensor) {
     sendWith(tensor, DLBridgeNativeConstants.DLB_SEND_COPY);
@@ -94,6 +108,9 @@ public final class Channel implements AutoCloseable {
    * stream) after the work queued on it so far, and the receiver's {@link
    * Tensor#cudaWaitReceived} makes its stream wait for it. Keep the tensor open until the
    * receiver has waited: the event belongs to its memory. The tensor stays the caller's.
+   *
+   * @param tensor the CUDA tensor sent
+   * @param stream the cudaStream_t whose work so far the receiver waits for, 0 the legacy default
    */
   public void sendCuda(Tensor tensor, long stream) {
     sendCudaWith(tensor, stream, 0);
@@ -103,6 +120,9 @@ public final class Channel implements AutoCloseable {
    * {@link #sendCuda}, first copying memory that is not shareable into shareable memory on its
    * device, on {@code stream}, and waiting for the copy ({@code DLB_SEND_COPY}; no event then
    * goes with it).
+   *
+   * @param tensor the CUDA tensor sent; it stays the caller's
+   * @param stream the cudaStream_t of the copy, 0 the legacy default
    */
   public void sendCudaCopy(Tensor tensor, long stream) {
     sendCudaWith(tensor, stream, DLBridgeNativeConstants.DLB_SEND_COPY);
@@ -137,17 +157,27 @@ public final class Channel implements AutoCloseable {
    * Status#PROTOCOL}; the time limit running out, {@link Status#TIMEOUT} ("receiving on the
    * channel: the time limit ran out"). Ownership: the caller owns the tensor (closing it unmaps
    * the memory).
+   *
+   * @return the received tensor
    */
   public Tensor receive() {
     return new Tensor(handle.use(DLBridgeNative::dlb_channel_receive));
   }
 
-  /** The peer's process id, as the kernel reported it when the connection was made. */
+  /**
+   * The peer's process id, as the kernel reported it when the connection was made.
+   *
+   * @return the peer's pid
+   */
   public int peerPid() {
     return peer()[0];
   }
 
-  /** The peer's user id (unsigned, as the kernel's), reported when the connection was made. */
+  /**
+   * The peer's user id, as the kernel reported it when the connection was made.
+   *
+   * @return the peer's uid (unsigned, as the kernel's)
+   */
   public int peerUid() {
     return peer()[1];
   }
@@ -163,6 +193,8 @@ public final class Channel implements AutoCloseable {
    * Accepts a peer running as {@code uid} too, for the tensors received from now on. A connected
    * channel's peer was checked when it connected: to accept a listener of another user, name it
    * to {@link #connect(String, int, Duration)}.
+   *
+   * @param uid the user id accepted (unsigned, as the kernel's)
    */
   public void allowUid(int uid) {
     handle.use(a -> DLBridgeNative.dlb_channel_allow_uid(a, Integer.toUnsignedLong(uid)));

@@ -24,6 +24,9 @@ public final class Listener implements AutoCloseable {
    * Listens at {@code path}. A stale socket file left by a process that died is replaced; a live
    * one is refused. Ownership: the caller owns the listener (close it); on error nothing is
    * created.
+   *
+   * @param path the socket path
+   * @return the listener
    */
   public static Listener listen(String path) {
     if (path == null) {
@@ -38,6 +41,8 @@ public final class Listener implements AutoCloseable {
    * allowed with {@link #allowUid}. With a time limit ({@link #setTimeout}), {@link
    * Status#TIMEOUT} when no peer connects in time (the listener stays usable). The channel takes
    * the listener's allowed uids and time limit. Ownership: the caller owns the channel.
+   *
+   * @return the channel to the peer that connected
    */
   public Channel accept() {
     return new Channel(handle.use(DLBridgeNative::dlb_channel_accept));
@@ -46,6 +51,8 @@ public final class Listener implements AutoCloseable {
   /**
    * Accepts peers running as {@code uid} too, on every connection accepted from now on (this
    * process's own uid always is). {@code uid} is unsigned, as the kernel's.
+   *
+   * @param uid the user id accepted
    */
   public void allowUid(int uid) {
     handle.use(a -> DLBridgeNative.dlb_channel_allow_uid(a, Integer.toUnsignedLong(uid)));
@@ -57,6 +64,8 @@ public final class Listener implements AutoCloseable {
    * its sends and receives; {@link Channel#setTimeout} changes it there). A negative duration is
    * refused ({@link Status#INVALID_ARGUMENT}, the core's message), except -1 ns, the core's own
    * spelling of no limit.
+   *
+   * @param timeout the time limit, or null for none
    */
   public void setTimeout(Duration timeout) {
     handle.setTimeout(timeout);

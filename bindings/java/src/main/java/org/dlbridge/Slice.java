@@ -21,44 +21,91 @@ public final class Slice {
     this.step = step;
   }
 
-  /** {@code start:stop}. */
+  /**
+   * {@code start:stop}.
+   *
+   * @param start the first index (negative counts from the end)
+   * @param stop the index the slice stops before (negative counts from the end)
+   * @return the slice
+   */
   public static Slice of(long start, long stop) {
     return new Slice(start, stop, 1);
   }
 
-  /** {@code start:stop:step}; {@link Tensor#NONE} for an omitted bound. */
+  /**
+   * {@code start:stop:step}; {@link Tensor#NONE} for an omitted bound.
+   *
+   * @param start the first index, or {@link Tensor#NONE}
+   * @param stop the index the slice stops before, or {@link Tensor#NONE}
+   * @param step the distance between indices (never 0; negative goes backwards)
+   * @return the slice
+   */
   public static Slice of(long start, long stop, long step) {
     return new Slice(start, stop, step);
   }
 
-  /** {@code start:}. */
+  /**
+   * {@code start:}.
+   *
+   * @param start the first index (negative counts from the end)
+   * @return the slice
+   */
   public static Slice from(long start) {
     return new Slice(start, Tensor.NONE, 1);
   }
 
-  /** {@code :stop}. */
+  /**
+   * {@code :stop}.
+   *
+   * @param stop the index the slice stops before (negative counts from the end)
+   * @return the slice
+   */
   public static Slice until(long stop) {
     return new Slice(Tensor.NONE, stop, 1);
   }
 
-  /** {@code ::step}, the whole dimension every {@code step} elements (backwards if negative). */
+  /**
+   * {@code ::step}, the whole dimension every {@code step} elements (backwards if negative).
+   *
+   * @param step the distance between indices (never 0)
+   * @return the slice
+   */
   public static Slice every(long step) {
     return new Slice(Tensor.NONE, Tensor.NONE, step);
   }
 
+  /**
+   * The start bound.
+   *
+   * @return the first index, or {@link Tensor#NONE} when omitted
+   */
   public long start() {
     return start;
   }
 
+  /**
+   * The stop bound.
+   *
+   * @return the index the slice stops before, or {@link Tensor#NONE} when omitted
+   */
   public long stop() {
     return stop;
   }
 
+  /**
+   * The step.
+   *
+   * @return the distance between indices
+   */
   public long step() {
     return step;
   }
 
-  /** Python's spelling: "1:4", "::-1", ":". */
+  /**
+   * Python's spelling: "1:4", "::-1", ":".
+   *
+   * @return the slice as Python writes it
+   */
   @Override
   public String toString() {
     String s = (start == Tensor.NONE ? "" : Long.toString(start)) + ":"
@@ -66,12 +113,23 @@ public final class Slice {
     return step == 1 ? s : s + ":" + step;
   }
 
+  /**
+   * Equal when start, stop and step are equal.
+   *
+   * @param o the object compared
+   * @return true for a Slice of the same value
+   */
   @Override
   public boolean equals(Object o) {
     return o instanceof Slice && ((Slice) o).start == start && ((Slice) o).stop == stop
         && ((Slice) o).step == step;
   }
 
+  /**
+   * A hash of start, stop and step.
+   *
+   * @return the hash code
+   */
   @Override
   public int hashCode() {
     return Long.hashCode(start) * 961 + Long.hashCode(stop) * 31 + Long.hashCode(step);

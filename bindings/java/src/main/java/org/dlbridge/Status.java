@@ -64,7 +64,12 @@ public final class Status {
 
   private Status() {}
 
-  /** The core's name of a status ("DLB_ERR_READ_ONLY"), "DLB_ERR_UNKNOWN" for another value. */
+  /**
+   * The core's name of a status.
+   *
+   * @param status a status code
+   * @return its name ("DLB_ERR_READ_ONLY"), "DLB_ERR_UNKNOWN" for a value the library does not know
+   */
   public static String name(int status) {
     return DLBridgeNative.dlb_status_name(status);
   }

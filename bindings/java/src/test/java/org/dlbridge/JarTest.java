@@ -22,6 +22,19 @@ class JarTest {
     }
   }
 
+  /** The project's license travels in the jar, byte for byte the repository's LICENSE. */
+  @Test
+  void jarCarriesTheLicense() throws IOException {
+    byte[] expected = Files.readAllBytes(Path.of(System.getProperty("dlbridge.test.license")));
+    try (ZipFile zip = new ZipFile(jar().toFile())) {
+      var entry = zip.getEntry("META-INF/LICENSE");
+      assertTrue(entry != null, "no META-INF/LICENSE in " + jar());
+      byte[] actual = zip.getInputStream(entry).readAllBytes();
+      assertTrue(Arrays.equals(expected, actual), "META-INF/LICENSE differs from LICENSE");
+      assertTrue(new String(actual, StandardCharsets.UTF_8).contains("Apache License"));
+    }
+  }
+
   @Test
   void jarRunsOnItsOwn() throws Exception {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
