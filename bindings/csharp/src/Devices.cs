@@ -59,8 +59,11 @@ namespace DLBridge {
   /// <summary>The native objects behind one OpenCL device. They belong to the library and live
   /// until the process ends.</summary>
   public struct OpenCLDeviceObjects {
+    /// <summary>The cl_platform_id.</summary>
     public IntPtr Platform;
+    /// <summary>The cl_device_id.</summary>
     public IntPtr Device;
+    /// <summary>The library's cl_context for the device (buffers of tensors on this device belong to it).</summary>
     public IntPtr Context;
     /// <summary>The library's in-order cl_command_queue for the device.</summary>
     public IntPtr Queue;
@@ -69,6 +72,7 @@ namespace DLBridge {
   /// <summary>OpenCL, through the core (every OpenCL function of the C API). Device ids number
   /// the devices of all platforms in order.</summary>
   public static class OpenCL {
+    /// <summary>True when an OpenCL platform with at least one device was found.</summary>
     public static bool IsAvailable { get { return UnavailableReason == null; } }
 
     /// <summary>Null when OpenCL is available, otherwise the core's exception saying why.</summary>
@@ -83,6 +87,7 @@ namespace DLBridge {
       }
     }
 
+    /// <summary>The number of OpenCL devices of all platforms; throws when OpenCL is not available.</summary>
     public static int DeviceCount {
       get {
         int[] count = new int[1];
@@ -91,6 +96,7 @@ namespace DLBridge {
       }
     }
 
+    /// <summary>The platform, device, context and queue the library uses for device <paramref name="deviceId"/>.</summary>
     public static OpenCLDeviceObjects DeviceObjects(int deviceId) {
       long[] platform = new long[1], device = new long[1], context = new long[1], queue = new long[1];
       DLBridgeNative.dlb_opencl_device_objects(deviceId, platform, device, context, queue);

@@ -8,16 +8,20 @@ namespace DLBridge {
   /// <summary>Where a tensor's elements are, for host-readable C-contiguous tensors: the address
   /// of the first element and the bytes the elements take. Valid while the tensor lives.</summary>
   public struct HostBuffer {
+    /// <summary>The address of the first element.</summary>
     public IntPtr Data;
+    /// <summary>The bytes the elements take.</summary>
     public long ByteCount;
   }
 
   public sealed partial class Tensor {
     // ---- properties -----------------------------------------------------------------------------
+    /// <summary>The number of dimensions (0 for a scalar).</summary>
     public int NDim {
       get { long a = Enter(); try { return DLBridgeNative.dlbx_tensor_ndim(a); } finally { Exit(); } }
     }
 
+    /// <summary>The extent of each dimension (a new array each call).</summary>
     public long[] Shape {
       get {
         long a = Enter();
@@ -45,10 +49,12 @@ namespace DLBridge {
       }
     }
 
+    /// <summary>The element type.</summary>
     public DType DType {
       get { long a = Enter(); try { return new DType(DLBridgeNative.dlbx_tensor_dtype(a)); } finally { Exit(); } }
     }
 
+    /// <summary>The device the memory is on.</summary>
     public Device Device {
       get { long a = Enter(); try { return new Device(DLBridgeNative.dlbx_tensor_device(a)); } finally { Exit(); } }
     }
@@ -58,6 +64,7 @@ namespace DLBridge {
       get { long a = Enter(); try { return DLBridgeNative.dlb_tensor_flags(a); } finally { Exit(); } }
     }
 
+    /// <summary>True when the tensor carries DLPack's READ_ONLY flag: writes through the binding are refused.</summary>
     public bool IsReadOnly {
       get { long a = Enter(); try { return DLBridgeNative.dlb_tensor_is_read_only(a) != 0; } finally { Exit(); } }
     }
@@ -67,14 +74,17 @@ namespace DLBridge {
       get { long a = Enter(); try { return DLBridgeNative.dlb_tensor_is_exclusive(a) != 0; } finally { Exit(); } }
     }
 
+    /// <summary>True when the elements are C-contiguous (row-major, no gaps).</summary>
     public bool IsContiguous {
       get { long a = Enter(); try { return DLBridgeNative.dlb_tensor_is_c_contiguous(a) != 0; } finally { Exit(); } }
     }
 
+    /// <summary>True when the host CPU can read the memory directly (CPU, CUDA pinned or managed, ROCm pinned memory).</summary>
     public bool IsHostReadable {
       get { long a = Enter(); try { return DLBridgeNative.dlb_tensor_is_host_readable(a) != 0; } finally { Exit(); } }
     }
 
+    /// <summary>The number of elements (the product of the shape).</summary>
     public long ElementCount {
       get {
         long a = Enter();

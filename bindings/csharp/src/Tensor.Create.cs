@@ -29,7 +29,9 @@ namespace DLBridge {
 
     /// <summary>The DLPack flag bits, from the C header.</summary>
     public const ulong FlagReadOnly = DLBridgeNative.DLPACK_FLAG_BITMASK_READ_ONLY;
+    /// <summary>DLPack's IS_COPIED flag: the producer made a copy for this exchange, so the consumer is the only owner of the memory.</summary>
     public const ulong FlagIsCopied = DLBridgeNative.DLPACK_FLAG_BITMASK_IS_COPIED;
+    /// <summary>DLPack's IS_SUBBYTE_TYPE_PADDED flag: sub-byte elements are stored one per byte instead of packed.</summary>
     public const ulong FlagIsSubbyteTypePadded = DLBridgeNative.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
 
     /// <summary>The DType that an array of <typeparamref name="T"/> holds: float, double,

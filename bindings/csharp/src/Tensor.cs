@@ -138,6 +138,7 @@ namespace DLBridge {
       if (Close()) GC.SuppressFinalize(this);
     }
 
+    /// <summary>Frees the reference of a tensor that was never disposed (exactly once; <see cref="Dispose"/> frees it sooner).</summary>
     ~Tensor() {
       Close();
     }
@@ -155,6 +156,7 @@ namespace DLBridge {
       }
     }
 
+    /// <summary>"Tensor(float32, [3, 2], cpu)", or "Tensor(disposed)".</summary>
     public override string ToString() {
       if (IsDisposed) return "Tensor(disposed)";
       return "Tensor(" + DType + ", [" + string.Join(", ", Shape) + "], " + Device + ")";

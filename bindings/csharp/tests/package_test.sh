@@ -1,38 +1,38 @@
 #!/bin/sh
-# The packaging test: packs DLBridge.nupkg from what Meson built, puts it in a local folder feed,
-# installs it from that feed into a fresh folder with nuget, builds a consumer with mcs against
-# the installed package's lib/ and runs it on Mono with the package's native library (from
-# runtimes/linux-x64/native/) next to the exe: no LD_LIBRARY_PATH, nothing from the source or
-# build tree. With DLBRIDGE_DOTNET naming a `dotnet` host of a .NET Core runtime (see
-# docs/csharp.md), the same consumer also runs on CoreCLR, the package resolved by the host's
-# own probing of the NuGet-cache layout (deps.json with runtime and native runtimeTargets).
-# usage: package_test.sh SOURCE_DIR BUILD_DIR NUGET MCS MONO
+# The packaging test: consumes the package the build made (`ninja -C build csharp-nupkg`,
+# build/bindings/csharp/DLBridge.<version>.nupkg), exactly that file: nuget installs it from the
+# build folder as a folder feed into a fresh folder (and the copy it keeps must be byte-identical);
+# check_nupkg.py checks what it holds (the files, LICENSE, the nuspec's metadata, the XML docs);
+# a consumer and the package README's program are built with mcs against the installed package's
+# lib/ and run on Mono with the package's native library (from runtimes/linux-x64/native/) next
+# to the exe: no LD_LIBRARY_PATH, nothing else from the source or build tree. With
+# DLBRIDGE_DOTNET naming a `dotnet` host of a .NET Core runtime (see docs/csharp.md), the consumer
+# also runs on CoreCLR, the package resolved by the host's own probing of the NuGet-cache layout
+# (deps.json with runtime and native runtimeTargets).
+# usage: package_test.sh SOURCE_DIR NUPKG NUGET MCS MONO VERSION
 set -eu
-src="$1" build="$2" nuget="$3" mcs="$4" mono="$5"
-version=$(sed -n "s/^  version: '\([^']*\)'.*/\1/p" "$src/../../meson.build" | head -n 1)
+src="$1" nupkg="$2" nuget="$3" mcs="$4" mono="$5" version="$6"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dlbridge-nupkg.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 unset LD_LIBRARY_PATH MONO_PATH
 export HOME="$work/home" # nuget's caches and config: none of the user's
-mkdir -p "$HOME" "$work/stage" "$work/feed" "$work/packages" "$work/app"
-
-# 1. Pack from a staging folder (nuget 2.8.7: relative src paths, existing output folder).
-cp "$build/DLBridge.dll" "$build/DLBridge.xml" "$build/libdlbridge_csharp.so" "$src/DLBridge.nuspec" "$work/stage/"
-(cd "$work/stage" && "$nuget" pack DLBridge.nuspec -BasePath . -Properties "version=$version" \
-   -OutputDirectory "$work/feed" -NonInteractive) >"$work/pack.log" 2>&1 || { cat "$work/pack.log"; exit 1; }
-nupkg="$work/feed/DLBridge.$version.nupkg"
+mkdir -p "$HOME" "$work/packages" "$work/app" "$work/readme"
+test "$(basename "$nupkg")" = "DLBridge.$version.nupkg"
 test -f "$nupkg"
-echo "packed $(basename "$nupkg"):"
-python3 -c "import sys, zipfile; [print('  ' + n) for n in sorted(zipfile.ZipFile(sys.argv[1]).namelist()) if not n.startswith(('_rels', 'package/', '[Content'))]" "$nupkg"
 
-# 2. Install from the local feed only.
-"$nuget" install DLBridge -Version "$version" -Source "$work/feed" -OutputDirectory "$work/packages" \
+# 1. Install from the folder the build wrote the package into, and nowhere else.
+"$nuget" install DLBridge -Version "$version" -Source "$(dirname "$nupkg")" -OutputDirectory "$work/packages" \
   -NonInteractive >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
 pkg="$work/packages/DLBridge.$version"
-test -f "$pkg/lib/net45/DLBridge.dll"
-test -f "$pkg/runtimes/linux-x64/native/libdlbridge_csharp.so"
-if ldd "$pkg/runtimes/linux-x64/native/libdlbridge_csharp.so" | grep -E "not found|$build"; then
-  echo "the packaged native library depends on the build tree"
+cmp "$nupkg" "$pkg/DLBridge.$version.nupkg"
+# (not `nuget help` for its version: without a terminal, NuGet 2.8.7's help never returns)
+echo "nuget installed $nupkg ($(wc -c <"$nupkg") bytes)"
+
+# 2. What it holds.
+python3 "$src/tests/check_nupkg.py" contents "$nupkg" "$pkg" "$src/../../LICENSE" "$version"
+build_root=$(cd "$(dirname "$nupkg")/../.." && pwd)
+if ldd "$pkg/runtimes/linux-x64/native/libdlbridge_csharp.so" | grep -E "not found|libdlbridge\.so|$build_root"; then
+  echo "the packaged native library depends on the build tree or on libdlbridge.so"
   exit 1
 fi
 
@@ -42,6 +42,17 @@ cp "$src/tests/consumer/Consumer.cs" "$work/app/"
 cp "$pkg/lib/net45/DLBridge.dll" "$pkg/runtimes/linux-x64/native/libdlbridge_csharp.so" "$work/app/"
 echo "mono: $("$mono" --version | head -n 1)"
 (cd "$work/app" && "$mono" Consumer.exe)
+
+# The package README's program, against the package, printing what the README says it prints.
+python3 "$src/tests/check_nupkg.py" readme "$pkg/README.md" "$work/readme/Readme.cs" "$work/readme/expected.txt"
+(cd "$work/readme" && "$mcs" -nologo -r:"$pkg/lib/net45/DLBridge.dll" -out:Readme.exe Readme.cs)
+cp "$pkg/lib/net45/DLBridge.dll" "$pkg/runtimes/linux-x64/native/libdlbridge_csharp.so" "$work/readme/"
+(cd "$work/readme" && "$mono" Readme.exe >actual.txt)
+if ! diff -u "$work/readme/expected.txt" "$work/readme/actual.txt"; then
+  echo "the package README's program does not print what the README says"
+  exit 1
+fi
+echo "README.md's program prints what it says ($(wc -l <"$work/readme/expected.txt") lines)"
 
 # 4. CoreCLR, when a runtime was given.
 if [ -n "${DLBRIDGE_DOTNET:-}" ] && [ -x "$DLBRIDGE_DOTNET" ]; then
