@@ -4,8 +4,8 @@
 #      warning: a model problem (a plugin without a version, a duplicate declaration, ...) fails.
 #   2. tests/PomCheck.java (a single-file Java program) finds name, description, url, licenses,
 #      developers and scm complete.
-#   3. The check is real: on a copy of the pom without <scm> and <description> PomCheck fails
-#      and names both.
+#   3. Both are real: `mvn validate` warns on a copy with a plugin's version removed, and
+#      PomCheck fails on a copy without <scm> and <description>, naming both.
 # Usage: pom_check.sh WORKDIR JAVA MVN [mvn arguments, including -f POM...]
 set -u
 work=$1 java=$2 mvn=$3
@@ -33,6 +33,24 @@ for profiles in "" "-Pdist"; do
     echo "mvn $profiles validate: ok, no warnings"
   fi
 done
+
+# The validation is real: a copy whose install plugin lost its <version> gets Maven's warning
+# (validate resolves no path, so the copy may live in WORKDIR; the same arguments, its pom for -f).
+perl -0pe 's{(<artifactId>maven-install-plugin</artifactId>\s*)<version>[^<]*</version>}{$1}' \
+  "$pom" >"$work/unpinned-pom.xml" || exit 1
+for a in "$@"; do
+  if [ "$a" = "$pom" ]; then set -- "$@" "$work/unpinned-pom.xml"; else set -- "$@" "$a"; fi
+  shift
+done
+"$mvn" "$@" -Ddlbridge.build.dir="$work/target" validate >"$work/unpinned.log" 2>&1
+if grep -q "^\[WARNING\] 'build.plugins.plugin.version' for org.apache.maven.plugins:maven-install-plugin is missing" \
+    "$work/unpinned.log"; then
+  echo "mvn validate on a pom with an unpinned plugin: warns as it should"
+else
+  cat "$work/unpinned.log"
+  echo "mvn validate on a pom with an unpinned plugin: FAILED (no warning about the missing version)"
+  fail=1
+fi
 
 "$java" "$here/PomCheck.java" "$pom" || fail=1
 
