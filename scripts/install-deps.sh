@@ -41,10 +41,13 @@ csharp_packages=(mono-devel nunit-console libnunit-cil-dev nuget)
 # Suite frameworks and the conformance kit's Python subjects: NumPy and PyTorch for Debian's
 # /usr/bin/python3 (their DLPack entry points).
 frameworks_packages=(python3-numpy python3-torch)
+# The benchmark charts of docs/benchmarks.md (bench/charts.py): matplotlib for Debian's
+# /usr/bin/python3.
+charts_packages=(python3-matplotlib)
 
 test_packages=("${core_test_packages[@]}" "${checker_packages[@]}" "${opencl_packages[@]}"
   "${rust_packages[@]}" "${java_packages[@]}" "${go_packages[@]}" "${csharp_packages[@]}"
-  "${frameworks_packages[@]}")
+  "${frameworks_packages[@]}" "${charts_packages[@]}")
 
 list_only=0
 if [[ "${1:-}" == "--list" ]]; then
