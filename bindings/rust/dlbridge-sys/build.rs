@@ -1,347 +1,296 @@
 //! Finds the dlbridge C library and tells cargo how to link it.
 //!
-//! **Static by default.** `libdlbridge.a` is linked together with exactly what
-//! `pkg-config --libs dlbridge-static` lists (the C++ runtime, `-lm -pthread -ldl`, and the CUDA
-//! Toolkit's static runtime when the library was built with CUDA). A program that only depends
-//! on `dlbridge` then runs with `cargo run`: there is no shared library for the loader to find.
-//! `DLBRIDGE_STATIC=0` links `libdlbridge.so` instead; the loader must then find it (an
-//! installed library after `ldconfig`, `LD_LIBRARY_PATH`, or an rpath of your own). With
-//! `DLBRIDGE_STATIC` unset and no static library where one is looked for (an installation of
-//! the shared library only), `libdlbridge.so` is linked; `DLBRIDGE_STATIC=1` insists on static.
+//! **One install.** Everything (the library, what it needs besides, headers, version) comes from
+//! one installation of dlbridge, identified by its pkg-config folder (`<libdir>/pkgconfig`, or
+//! a Meson build's `meson-uninstalled/`). Which install, the first rule that applies:
+//! 1. `DLBRIDGE_PC`: that install, named by its `dlbridge.pc` file or the folder holding it
+//!    (a Meson build's `meson-uninstalled/`, with `dlbridge-uninstalled.pc`, works too).
+//! 2. `DLBRIDGE_LIB_DIR`: the install whose library directory this is; the library is linked
+//!    from exactly this directory and the `.pc` files beside it (`<dir>/pkgconfig/`, or
+//!    `<dir>/../meson-uninstalled/` for a Meson build's `core/`) say what it needs besides.
+//!    Without them, only `libdlbridge.so` can be linked (nothing says what the archive needs).
+//! 3. Otherwise the `dlbridge.pc` that `pkg-config` finds first (`$PKG_CONFIG` if set;
+//!    `PKG_CONFIG_PATH`, `PKG_CONFIG_LIBDIR` and `PKG_CONFIG_SYSROOT_DIR` are honoured).
 //!
-//! Search order (the first that applies wins):
-//! 1. `DLBRIDGE_LIB_DIR`: a directory holding `libdlbridge.a` and/or `libdlbridge.so` (static
-//!    when the archive is there, unless `DLBRIDGE_STATIC=0`). What the archive needs besides is
-//!    read from a `dlbridge-static.pc` next to it (`<dir>/pkgconfig/`, or a Meson build's
-//!    `meson-uninstalled/`), else assumed (C++ runtime, and the CUDA static runtime when the
-//!    archive references it). The version comes from `DLBRIDGE_VERSION`, the
-//!    `libdlbridge.so.X.Y.Z` file name, or `DLBRIDGE_INCLUDE_DIR/dlbridge/dlbridge_config.h`.
-//! 2. `DLBRIDGE_BUILD_DIR`: a Meson build directory of this repository (through the `.pc` files
-//!    in its `meson-uninstalled/`).
-//! 3. `pkg-config dlbridge-static` (`dlbridge` with `DLBRIDGE_STATIC=0`): the installed library.
-//!    The `pkg-config` command (or `$PKG_CONFIG`) is run directly, so `PKG_CONFIG_PATH`,
-//!    `PKG_CONFIG_LIBDIR` and `PKG_CONFIG_SYSROOT_DIR` are honoured.
-//! 4. The repository's own Meson build `build/`, only when cargo builds inside the repository
-//!    (its target directory lies in the clone), never for a project elsewhere that uses the
-//!    crate by path.
+//! `DLBRIDGE_PC` and `DLBRIDGE_LIB_DIR` together are an error: one install is named, not two.
 //!
-//! Otherwise the build fails with a message naming the README's "Install and link" section.
+//! **What that install has.** Static when `dlbridge-static.pc` is in the same folder and the
+//! `libdlbridge.a` it names exists: the archive plus exactly what `pkg-config --libs
+//! dlbridge-static` lists (the C++ runtime, and the CUDA Toolkit's static runtime when the
+//! library was built with CUDA), so the program needs no `libdlbridge.so` at run time. Otherwise
+//! shared (`dlbridge.pc`, `libdlbridge.so`). `DLBRIDGE_STATIC=0` insists on the shared library,
+//! `DLBRIDGE_STATIC=1` on the archive; neither ever looks at another install.
+//!
+//! **Which one it used** is printed as build metadata (`cargo:pc=`, `cargo:static=`,
+//! `cargo:found_by=`, visible with `cargo build -vv` and as `DEP_DLBRIDGE_*` to the build
+//! scripts of direct dependents) and compiled into the crate as `LINKED_FROM` and
+//! `LINKED_STATIC`.
 //!
 //! A dynamic link to a directory outside the loader's path adds an rpath to this package's own
 //! targets (`cargo:rustc-link-arg` reaches no other package) and publishes the directory as
-//! `DEP_DLBRIDGE_LIB_DIR`, visible only to the build scripts of direct dependents (the
-//! `dlbridge` crate uses it for its own tests).
+//! `DEP_DLBRIDGE_LIB_DIR`.
 
 use std::env;
-use std::ffi::OsString;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// One installation of dlbridge: its pkg-config files, or a bare library directory.
+struct Install {
+    /// `dlbridge.pc` (or Meson's `dlbridge-uninstalled.pc`), when there is one.
+    shared_pc: Option<PathBuf>,
+    /// `dlbridge-static.pc` from the same folder, when there is one.
+    static_pc: Option<PathBuf>,
+    /// `DLBRIDGE_LIB_DIR`: link from this directory only (the `.pc` files' `-L` are dropped).
+    lib_dir: Option<PathBuf>,
+    /// How it was chosen, for messages and the build metadata.
+    how: String,
+}
 
 /// What to tell cargo.
 #[derive(Default)]
 struct Link {
-    /// `rustc-link-search=native=` directories, in order.
     search: Vec<PathBuf>,
-    /// `rustc-link-lib=` values (`static:+verbatim=libdlbridge.a`, `dylib=stdc++`, ...), in order.
     libs: Vec<String>,
-    /// Files whose change must rebuild (the archive, the `.pc` file).
-    watch: Vec<PathBuf>,
+    /// The directory holding the library that is linked.
+    lib_dir: PathBuf,
+    /// The `.pc` file the link came from ("" for a bare `DLBRIDGE_LIB_DIR`).
+    pc: String,
     include_dirs: Vec<PathBuf>,
     version: Option<String>,
     static_link: bool,
-    how: String,
 }
 
-impl Link {
-    fn add_search(&mut self, dir: PathBuf) {
-        if !self.search.contains(&dir) {
-            self.search.push(dir);
-        }
-    }
-
-    fn add_lib(&mut self, lib: String) {
-        if !self.libs.contains(&lib) {
-            self.libs.push(lib);
-        }
-    }
-
-    /// A library named by file (`-l:libx.a`, `/abs/libx.a`): static for archives, else dylib.
-    fn add_verbatim(&mut self, file: &str) {
-        let kind = if file.ends_with(".a") {
-            "static"
-        } else {
-            "dylib"
-        };
-        self.add_lib(format!("{kind}:+verbatim={file}"));
-        if let Some(path) = self
-            .search
-            .iter()
-            .map(|d| d.join(file))
-            .find(|p| p.exists())
-        {
-            self.watch.push(path);
-        }
-    }
-
-    /// Turns linker flags (pkg-config's `--libs` output) into cargo directives: `-L DIR`,
-    /// `-lNAME`, `-l:FILE`, absolute library paths, `-pthread`. Anything else cannot travel to
-    /// the final link of a dependent through cargo, so it is reported and skipped.
-    fn add_flags(&mut self, flags: &str) {
-        let mut tokens = flags.split_whitespace();
-        while let Some(token) = tokens.next() {
-            if let Some(dir) = token.strip_prefix("-L") {
-                let dir = if dir.is_empty() {
-                    tokens.next().unwrap_or_default()
-                } else {
-                    dir
-                };
-                self.add_search(PathBuf::from(dir));
-            } else if let Some(file) = token.strip_prefix("-l:") {
-                self.add_verbatim(file);
-            } else if let Some(name) = token.strip_prefix("-l") {
-                let name = if name.is_empty() {
-                    tokens.next().unwrap_or_default()
-                } else {
-                    name
-                };
-                self.add_lib(format!("dylib={name}"));
-            } else if token == "-pthread" {
-                self.add_lib("dylib=pthread".to_string());
-            } else if token.starts_with('/') && is_library_file(token) {
-                let path = Path::new(token);
-                if let (Some(dir), Some(file)) = (path.parent(), path.file_name()) {
-                    self.add_search(dir.to_path_buf());
-                    self.add_verbatim(&file.to_string_lossy());
-                }
-            } else {
-                println!(
-                    "cargo:warning=dlbridge-sys: ignoring linker flag `{token}` ({})",
-                    self.how
-                );
-            }
-        }
-    }
-}
-
-fn is_library_file(path: &str) -> bool {
-    path.ends_with(".a") || path.ends_with(".so") || path.contains(".so.")
-}
-
-fn env_var(name: &str) -> Option<OsString> {
+fn env_var(name: &str) -> Option<String> {
     println!("cargo:rerun-if-env-changed={name}");
-    env::var_os(name).filter(|v| !v.is_empty())
+    env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn env_path(name: &str) -> Option<PathBuf> {
-    env_var(name).map(PathBuf::from)
-}
-
-/// `DLB_VERSION_STRING "X.Y.Z"` from a generated dlbridge_config.h.
-fn version_from_config(header: &Path) -> Option<String> {
-    let text = fs::read_to_string(header).ok()?;
-    println!("cargo:rerun-if-changed={}", header.display());
-    text.lines().find_map(|line| {
-        let rest = line.trim().strip_prefix("#define DLB_VERSION_STRING")?;
-        Some(rest.trim().trim_matches('"').to_string())
-    })
-}
-
-/// X.Y.Z from a `libdlbridge.so.X.Y.Z` file in `dir`.
-fn version_from_soname(dir: &Path) -> Option<String> {
-    let mut versions: Vec<String> = fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let v = name.strip_prefix("libdlbridge.so.")?;
-            (v.split('.').count() == 3).then(|| v.to_string())
-        })
-        .collect();
-    versions.sort();
-    versions.pop()
-}
-
-/// Runs pkg-config; `env` replaces variables for this run (`None` removes one).
-fn pkg_config(args: &[&str], env: &[(&str, Option<&Path>)]) -> Result<String, String> {
+/// Runs pkg-config on one `.pc` file or module.
+fn pkg_config(args: &[&str]) -> Result<String, String> {
     let program = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".to_string());
-    let mut cmd = Command::new(&program);
-    cmd.args(args);
-    for (name, value) in env {
-        match value {
-            Some(v) => cmd.env(name, v),
-            None => cmd.env_remove(name),
-        };
-    }
-    let out = cmd
+    let out = Command::new(&program)
+        .args(args)
         .output()
         .map_err(|e| format!("cannot run `{program}`: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
+    if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        Err(format!(
+        return Err(format!(
             "`{program} {}` failed: {}",
             args.join(" "),
             stderr.trim()
-        ))
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The install whose pkg-config folder is `dir`.
+fn install_in(dir: &Path, lib_dir: Option<PathBuf>, how: String) -> Option<Install> {
+    // pkg-config's own preference: a Meson build's `-uninstalled` file first.
+    let pick = |base: &str| {
+        [format!("{base}-uninstalled.pc"), format!("{base}.pc")]
+            .into_iter()
+            .map(|name| dir.join(name))
+            .find(|p| p.is_file())
+    };
+    let shared_pc = pick("dlbridge")?;
+    Some(Install {
+        static_pc: pick("dlbridge-static"),
+        shared_pc: Some(shared_pc),
+        lib_dir,
+        how,
+    })
+}
+
+fn choose_install() -> Result<Install, String> {
+    let named = env_var("DLBRIDGE_PC").map(PathBuf::from);
+    let lib_dir = env_var("DLBRIDGE_LIB_DIR").map(PathBuf::from);
+    match (named, lib_dir) {
+        (Some(_), Some(_)) => Err("DLBRIDGE_PC and DLBRIDGE_LIB_DIR are both set: name one \
+                                   install, not two"
+            .to_string()),
+        (Some(pc), None) => {
+            let how = format!("DLBRIDGE_PC={}", pc.display());
+            let dir = if pc.is_dir() {
+                pc.clone()
+            } else {
+                pc.parent().unwrap_or(&pc).into()
+            };
+            install_in(&dir, None, how)
+                .ok_or_else(|| format!("DLBRIDGE_PC={}: no dlbridge.pc there", pc.display()))
+        }
+        (None, Some(dir)) => {
+            let how = format!("DLBRIDGE_LIB_DIR={}", dir.display());
+            let pc_dirs = [dir.join("pkgconfig"), dir.join("../meson-uninstalled")];
+            Ok(pc_dirs
+                .iter()
+                .find_map(|pc_dir| install_in(pc_dir, Some(dir.clone()), how.clone()))
+                .unwrap_or(Install {
+                    shared_pc: None,
+                    static_pc: None,
+                    lib_dir: Some(dir),
+                    how,
+                }))
+        }
+        (None, None) => {
+            for name in [
+                "PKG_CONFIG",
+                "PKG_CONFIG_PATH",
+                "PKG_CONFIG_LIBDIR",
+                "PKG_CONFIG_SYSROOT_DIR",
+            ] {
+                println!("cargo:rerun-if-env-changed={name}");
+            }
+            let dir = pkg_config(&["--variable=pcfiledir", "dlbridge"])?;
+            install_in(
+                Path::new(&dir),
+                None,
+                "the first dlbridge.pc pkg-config finds".into(),
+            )
+            .ok_or_else(|| format!("pkg-config names {dir}, which holds no dlbridge.pc"))
+        }
     }
 }
 
-/// The library through a pkg-config module: `dlbridge-static`, or `dlbridge` when dynamic.
-fn from_pkg_config(
-    static_link: bool,
-    env: &[(&str, Option<&Path>)],
-    how: String,
-) -> Result<Link, String> {
-    let module = if static_link {
-        "dlbridge-static"
-    } else {
-        "dlbridge"
-    };
-    let version = pkg_config(&["--modversion", module], env)?;
-    let mut link = Link {
-        version: Some(version),
-        static_link,
-        how,
-        ..Link::default()
-    };
-    link.add_flags(&pkg_config(&["--libs", module], env)?);
-    link.include_dirs = pkg_config(&["--cflags-only-I", module], env)
+/// Turns `pkg-config --libs` output into cargo directives.
+fn add_flags(link: &mut Link, flags: &str, keep_search: bool) {
+    let mut tokens = flags.split_whitespace();
+    while let Some(token) = tokens.next() {
+        let mut arg = |rest: &str| {
+            if rest.is_empty() {
+                tokens.next().unwrap_or_default().to_string()
+            } else {
+                rest.to_string()
+            }
+        };
+        let lib = if let Some(dir) = token.strip_prefix("-L") {
+            let dir = PathBuf::from(arg(dir));
+            if keep_search && !link.search.contains(&dir) {
+                link.search.push(dir);
+            }
+            continue;
+        } else if let Some(file) = token.strip_prefix("-l:") {
+            let kind = if file.ends_with(".a") {
+                "static"
+            } else {
+                "dylib"
+            };
+            format!("{kind}:+verbatim={file}")
+        } else if let Some(name) = token.strip_prefix("-l") {
+            format!("dylib={}", arg(name))
+        } else if token == "-pthread" {
+            "dylib=pthread".to_string()
+        } else if token.starts_with('/') && (token.ends_with(".a") || token.contains(".so")) {
+            // An absolute library path (the CUDA static runtime): its folder plus its name.
+            let path = Path::new(token);
+            let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+            if !link.search.contains(&dir) {
+                link.search.push(dir);
+            }
+            let file = path.file_name().unwrap_or_default().to_string_lossy();
+            let kind = if token.ends_with(".a") {
+                "static"
+            } else {
+                "dylib"
+            };
+            format!("{kind}:+verbatim={file}")
+        } else {
+            println!("cargo:warning=dlbridge-sys: ignoring linker flag `{token}`");
+            continue;
+        };
+        if !link.libs.contains(&lib) {
+            link.libs.push(lib);
+        }
+    }
+}
+
+/// Where the `.pc` file says its library is: its `-L` folders, `libdir` and `archivedir`.
+fn lib_dirs_of(pc: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = pkg_config(&["--libs-only-L", pc])
         .unwrap_or_default()
         .split_whitespace()
-        .filter_map(|f| f.strip_prefix("-I"))
+        .filter_map(|f| f.strip_prefix("-L"))
         .map(PathBuf::from)
         .collect();
-    if let Ok(dir) = pkg_config(&["--variable=pcfiledir", module], env) {
-        for name in [format!("{module}.pc"), format!("{module}-uninstalled.pc")] {
-            let pc = Path::new(&dir).join(name);
-            if pc.exists() {
-                link.watch.push(pc);
-            }
+    for var in ["--variable=archivedir", "--variable=libdir"] {
+        if let Ok(dir) = pkg_config(&[var, pc]) {
+            dirs.extend((!dir.is_empty()).then(|| PathBuf::from(dir)));
         }
     }
-    if static_link && !link.libs.iter().any(|l| l.ends_with("=libdlbridge.a")) {
-        return Err(format!("`{module}.pc` does not name libdlbridge.a"));
-    }
-    Ok(link)
+    dirs
 }
 
-/// 1. `DLBRIDGE_LIB_DIR` (+ `DLBRIDGE_STATIC`, `DLBRIDGE_INCLUDE_DIR`, `DLBRIDGE_VERSION`).
-fn from_lib_dir(dir: PathBuf, static_choice: Option<bool>) -> Result<Link, String> {
-    let archive = dir.join("libdlbridge.a");
-    let static_link = static_choice.unwrap_or_else(|| archive.exists());
-    let include = env_path("DLBRIDGE_INCLUDE_DIR");
-    let version = env_var("DLBRIDGE_VERSION")
-        .map(|v| v.to_string_lossy().into_owned())
-        .or_else(|| version_from_soname(&dir))
-        .or_else(|| {
-            include
-                .as_ref()
-                .and_then(|i| version_from_config(&i.join("dlbridge/dlbridge_config.h")))
-        });
+/// The link of `install`'s static (`libdlbridge.a`) or shared (`libdlbridge.so`) library.
+fn link_kind(install: &Install, static_link: bool) -> Result<Link, String> {
+    let (file, pc) = if static_link {
+        ("libdlbridge.a", install.static_pc.as_ref())
+    } else {
+        ("libdlbridge.so", install.shared_pc.as_ref())
+    };
+    let pc = pc.map(|p| p.to_string_lossy().into_owned());
+    let candidates = match (&install.lib_dir, &pc) {
+        (Some(dir), _) => vec![dir.clone()],
+        (None, Some(pc)) => lib_dirs_of(pc),
+        (None, None) => Vec::new(),
+    };
+    let Some(lib_dir) = candidates.into_iter().find(|d| d.join(file).exists()) else {
+        let place = install.shared_pc.as_ref().or(install.lib_dir.as_ref());
+        let place = place
+            .map(|p| format!(" ({})", p.display()))
+            .unwrap_or_default();
+        return Err(format!("{}{place} has no {file}", install.how));
+    };
     let mut link = Link {
-        include_dirs: include.into_iter().collect(),
-        version,
+        lib_dir: lib_dir.clone(),
         static_link,
-        how: format!("DLBRIDGE_LIB_DIR={}", dir.display()),
         ..Link::default()
     };
-    link.add_search(dir.clone());
-    if !static_link {
-        link.add_lib("dylib=dlbridge".to_string());
-        link.watch.push(dir.join("libdlbridge.so"));
-        return Ok(link);
-    }
-    if !archive.exists() {
-        return Err(format!(
-            "DLBRIDGE_LIB_DIR={} holds no libdlbridge.a (set DLBRIDGE_STATIC=0 to link libdlbridge.so)",
-            dir.display()
-        ));
-    }
-    link.add_verbatim("libdlbridge.a");
-    // What the archive needs besides: from the .pc file that came with it, without its -L
-    // (an installed .pc may name a prefix the directory was moved from).
-    let pc_files = [
-        dir.join("pkgconfig/dlbridge-static.pc"),
-        dir.join("../meson-uninstalled/dlbridge-static-uninstalled.pc"),
-    ];
-    let extras = pc_files.iter().filter(|pc| pc.exists()).find_map(|pc| {
-        let pc_str = pc.to_string_lossy();
-        let libs = pkg_config(&["--libs", &pc_str], &[("PKG_CONFIG_SYSROOT_DIR", None)]).ok()?;
-        link.watch.push(pc.clone());
-        Some(
-            libs.split_whitespace()
-                .filter(|f| !f.starts_with("-L") && *f != "-l:libdlbridge.a")
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
-    });
-    match extras {
-        Some(flags) => link.add_flags(&flags),
+    match &pc {
+        Some(pc) => {
+            link.pc = pc.clone();
+            link.version = pkg_config(&["--modversion", pc]).ok();
+            link.include_dirs = pkg_config(&["--cflags-only-I", pc])
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|f| f.strip_prefix("-I"))
+                .map(PathBuf::from)
+                .collect();
+            link.search.push(lib_dir);
+            add_flags(
+                &mut link,
+                &pkg_config(&["--libs", pc])?,
+                install.lib_dir.is_none(),
+            );
+            println!("cargo:rerun-if-changed={pc}");
+        }
+        None if static_link => {
+            return Err(format!(
+                "{}: no dlbridge-static.pc beside it says what libdlbridge.a needs",
+                install.how
+            ));
+        }
         None => {
-            // No .pc file: the C++ runtime, plus the CUDA Toolkit's static runtime when the
-            // archive was compiled with CUDA (it then references the runtime's registration).
-            link.add_flags("-lstdc++ -lm -pthread -ldl");
-            let has_cuda = fs::read(&archive)
-                .map(|bytes| bytes.windows(23).any(|w| w == b"__cudaRegisterFatBinary"))
-                .unwrap_or(false);
-            if has_cuda {
-                let cuda = env_path("CUDA_PATH")
-                    .or_else(|| env_path("CUDA_HOME"))
-                    .unwrap_or_else(|| PathBuf::from("/usr/local/cuda"));
-                let cudart = cuda.join("lib64/libcudart_static.a");
-                link.add_flags(&format!("{} -ldl -lrt", cudart.display()));
-            }
+            link.search.push(lib_dir);
+            link.libs.push("dylib=dlbridge".to_string());
         }
     }
+    println!(
+        "cargo:rerun-if-changed={}",
+        link.lib_dir.join(file).display()
+    );
     Ok(link)
 }
 
-/// 2. and 4.: a Meson build directory of this repository, through its uninstalled .pc files.
-fn from_build_dir(dir: &Path, static_link: bool, how: String) -> Result<Link, String> {
-    let uninstalled = dir.join("meson-uninstalled");
-    if !uninstalled.is_dir() {
-        return Err(format!("{} is not a configured Meson build", dir.display()));
-    }
-    // Only this build's files: no installed dlbridge may answer instead.
-    let env = [
-        ("PKG_CONFIG_LIBDIR", Some(uninstalled.as_path())),
-        ("PKG_CONFIG_PATH", None),
-        ("PKG_CONFIG_SYSROOT_DIR", None),
-    ];
-    let mut link = from_pkg_config(static_link, &env, how)?;
-    let core = dir.join("core");
-    let lib = core.join(if static_link {
-        "libdlbridge.a"
-    } else {
-        "libdlbridge.so"
-    });
-    if !lib.exists() {
-        return Err(format!(
-            "{} is not built yet (run ninja -C {})",
-            lib.display(),
-            dir.display()
-        ));
-    }
-    link.watch.push(lib);
-    if let Some(v) = version_from_config(&core.join("include/dlbridge/dlbridge_config.h")) {
-        link.version = Some(v);
-    }
-    Ok(link)
-}
-
-/// The repository root, when this crate sits in a dlbridge clone and cargo builds inside it.
-fn in_tree_root() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../..")
-        .canonicalize()
-        .ok()?;
-    if !root.join("core/include/dlbridge/dlbridge.h").exists() {
-        return None;
-    }
-    let out = PathBuf::from(env::var_os("OUT_DIR")?).canonicalize().ok()?;
-    out.starts_with(&root).then_some(root)
+fn find() -> Result<(Link, String), String> {
+    let install = choose_install()?;
+    let link = match env_var("DLBRIDGE_STATIC").as_deref() {
+        Some("0") => link_kind(&install, false)?,
+        Some(_) => link_kind(&install, true)?,
+        None if install.static_pc.is_some() => {
+            link_kind(&install, true).or_else(|_| link_kind(&install, false))?
+        }
+        None => link_kind(&install, false)?,
+    };
+    Ok((link, install.how))
 }
 
 fn is_system_dir(dir: &Path) -> bool {
@@ -350,88 +299,24 @@ fn is_system_dir(dir: &Path) -> bool {
         .any(|s| dir == Path::new(s) || dir.parent() == Some(Path::new(s)))
 }
 
-/// Runs `attempt` for the kind of library asked for; with no choice made (`DLBRIDGE_STATIC`
-/// unset), static first, then shared: an installation of the shared library only (Meson's
-/// `-Ddefault_library=shared`, which installs no archive and no `dlbridge-static.pc`) is linked
-/// dynamically without any variable. Both failures are reported when neither kind is there.
-fn either_kind(
-    static_choice: Option<bool>,
-    attempt: impl Fn(bool) -> Result<Link, String>,
-) -> Result<Link, String> {
-    match static_choice {
-        Some(static_link) => attempt(static_link),
-        None => attempt(true).or_else(|static_error| {
-            attempt(false).map_err(|shared_error| format!("{static_error}; {shared_error}"))
-        }),
-    }
-}
-
-fn find(static_choice: Option<bool>) -> Result<Link, String> {
-    if let Some(dir) = env_path("DLBRIDGE_LIB_DIR") {
-        return from_lib_dir(dir, static_choice);
-    }
-    if let Some(dir) = env_path("DLBRIDGE_BUILD_DIR") {
-        return either_kind(static_choice, |static_link| {
-            from_build_dir(
-                &dir,
-                static_link,
-                format!("DLBRIDGE_BUILD_DIR={}", dir.display()),
-            )
-        });
-    }
-    for name in [
-        "PKG_CONFIG",
-        "PKG_CONFIG_PATH",
-        "PKG_CONFIG_LIBDIR",
-        "PKG_CONFIG_SYSROOT_DIR",
-    ] {
-        println!("cargo:rerun-if-env-changed={name}");
-    }
-    let mut tried = Vec::new();
-    match either_kind(static_choice, |static_link| {
-        from_pkg_config(static_link, &[], "pkg-config".to_string())
-    }) {
-        Ok(link) => return Ok(link),
-        Err(e) => tried.push(e),
-    }
-    match in_tree_root() {
-        Some(root) => {
-            let build = root.join("build");
-            match either_kind(static_choice, |static_link| {
-                from_build_dir(
-                    &build,
-                    static_link,
-                    format!("the in-tree build {}", build.display()),
-                )
-            }) {
-                Ok(link) => return Ok(link),
-                Err(e) => tried.push(e),
-            }
-        }
-        None => tried.push("not built inside a dlbridge clone: no in-tree build".to_string()),
-    }
-    Err(tried.join("; "))
-}
-
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    // docs.rs and `cargo doc` without the C library: nothing to link.
+    // docs.rs builds the documentation without the C library: nothing to link.
     if env_var("DOCS_RS").is_some() {
+        println!("cargo:rustc-env=DLBRIDGE_SYS_C_VERSION=unknown");
+        println!("cargo:rustc-env=DLBRIDGE_SYS_LINKED_FROM=nothing (documentation build)");
+        println!("cargo:rustc-env=DLBRIDGE_SYS_STATIC=0");
         return;
     }
-    let static_choice = env_var("DLBRIDGE_STATIC").map(|v| v != "0");
-
-    let link = find(static_choice).unwrap_or_else(|why| {
+    let (link, how) = find().unwrap_or_else(|why| {
         // A plain message and exit code 1: a panic would add a backtrace to read past.
         eprintln!(
-            "\n\ndlbridge-sys: cannot find the dlbridge C library ({why}).\n\
-             Install it as README.md's \"Install and link\" section says (meson setup build-lib \
-             -Dlibrary_only=true; ninja -C build-lib; sudo meson install -C build-lib; sudo \
-             ldconfig), so that `pkg-config --libs dlbridge-static` works; with another prefix, \
-             set PKG_CONFIG_PATH=<prefix>/lib/x86_64-linux-gnu/pkgconfig. Or point \
-             DLBRIDGE_LIB_DIR at a directory with libdlbridge.a (DLBRIDGE_STATIC=0: \
-             libdlbridge.so), or DLBRIDGE_BUILD_DIR at a Meson build of dlbridge. See \
-             docs/rust.md, \"Using the crate from your project\".\n\n"
+            "\n\ndlbridge-sys: cannot link the dlbridge C library: {why}.\n\
+             Install it as README.md's \"Install and link\" section says, so that `pkg-config \
+             --variable=pcfiledir dlbridge` names its pkg-config folder (with another prefix, \
+             put <libdir>/pkgconfig on PKG_CONFIG_PATH), or name one install with \
+             DLBRIDGE_PC=<its dlbridge.pc, or a Meson build's meson-uninstalled folder>. \
+             See docs/rust.md, \"Using the crate from your project\".\n\n"
         );
         std::process::exit(1)
     });
@@ -442,35 +327,28 @@ fn main() {
     for lib in &link.libs {
         println!("cargo:rustc-link-lib={lib}");
     }
-    for file in &link.watch {
-        if file.exists() {
-            println!("cargo:rerun-if-changed={}", file.display());
-        }
-    }
-
     // A shared library outside the loader's path: an rpath for this package's own tests.
-    let rpath_dirs: Vec<String> = if link.static_link {
-        Vec::new()
+    let rpath = if link.static_link || is_system_dir(&link.lib_dir) {
+        String::new()
     } else {
-        link.search
-            .iter()
-            .filter(|d| !is_system_dir(d))
-            .map(|d| {
-                d.canonicalize()
-                    .unwrap_or_else(|_| d.clone())
-                    .display()
-                    .to_string()
-            })
-            .collect()
+        let dir = link
+            .lib_dir
+            .canonicalize()
+            .unwrap_or_else(|_| link.lib_dir.clone());
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+        dir.display().to_string()
     };
-    for dir in &rpath_dirs {
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
-    }
 
-    // Build metadata for the build scripts of direct dependents (DEP_DLBRIDGE_*).
+    // What was linked: build metadata (DEP_DLBRIDGE_* for direct dependents) and constants.
     let version = link.version.unwrap_or_else(|| "unknown".to_string());
+    let kind = if link.static_link { "static" } else { "shared" };
+    let from = if link.pc.is_empty() {
+        link.lib_dir.display().to_string()
+    } else {
+        link.pc.clone()
+    };
     println!("cargo:version={version}");
-    println!("cargo:lib_dir={}", rpath_dirs.join(":"));
+    println!("cargo:lib_dir={rpath}");
     println!(
         "cargo:include={}",
         env::join_paths(&link.include_dirs)
@@ -478,18 +356,24 @@ fn main() {
             .unwrap_or_default()
     );
     println!("cargo:static={}", u8::from(link.static_link));
-    println!("cargo:found_by={}", link.how);
+    println!("cargo:pc={}", link.pc);
+    println!("cargo:found_by={how}");
     println!("cargo:rustc-env=DLBRIDGE_SYS_C_VERSION={version}");
+    println!("cargo:rustc-env=DLBRIDGE_SYS_LINKED_FROM={from} ({kind}; {how})");
+    println!(
+        "cargo:rustc-env=DLBRIDGE_SYS_STATIC={}",
+        u8::from(link.static_link)
+    );
 
     // dlbridge-sys 0.x binds the ABI of dlbridge 0.x with the same minor version.
     let crate_version = env!("CARGO_PKG_VERSION");
     let series = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
     if version != "unknown" && series(&version) != series(crate_version) {
         println!(
-            "cargo:warning=dlbridge-sys {crate_version} was generated for dlbridge {}.x but found \
-             dlbridge {version} ({}); regenerate the bindings or point DLBRIDGE_LIB_DIR elsewhere",
-            series(crate_version),
-            link.how
+            "cargo:warning=dlbridge-sys {crate_version} was generated for dlbridge {}.x but \
+             found dlbridge {version} ({from}); install the matching version or name it with \
+             DLBRIDGE_PC",
+            series(crate_version)
         );
     }
 }

@@ -15,15 +15,38 @@
 //! returned by `dlb_*` functions are owned by the caller and released exactly once with
 //! `dlb_tensor_free`; `dlb_tensor_import*` consume their argument even on error.
 //!
-//! Linking: static by default (`libdlbridge.a` plus what `pkg-config --libs dlbridge-static`
-//! lists), `DLBRIDGE_STATIC=0` for the shared library; found through `DLBRIDGE_LIB_DIR`,
-//! `DLBRIDGE_BUILD_DIR`, `pkg-config dlbridge-static`, then the in-tree `build/` (see `build.rs`
-//! and docs/rust.md). The version of the C library found at build time is
-//! [`LINKED_C_VERSION`] and, for the build scripts of direct dependents, `DEP_DLBRIDGE_VERSION`.
-#![allow(non_upper_case_globals, non_camel_case_types, non_snake_case)]
-#![allow(clippy::all)]
+//! Linking: everything comes from one install of the C library: the `dlbridge.pc` that
+//! `pkg-config` finds first, or the one named by `DLBRIDGE_PC` (`DLBRIDGE_LIB_DIR` names it by
+//! its library folder). Static when that install has `dlbridge-static.pc` and `libdlbridge.a`,
+//! else shared; `DLBRIDGE_STATIC=0`/`1` insists on one kind. See `build.rs` and docs/rust.md.
+//! What was linked is [`LINKED_FROM`] and [`LINKED_STATIC`], and the version of the C library
+//! found at build time [`LINKED_C_VERSION`] (for the build scripts of direct dependents:
+//! `DEP_DLBRIDGE_PC`, `DEP_DLBRIDGE_STATIC`, `DEP_DLBRIDGE_VERSION`).
+//!
+//! Every hand-written item is documented (`#![deny(missing_docs)]`); the generated items are
+//! documented by the C header they mirror (see "Generated items" below).
+//!
+//! # Generated items
+//!
+//! The constants, types and functions from `dlbridge.h` and `dlpack.h` are re-exported at the
+//! crate root from `src/bindings.rs`. Their documentation is the comment on each declaration in
+//! `dlbridge/dlbridge.h` and `dlpack/dlpack.h`.
+#![deny(missing_docs)]
 
-include!("bindings.rs");
+/// The output of bindgen, re-exported below.
+///
+/// `missing_docs` is allowed here, and only here, because this file is generated: bindgen runs
+/// with `--no-doc-comments` (generators/rust/generate_bindings.sh), so no item in it carries a
+/// doc comment, and an edit by hand would be lost at the next regeneration (the `--check` test
+/// fails on any difference). The declarations' documentation is the C header's comments.
+/// Everything written by hand in this crate stays under `#![deny(missing_docs)]`.
+#[allow(missing_docs)]
+#[allow(non_upper_case_globals, non_camel_case_types, non_snake_case)]
+#[allow(clippy::all)]
+mod generated {
+    include!("bindings.rs");
+}
+pub use generated::*;
 
 /// The consumer must not write through this tensor (`DLPACK_FLAG_BITMASK_READ_ONLY`, `1UL << 0`).
 pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1 << 0;
@@ -45,3 +68,13 @@ pub const DLB_CUDA_STREAM_NONE: i64 = i64::MIN;
 /// ("unknown" when it could not tell). At run time, [`dlb_version_string`] names the library
 /// actually loaded.
 pub const LINKED_C_VERSION: &str = env!("DLBRIDGE_SYS_C_VERSION");
+
+/// The install of the C library this crate was linked against, as `build.rs` chose it: the
+/// `.pc` file it linked through (or the `DLBRIDGE_LIB_DIR` folder), the kind, and how it was
+/// found, e.g. `/usr/local/lib/x86_64-linux-gnu/pkgconfig/dlbridge-static.pc (static; the
+/// first dlbridge.pc pkg-config finds)`.
+pub const LINKED_FROM: &str = env!("DLBRIDGE_SYS_LINKED_FROM");
+
+/// Whether `libdlbridge.a` was linked into this program (`true`) or `libdlbridge.so` is loaded
+/// at run time (`false`).
+pub const LINKED_STATIC: bool = matches!(env!("DLBRIDGE_SYS_STATIC").as_bytes(), b"1");

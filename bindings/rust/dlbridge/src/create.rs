@@ -23,7 +23,7 @@ pub struct RawParts<'a> {
     pub strides: Option<&'a [i64]>,
     /// Bytes from `data` to the first element.
     pub byte_offset: u64,
-    /// DLPack flags to carry ([`flags`]).
+    /// DLPack flags to carry ([`flags`](crate::flags)).
     pub flags: u64,
 }
 
@@ -287,7 +287,7 @@ impl Tensor {
     ///   byte_offset + strides) on `parts.device`, and stays valid until `release` runs.
     /// - Until then nobody else may access that memory, except by reading it while no tensor
     ///   over it is written (safe code writes only through exclusive tensors; this one counts as
-    ///   exclusive). For read-only memory, pass [`flags::READ_ONLY`].
+    ///   exclusive). For read-only memory, pass [`flags::READ_ONLY`](crate::flags::READ_ONLY).
     /// - For host memory read through [`as_slice`](Tensor::as_slice), the bytes must be
     ///   initialised.
     pub unsafe fn wrap_raw<F>(parts: &RawParts<'_>, release: F) -> Result<Tensor>

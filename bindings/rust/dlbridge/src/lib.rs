@@ -130,6 +130,11 @@ mod views;
 /// The raw C API (`dlbridge-sys`), for calls this crate does not wrap.
 pub use dlbridge_sys as ffi;
 
+// The README's example is a doc-test too (compiled only by `cargo test --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use create::RawParts;
 pub use device::{cuda, opencl, Stream};
 pub use dtype::{device_type, dtype_code, DType, Device};

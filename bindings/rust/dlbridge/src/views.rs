@@ -86,7 +86,24 @@ impl Tensor {
         made_by(|out, err| unsafe { ffi::dlb_tensor_share(self.raw(), 0, out, err) })
     }
 
-    /// A read-only share: the new tensor carries READ_ONLY, `self` is unchanged.
+    /// A read-only share (`dlb_tensor_share` with `DLPACK_FLAG_BITMASK_READ_ONLY`): another
+    /// reference to the same memory, like [`share`](Tensor::share), whose flags carry
+    /// [`flags::READ_ONLY`](crate::flags::READ_ONLY), for handing a tensor to a consumer that must only read it. Every
+    /// write through the share is refused with `DLB_ERR_READ_ONLY` ("the tensor is read-only"),
+    /// even through the `unsafe` `*_aliased` methods, and any DLPack consumer sees the flag.
+    /// `self` keeps its flags; while the share lives, `self` is no longer exclusive, so safe
+    /// code cannot write through it either ([`is_exclusive`](Tensor::is_exclusive)).
+    ///
+    /// ```
+    /// use dlbridge::{status, Tensor};
+    /// let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    /// let mut ro = t.share_read_only()?;
+    /// assert!(ro.is_read_only() && !t.is_read_only());
+    /// assert_eq!(ro.as_slice::<f32>()?, &[1.0, 2.0]);                  // reading works
+    /// let e = ro.as_mut_slice::<f32>().unwrap_err();
+    /// assert_eq!(e.status(), status::READ_ONLY);
+    /// # Ok::<(), dlbridge::Error>(())
+    /// ```
     pub fn share_read_only(&self) -> Result<Tensor> {
         // SAFETY: as share().
         made_by(|out, err| unsafe { ffi::dlb_tensor_share(self.raw(), flags::READ_ONLY, out, err) })
