@@ -46,7 +46,7 @@ SCRIPT_PROGRAMS = [
 
 # Python modules of Debian's python3 that suite frameworks and the conformance kit import.
 PYTHON = "/usr/bin/python3"
-PYTHON_MODULES = ["numpy", "torch"]
+PYTHON_MODULES = ["numpy", "torch", "matplotlib"]
 
 # Files opened at run time (dlopen, the ICD registry), checked when present.
 RUNTIME_FILE_PATTERNS = [
