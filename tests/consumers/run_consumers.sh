@@ -117,8 +117,8 @@ if command -v "$cargo_cmd" >/dev/null 2>&1; then
   cp "$source/tests/consumers/rust/main.rs" "$rust_app/src/main.rs"
   rust_bin="$work/rust-target/debug/dlbridge-consumer"
   # A user's shell has none of the crate's override variables.
-  rust_env="env -u DLBRIDGE_LIB_DIR -u DLBRIDGE_BUILD_DIR -u DLBRIDGE_STATIC -u DLBRIDGE_INCLUDE_DIR \
-            -u DLBRIDGE_VERSION CARGO_TARGET_DIR='$work/rust-target' CARGO_TERM_COLOR=never"
+  rust_env="env -u DLBRIDGE_PC -u DLBRIDGE_LIB_DIR -u DLBRIDGE_STATIC \
+            CARGO_TARGET_DIR='$work/rust-target' CARGO_TERM_COLOR=never"
   if (( have_static )); then
     step "rust static (cargo run, no variables)" \
       sh -c "cd '$rust_app' && $rust_env '$cargo_cmd' run --offline"
