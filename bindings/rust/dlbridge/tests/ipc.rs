@@ -87,7 +87,18 @@ fn unsafe_geteuid() -> u32 {
 }
 
 fn scratch_socket(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("dlbridge-rust-{name}-{}", std::process::id()));
+    // Unique per call, not only per process: a folder left by an earlier run whose process had
+    // the same pid must not make this one fail.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "dlbridge-rust-{name}-{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     let path = dir.join("channel.sock");
     (dir, path)
 }
