@@ -4,7 +4,7 @@
     check_header_docs.py HEADER...            # exit 0: all documented; 1: the list of those not
     check_header_docs.py --teeth HEADER...    # the check fails when a comment is taken away
 
-The rule, precisely (the same for dlbridge.h, dlbridge.hpp and channel.hpp):
+The rule, precisely (the same for dlbridge.h and every C++ header of core/include/dlbridge/):
 
 What is checked (a "declaration"):
   - every statement at file scope, inside `extern "C" { }`, or inside a namespace (any namespace,
