@@ -1,7 +1,6 @@
 package dlbridge
 
 import (
-	"strconv"
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
@@ -193,15 +192,6 @@ func OpenCLQueueHandshake(producerQueue, consumerQueue unsafe.Pointer) error {
 	_, err := check(capi.Dlb_opencl_queue_handshake(int64(uintptr(producerQueue)), int64(uintptr(consumerQueue))))
 	return err
 }
-
-// addrToPtr turns an address of C memory, which the garbage collector never moves or frees,
-// into an unsafe.Pointer.
-func addrToPtr(addr int64) unsafe.Pointer {
-	a := uintptr(addr)
-	return *(*unsafe.Pointer)(unsafe.Pointer(&a))
-}
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // DeviceTypeKnown reports whether imports accept the device type (one DLPack defines, or one a
 // backend is registered for).

@@ -1,10 +1,6 @@
 package dlbridge
 
-import (
-	"strings"
-
-	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
-)
+import "github.com/dlbridge/dlbridge/bindings/go/internal/capi"
 
 // DTypeCode is a DLPack type code (DLDataTypeCode, stored in DLDataType.code): an integer, not a
 // closed set. A tensor from a newer producer may carry a code this package has no constant for;
@@ -117,21 +113,6 @@ func ParseDType(name string) (DType, error) {
 		return DType{}, err
 	}
 	return dtypeFromPacked(int(out[0])), nil
-}
-
-// checkText refuses text C would cut short.
-func checkText(s string) error {
-	if strings.IndexByte(s, 0) >= 0 {
-		return errorf(StatusInvalidArgument, "%q contains a NUL byte", s)
-	}
-	return nil
-}
-
-func cString(buf []byte) string {
-	if i := strings.IndexByte(string(buf), 0); i >= 0 {
-		return string(buf[:i])
-	}
-	return string(buf)
 }
 
 // ElementSize is the bytes one element occupies on its own: ceil(bits * lanes / 8).
