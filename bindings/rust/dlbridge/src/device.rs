@@ -7,12 +7,163 @@
 //! synchronised on drop would not make them safe: `std::mem::forget` skips drops, and callers
 //! often synchronise by other means (an event, the consumer's stream, the DLPack handshake).
 
+use crate::dtype::format_with;
 use crate::error::{ErrorBuf, Result};
-use crate::Device;
 use dlbridge_sys as ffi;
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_void, CStr, CString};
+use std::fmt;
 use std::os::raw::c_char;
 use std::ptr;
+
+/// DLPack device types (`DLDevice::device_type`), as `i32` constants.
+pub mod device_type {
+    use dlbridge_sys as ffi;
+    /// Host memory.
+    pub const CPU: i32 = ffi::kDLCPU as i32;
+    /// CUDA device memory.
+    pub const CUDA: i32 = ffi::kDLCUDA as i32;
+    /// CUDA pinned host memory.
+    pub const CUDA_HOST: i32 = ffi::kDLCUDAHost as i32;
+    /// OpenCL buffer (`data` is a `cl_mem`).
+    pub const OPENCL: i32 = ffi::kDLOpenCL as i32;
+    /// Vulkan buffer.
+    pub const VULKAN: i32 = ffi::kDLVulkan as i32;
+    /// Metal buffer.
+    pub const METAL: i32 = ffi::kDLMetal as i32;
+    /// Verilog simulator buffer.
+    pub const VPI: i32 = ffi::kDLVPI as i32;
+    /// ROCm device memory.
+    pub const ROCM: i32 = ffi::kDLROCM as i32;
+    /// ROCm pinned host memory.
+    pub const ROCM_HOST: i32 = ffi::kDLROCMHost as i32;
+    /// Implementation-defined device.
+    pub const EXT_DEV: i32 = ffi::kDLExtDev as i32;
+    /// CUDA managed memory.
+    pub const CUDA_MANAGED: i32 = ffi::kDLCUDAManaged as i32;
+    /// oneAPI unified shared memory.
+    pub const ONE_API: i32 = ffi::kDLOneAPI as i32;
+    /// WebGPU buffer.
+    pub const WEBGPU: i32 = ffi::kDLWebGPU as i32;
+    /// Hexagon DSP.
+    pub const HEXAGON: i32 = ffi::kDLHexagon as i32;
+    /// Microsoft MAIA.
+    pub const MAIA: i32 = ffi::kDLMAIA as i32;
+    /// AWS Trainium.
+    pub const TRN: i32 = ffi::kDLTrn as i32;
+    /// Google TPU (after DLPack 1.3).
+    pub const TPU: i32 = ffi::kDLTPU as i32;
+    /// TPU host memory (after DLPack 1.3).
+    pub const TPU_HOST: i32 = ffi::kDLTPUHost as i32;
+}
+
+/// A device: its type ([`device_type`]) and the ordinal of the device of that type.
+///
+/// ```
+/// use dlbridge::Device;
+/// assert_eq!(Device::parse("cuda:1")?, Device::cuda(1));
+/// assert_eq!(Device::CPU.to_string(), "cpu");
+/// assert!(Device::CPU.is_host_readable());
+/// # Ok::<(), dlbridge::Error>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Device {
+    /// The device type ([`device_type`]); any `i32`, including values newer than this crate.
+    pub device_type: i32,
+    /// The ordinal of the device (0 for the CPU, pinned and managed memory).
+    pub device_id: i32,
+}
+
+impl Device {
+    /// The host CPU.
+    pub const CPU: Device = Device::new(device_type::CPU, 0);
+
+    /// A device from its type and ordinal.
+    pub const fn new(device_type: i32, device_id: i32) -> Device {
+        Device {
+            device_type,
+            device_id,
+        }
+    }
+
+    /// CUDA device `id`.
+    pub const fn cuda(id: i32) -> Device {
+        Device::new(device_type::CUDA, id)
+    }
+
+    /// OpenCL device `id`.
+    pub const fn opencl(id: i32) -> Device {
+        Device::new(device_type::OPENCL, id)
+    }
+
+    /// Parses "cpu", "cuda:1", "opencl" (id 0) or "device_type_N:ID" (`dlb_device_parse`).
+    pub fn parse(text: &str) -> Result<Device> {
+        let c = CString::new(text).map_err(|_| {
+            crate::Error::new(
+                crate::status::INVALID_ARGUMENT,
+                "device text contains a NUL byte",
+            )
+        })?;
+        let mut out = ffi::DLDevice {
+            device_type: 0,
+            device_id: 0,
+        };
+        let err = ErrorBuf::new();
+        // SAFETY: `c` is NUL-terminated; `out`/`err` valid for writes.
+        err.check(unsafe { ffi::dlb_device_parse(c.as_ptr(), &mut out, err.as_mut_ptr()) })?;
+        Ok(out.into())
+    }
+
+    /// True if the host CPU can read this device's memory (CPU, CUDA pinned/managed, ROCm pinned).
+    pub fn is_host_readable(self) -> bool {
+        // SAFETY: plain value in.
+        unsafe { ffi::dlb_device_is_host_readable(self.into()) != 0 }
+    }
+
+    /// The device type's name ("cuda_host"), or `None` for a type DLPack does not define.
+    pub fn type_name(self) -> Option<&'static str> {
+        // SAFETY: returns NULL or a static NUL-terminated string.
+        let p = unsafe { ffi::dlb_device_type_name(self.device_type) };
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("?"))
+    }
+}
+
+impl From<ffi::DLDevice> for Device {
+    fn from(d: ffi::DLDevice) -> Device {
+        Device {
+            device_type: d.device_type as i32,
+            device_id: d.device_id,
+        }
+    }
+}
+
+impl From<Device> for ffi::DLDevice {
+    fn from(d: Device) -> ffi::DLDevice {
+        ffi::DLDevice {
+            device_type: d.device_type as ffi::DLDeviceType,
+            device_id: d.device_id,
+        }
+    }
+}
+
+/// "cpu", "cuda:1", or "device_type_25:0" for a type without a name (`dlb_device_format`).
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // SAFETY: the closure passes the buffer and its length straight to the C formatter.
+        if let Some(name) = format_with(|buf, len, err| unsafe {
+            ffi::dlb_device_format((*self).into(), buf, len, err)
+        }) {
+            f.write_str(&name)
+        } else {
+            write!(f, "device_type_{}:{}", self.device_type, self.device_id)
+        }
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Device({self})")
+    }
+}
 
 /// A device runtime's stream or queue handle, opaque to this crate: a `cudaStream_t` for CUDA
 /// (the legacy and per-thread default streams included), a `cl_command_queue` for OpenCL.

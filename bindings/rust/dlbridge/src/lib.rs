@@ -136,8 +136,8 @@ pub use dlbridge_sys as ffi;
 struct ReadmeDoctests;
 
 pub use create::RawParts;
-pub use device::{cuda, opencl, Stream};
-pub use dtype::{device_type, dtype_code, DType, Device};
+pub use device::{cuda, device_type, opencl, Device, Stream};
+pub use dtype::{dtype_code, DType};
 pub use element::{Bf16, Element, F16};
 pub use error::{status, status_name, Error, Result};
 pub use exchange::ExportError;
