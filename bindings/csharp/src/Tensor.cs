@@ -1,6 +1,7 @@
 // Tensor.cs - the Tensor class and its lifecycle: the one native reference it holds, the count
 // that keeps it alive across native calls, Dispose and the finalizer, Address, ToString. The
-// other concerns live in Tensor.Create.cs, Tensor.Access.cs, Tensor.Views.cs, Tensor.Exchange.cs.
+// other concerns live in Tensor.Create.cs, Tensor.Access.cs, Tensor.Views.cs, Tensor.Exchange.cs,
+// Tensor.Ipc.cs.
 using System;
 using System.Runtime.CompilerServices;
 using System.Runtime.ConstrainedExecution;
