@@ -6,8 +6,8 @@
 #
 # Every Debian package a build, a test or a documented install command uses is named below, in
 # the list of the part that uses it, even where a new machine of this kind has it already (then it
-# costs nothing). The test `install-lists` (suite `install`, scripts/check_install_lists.py) fails
-# when a build uses a package that no list here names. Toolchains that do not come from Debian
+# costs nothing). The test `install-lists` (suite `install`, tests/install/check_install_lists.py)
+# fails when a build uses a package that no list here names. Toolchains that do not come from Debian
 # are named in the README ("What a new machine must have") and are not installed here: Rust
 # (rustup's cargo, rustc, rustfmt), the CUDA Toolkit (nvcc, optional) and Python 3.
 set -euo pipefail

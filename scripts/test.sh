@@ -8,8 +8,10 @@
 #      generated-output check and an out-of-tree consumer)
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every C/C++ suite, with
 #      the libFuzzer targets fuzzing for DLB_FUZZ_SECONDS (default 60) seconds each, the JNI
-#      library (SWIG wrapper + dlbridge_jni.c) through its native test, the Go binding's C half
-#      (SWIG wrapper + shims.c) through its native test (suite gonative), and the JUnit suite in a
+#      library (SWIG's dlbridge_java_wrap.c + the shared release engine) through its native test
+#      (bindings/java/tests/test_jni_native.c), the Go binding's C half (internal/capi's
+#      dlbridge_wrap.c + dlbx_release.c) through its native test
+#      (bindings/go/tests/test_go_native.c, suite gonative), and the JUnit suite in a
 #      JVM with the ASan runtime preloaded (the Rust crates link the library from outside the
 #      sanitizer runtime, so they run in pass 1 only); the interop matrix without its Rust agent
 #   3. valgrind (memcheck, leaks are errors) over the gcc build's core, cpp, examples, cuda,

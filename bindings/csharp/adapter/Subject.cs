@@ -1,7 +1,7 @@
 // dlbridge's C# binding as a subject of the DLPack conformance kit, through the binding's public
 // API only (namespace DLBridge). The kit's contract (dlpack_conformance.h) is a dlpc_subject table
 // in unmanaged memory whose entry points are reverse P/Invoke function pointers to the static
-// methods below (their delegates are kept alive for the life of the process); csharp_subject.c
+// methods below (their delegates are kept alive for the life of the process); adapter_csharp.c
 // exports dlpack_conformance_subject() by starting Mono and calling Subject.Table().
 //
 // Producer: the kit's values are wrapped read-only (Tensor.WrapNative over the kit's memory) and

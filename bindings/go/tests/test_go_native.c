@@ -1,6 +1,6 @@
 /* test_go_native.c - drives the C half of the Go binding without the Go runtime: SWIG's wrapper
  * (internal/capi/dlbridge_wrap.c, the committed output, with the by-value calls of
- * generators/go/dlbridge_go.i), the copy of the shared release engine the module carries
+ * generators/swig/dlbridge_go.i), the copy of the shared release engine the module carries
  * (internal/capi/dlbx_release.c) and the C of the Go tests (internal/ctest/ctest.c), all included
  * here and built by Meson with the project's warnings and -Werror; the foreign producer of
  * tests/foreign is linked in. The wrappers take Go's slice and string headers by value, which C

@@ -1,6 +1,6 @@
 // A program outside the dlbridge tree that uses the Go binding the way a user does: its go.mod
 // requires the module and (for this test) replaces it with a local copy; `go build` finds the
-// installed C library through pkg-config. Run by tests/consumer.sh.
+// installed C library through pkg-config. Run by tests/consumers/run_consumers.sh.
 package main
 
 import (
