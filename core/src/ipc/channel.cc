@@ -666,9 +666,10 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
     return receive_cuda(channel, wire, deadline, &got, out, error);
   }
   if (got.dropped) return fail_dropped(error);
-  status = dlb::ipc::check_memfd(wire, got.fd.get(), got.count, error);
+  dlb::Geometry g{};
+  status = dlb::ipc::check_memfd(wire, got.fd.get(), got.count, &g, error);
   if (status != DLB_OK) return status;
-  return dlb::ipc::map_received_segment(got.fd, wire, out, error);
+  return dlb::ipc::map_received_segment(got.fd, wire, g, out, error);
 }
 
 DLB_API void dlb_channel_shutdown(dlb_channel* channel) {

@@ -23,8 +23,9 @@ const char* handle_name(uint32_t handle) {
 
 // The tensor a descriptor describes, checked as an import validates it (dtype, shape, strides,
 // flags, device) and against the size of its segment, with the messages of validation and of
-// dlb_tensor_wrap_buffer, as DLB_ERR_PROTOCOL: the peer sent them.
-int check_layout(const Wire& wire, dlb_error* error) {
+// dlb_tensor_wrap_buffer, as DLB_ERR_PROTOCOL: the peer sent them. Fills `g` (offsets are
+// relative to the segment's first byte).
+int check_layout(const Wire& wire, Geometry* g, dlb_error* error) {
   DLTensor desc{};
   // No memory yet: a stand-in address, so that validation sees a tensor with data.
   static char stand_in;
@@ -35,9 +36,8 @@ int check_layout(const Wire& wire, dlb_error* error) {
   desc.shape = const_cast<int64_t*>(wire.shape);
   desc.strides = const_cast<int64_t*>(wire.strides);
   desc.byte_offset = wire.byte_offset;
-  Geometry g{};
-  if (validate_tensor(&desc, wire.flags, &g, error) != DLB_OK) return DLB_ERR_PROTOCOL;
-  if (check_buffer_span(g, wire.segment_size, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  if (validate_tensor(&desc, wire.flags, g, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  if (check_buffer_span(*g, wire.segment_size, error) != DLB_OK) return DLB_ERR_PROTOCOL;
   return DLB_OK;
 }
 
@@ -81,7 +81,7 @@ int check_header(const Wire& wire, dlb_error* error) {
   return DLB_OK;
 }
 
-int check_memfd(const Wire& wire, int fd, int fds, dlb_error* error) {
+int check_memfd(const Wire& wire, int fd, int fds, Geometry* g, dlb_error* error) {
   if (fds != 1) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "a memfd descriptor must come with exactly one file descriptor; this one came "
@@ -97,7 +97,7 @@ int check_memfd(const Wire& wire, int fd, int fds, dlb_error* error) {
   if (wire.segment_size == 0) {
     return fail(error, DLB_ERR_PROTOCOL, "the descriptor says its segment holds 0 bytes");
   }
-  int status = check_layout(wire, error);
+  int status = check_layout(wire, g, error);
   if (status != DLB_OK) return status;
   struct stat info {};
   if (fstat(fd, &info) != 0) return os_fail(error, errno, DLB_ERR_PROTOCOL, "fstat of the received segment");
@@ -174,7 +174,8 @@ int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_er
                 static_cast<unsigned>(extension.has_event),
                 static_cast<unsigned>(extension.reserved));
   }
-  return check_layout(wire, error);
+  Geometry g{};
+  return check_layout(wire, &g, error);
 }
 
 }  // namespace ipc

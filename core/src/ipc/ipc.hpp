@@ -64,10 +64,10 @@ struct Segment {
 // The segment behind `tensor` (itself, a view or a share of a tensor over one), or NULL.
 Segment* segment_of(const DLManagedTensorVersioned* tensor);
 
-// Maps the pages of the received memfd `fd` that the (checked) descriptor's tensor reaches and
-// wraps them as *out. Ownership: `fd` is taken in every case.
-int map_received_segment(OwnedFd& fd, const Wire& wire, DLManagedTensorVersioned** out,
-                         dlb_error* error);
+// Maps the pages of the received memfd `fd` that the descriptor's tensor reaches (`g`, from
+// check_memfd) and wraps them as *out. Ownership: `fd` is taken in every case.
+int map_received_segment(OwnedFd& fd, const Wire& wire, const Geometry& g,
+                         DLManagedTensorVersioned** out, dlb_error* error);
 
 // ---- the wire codec (codec.cc) ------------------------------------------------------------
 
@@ -82,8 +82,9 @@ int check_header(const Wire& wire, dlb_error* error);
 
 // A received memfd descriptor with the `fds` file descriptors that came with it (the first one
 // `fd`), before anything is mapped: the count, the device, the tensor's layout against the
-// segment's size, the segment's real size, seals and access mode. DLB_ERR_PROTOCOL.
-int check_memfd(const Wire& wire, int fd, int fds, dlb_error* error);
+// segment's size, the segment's real size, seals and access mode. DLB_ERR_PROTOCOL. Fills `g`,
+// the tensor's geometry (offsets from the segment's first byte), for map_received_segment.
+int check_memfd(const Wire& wire, int fd, int fds, Geometry* g, dlb_error* error);
 
 // A received CUDA descriptor and its extension, before the backend maps anything.
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error);

@@ -61,21 +61,10 @@ Segment* segment_of(const DLManagedTensorVersioned* tensor) {
   return static_cast<Segment*>(release_context(tensor, release_segment));
 }
 
-int map_received_segment(OwnedFd& fd, const Wire& wire, DLManagedTensorVersioned** out,
-                         dlb_error* error) {
+int map_received_segment(OwnedFd& fd, const Wire& wire, const Geometry& g,
+                         DLManagedTensorVersioned** out, dlb_error* error) {
   // Only the pages the elements reach (check_memfd bounded them by the segment's size): a
   // tensor over a small part of a huge segment costs its own pages of address space.
-  Geometry g{};
-  DLTensor desc{};
-  desc.data = reinterpret_cast<void*>(uintptr_t{1} << 12);  // any page-aligned stand-in
-  desc.device = DLDevice{kDLCPU, 0};
-  desc.ndim = wire.ndim;
-  desc.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
-  desc.shape = const_cast<int64_t*>(wire.shape);
-  desc.strides = const_cast<int64_t*>(wire.strides);
-  desc.byte_offset = wire.byte_offset;
-  int status = validate_tensor(&desc, wire.flags, &g, error);
-  if (status != DLB_OK) return status;
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t begin = g.span_bits == 0 ? 0 : static_cast<uint64_t>(g.begin_bits >> 3);
   const uint64_t end = g.span_bits == 0 ? 1 : (static_cast<uint64_t>(g.begin_bits) + g.span_bits + 7) >> 3;
@@ -95,7 +84,12 @@ int map_received_segment(OwnedFd& fd, const Wire& wire, DLManagedTensorVersioned
     }
     return os_fail(error, saved, DLB_ERR_PROTOCOL, "mmap of the received segment");
   }
+  DLTensor desc{};
   desc.device = DLDevice{static_cast<DLDeviceType>(wire.device_type), wire.device_id};
+  desc.ndim = wire.ndim;
+  desc.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
+  desc.shape = const_cast<int64_t*>(wire.shape);
+  desc.strides = const_cast<int64_t*>(wire.strides);
   desc.byte_offset = wire.byte_offset - offset;
   // A copy made for this exchange (IS_COPIED) was dropped by its sender: it is ours alone.
   const bool exposed = (wire.flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0;
