@@ -541,13 +541,8 @@ int cuda_receive(const Wire& wire, const WireExtension& extension, int fd,
   s->exposed.store(wire.handle == kHandleCudaIpc ||
                        (wire.flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0,
                    std::memory_order_release);
-  DLTensor desc{};
-  desc.device = DLDevice{kDLCUDA, wire.device_id};
-  desc.ndim = wire.ndim;
-  desc.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
-  desc.shape = const_cast<int64_t*>(wire.shape);
-  desc.strides = const_cast<int64_t*>(wire.strides);
-  desc.byte_offset = wire.byte_offset;
+  // check_cuda made sure the descriptor names kDLCUDA.
+  DLTensor desc = dlb::ipc::described_tensor(wire, nullptr, wire.byte_offset);
   return wrap_cuda_segment(s, &desc, wire.flags, out, error);
 }
 

@@ -26,16 +26,9 @@ const char* handle_name(uint32_t handle) {
 // dlb_tensor_wrap_buffer, as DLB_ERR_PROTOCOL: the peer sent them. Fills `g` (offsets are
 // relative to the segment's first byte).
 int check_layout(const Wire& wire, Geometry* g, dlb_error* error) {
-  DLTensor desc{};
   // No memory yet: a stand-in address, so that validation sees a tensor with data.
   static char stand_in;
-  desc.data = &stand_in;
-  desc.device = DLDevice{static_cast<DLDeviceType>(wire.device_type), wire.device_id};
-  desc.ndim = wire.ndim;
-  desc.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
-  desc.shape = const_cast<int64_t*>(wire.shape);
-  desc.strides = const_cast<int64_t*>(wire.strides);
-  desc.byte_offset = wire.byte_offset;
+  const DLTensor desc = described_tensor(wire, &stand_in, wire.byte_offset);
   if (validate_tensor(&desc, wire.flags, g, error) != DLB_OK) return DLB_ERR_PROTOCOL;
   if (check_buffer_span(*g, wire.segment_size, error) != DLB_OK) return DLB_ERR_PROTOCOL;
   return DLB_OK;

@@ -84,13 +84,7 @@ int map_received_segment(OwnedFd& fd, const Wire& wire, const Geometry& g,
     }
     return os_fail(error, saved, DLB_ERR_PROTOCOL, "mmap of the received segment");
   }
-  DLTensor desc{};
-  desc.device = DLDevice{static_cast<DLDeviceType>(wire.device_type), wire.device_id};
-  desc.ndim = wire.ndim;
-  desc.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
-  desc.shape = const_cast<int64_t*>(wire.shape);
-  desc.strides = const_cast<int64_t*>(wire.strides);
-  desc.byte_offset = wire.byte_offset - offset;
+  DLTensor desc = described_tensor(wire, nullptr, wire.byte_offset - offset);
   // A copy made for this exchange (IS_COPIED) was dropped by its sender: it is ours alone.
   const bool exposed = (wire.flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0;
   return wrap_segment(fd, base, mapped, offset, wire.segment_size, exposed, &desc, wire.flags, out,

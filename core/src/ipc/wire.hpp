@@ -44,6 +44,20 @@ struct Wire {
   int64_t strides[DLB_MAX_NDIM];
 };
 
+// The tensor a descriptor describes, over `data` with its first element `byte_offset` bytes in
+// (shape and strides point into `wire`, which must outlive the result).
+inline DLTensor described_tensor(const Wire& wire, void* data, uint64_t byte_offset) {
+  DLTensor t{};
+  t.data = data;
+  t.device = DLDevice{static_cast<DLDeviceType>(wire.device_type), wire.device_id};
+  t.ndim = wire.ndim;
+  t.dtype = DLDataType{wire.code, wire.bits, wire.lanes};
+  t.shape = const_cast<int64_t*>(wire.shape);
+  t.strides = const_cast<int64_t*>(wire.strides);
+  t.byte_offset = byte_offset;
+  return t;
+}
+
 inline constexpr char kExtensionMagic[8] = {'d', 'l', 'b', '-', 'c', 'u', 'd', 'a'};
 inline constexpr unsigned kCudaHandleSize = 64;  // CUDA_IPC_HANDLE_SIZE (checked in cuda_ipc.cc)
 
