@@ -1021,6 +1021,86 @@ DLB_API dlb_status dlb_channel_send_cuda(dlb_channel* channel,
 DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVersioned** out,
                                        dlb_error* error);
 
+/* ---- A channel's pool: the fast way to send ------------------------------------------------
+ * dlb_tensor_allocate_shareable gives every tensor a memfd of its own: the receiver maps it and
+ * the sender's first write to each page faults it in. A channel's pool keeps memory for the
+ * tensors sent on that channel and takes it back when the receiver is done:
+ *  - dlb_channel_allocate lends a tensor from segments the pool keeps mapped and already
+ *    faulted in; small tensors share segments (slots of one size class in a 2 MiB segment),
+ *    a large one has a segment to itself. Its memory is not zero-filled: it holds what an earlier
+ *    tensor of the pool held (fill it, as after dlb_tensor_allocate).
+ *  - The first send of a segment's slot brings its memfd; later ones name the segment, and the
+ *    receiver uses the mapping it kept: no file descriptor, mmap, munmap, fstat or seal check
+ *    per tensor, and one file descriptor and at most two mappings (read-write, read-only) per
+ *    segment in the receiver, not per tensor.
+ *  - When the receiver frees its tensor (and every view and share of it), its dlbridge gives the
+ *    slot back over the channel; the sender's pool reuses a slot once the receiver and the
+ *    sender have both freed their tensors over it. That return is the sender's delivery
+ *    acknowledgement: dlb_channel_pool_stats counts what the peer still holds, and what it lost.
+ *  - Lifetimes are the memfd's (see above): a received tensor outlives the sender's pool and
+ *    process; a process killed on either side leaks nothing. Slots the peer held when the
+ *    channel closed are never reused.
+ *  - Segments of 2 MiB and more ask for huge pages: hugetlbfs pages when the system has them
+ *    reserved (vm.nr_hugepages), else transparent huge pages where shared memory may use them
+ *    (/sys/kernel/mm/transparent_hugepage/shmem_enabled "advise" or "always");
+ *    dlb_channel_pool_stats says which the pool got (DLB_HUGE_PAGES_*).
+ *  - A pool tensor goes out only on its own channel (sending it on another one gives
+ *    DLB_ERR_INVALID_ARGUMENT; send a copy there with DLB_SEND_COPY), and a tensor received from
+ *    a pool is lent, not shareable: it cannot be sent on (send a copy with DLB_SEND_COPY).
+ * Host memory (kDLCPU) only; Linux only (elsewhere DLB_ERR_UNSUPPORTED). */
+
+/* The most memory a channel's pool may hold unless dlb_channel_set_pool_limit says otherwise. */
+#define DLB_POOL_DEFAULT_LIMIT (1ull << 30)
+
+/* What dlb_channel_pool_stats reports of huge pages. */
+#define DLB_HUGE_PAGES_NONE 0        /* none: small pages only (or no segment of 2 MiB yet) */
+#define DLB_HUGE_PAGES_TRANSPARENT 1 /* transparent huge pages were asked for (madvise) */
+#define DLB_HUGE_PAGES_HUGETLB 2     /* segments of reserved hugetlbfs pages */
+
+/* The state of a channel's pool (dlb_channel_pool_stats). */
+typedef struct dlb_pool_stats {
+  uint64_t segments;      /* segments the pool keeps */
+  uint64_t bytes;         /* their size in all */
+  uint64_t limit;         /* the most it may keep (dlb_channel_set_pool_limit) */
+  uint64_t live;          /* tensors of this process over the pool's slots */
+  uint64_t lent;          /* sends the peer has not given back yet */
+  uint64_t returned;      /* sends the peer gave back since the channel opened */
+  uint64_t lost;          /* sends the peer could not take (it ran out of file descriptors or
+                             mappings), since the channel opened */
+  int32_t huge_pages;     /* DLB_HUGE_PAGES_*: what the large segments got */
+  int32_t reserved;       /* 0 */
+} dlb_pool_stats;
+
+/* Lends a tensor from `channel`'s pool (see above), laid out as dlb_tensor_allocate lays it out
+ * (`strides` NULL: compact row-major; the first element DLB_CPU_ALIGNMENT-aligned), its memory
+ * not zero-filled. Takes back, without waiting, what the peer has given back; when the pool is at
+ * its limit, waits for the peer to give something back, within the channel's time limit.
+ * Errors: the layout's own (as dlb_tensor_allocate); a device other than kDLCPU
+ * (DLB_ERR_UNSUPPORTED); a listener (DLB_ERR_INVALID_ARGUMENT); a tensor larger than the pool's
+ * limit (DLB_ERR_LIMIT, naming both); DLB_ERR_TIMEOUT (the pool stayed full: the peer holds its
+ * tensors), DLB_ERR_PEER_CLOSED (the pool is full and the peer is gone), DLB_ERR_OUT_OF_MEMORY,
+ * DLB_ERR_CLOSED.
+ * Ownership: on success the caller owns *out, a tensor like any other (views, shares, exports);
+ * freeing it gives its slot back to the pool (once the peer has given it back too), also after
+ * the channel was closed. On error nothing is allocated. */
+DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, DLDataType dtype,
+                                        int32_t ndim, const int64_t* shape,
+                                        const int64_t* strides, uint64_t flags,
+                                        DLManagedTensorVersioned** out, dlb_error* error);
+
+/* Sets the most memory `channel`'s pool may keep, in bytes (DLB_POOL_DEFAULT_LIMIT at first).
+ * Lowering it below what the pool keeps frees nothing, but no segment is added until the pool
+ * is below it. Errors: 0 (DLB_ERR_INVALID_ARGUMENT); a listener; a channel shut down. */
+DLB_API dlb_status dlb_channel_set_pool_limit(dlb_channel* channel, uint64_t bytes,
+                                              dlb_error* error);
+
+/* Fills *out with the state of `channel`'s pool, after taking back, without waiting, what the
+ * peer has given back. All zero (but the limit) before the first dlb_channel_allocate.
+ * Errors: NULL arguments, a listener (DLB_ERR_INVALID_ARGUMENT); a channel shut down.
+ * Ownership: nothing is created. */
+DLB_API dlb_status dlb_channel_pool_stats(dlb_channel* channel, dlb_pool_stats* out,
+                                          dlb_error* error);
+
 /* The receiving half of dlb_channel_send_cuda, the cross-process counterpart of
  * dlb_cuda_stream_handshake: makes work the caller queues on `consumer_stream` afterwards wait
  * for the sender's work before the send, without blocking the host. `consumer_stream` follows

@@ -1,6 +1,6 @@
 // The channel: a Unix stream socket between two processes of this machine. A tensor travels as
 // one fixed-size descriptor (codec.cc), with its memory's file descriptor (SCM_RIGHTS) and, for
-// CUDA memory, an extension frame in the same send. Peers are checked by the credentials the
+// CUDA memory and a pool's slots (pool.cc, inbound.cc), an extension frame in the same send. Peers are checked by the credentials the
 // kernel recorded (SO_PEERCRED). Each call may have a time limit; a limit that runs out in the
 // middle of a tensor's frames leaves the stream out of step, and the channel says so.
 #if defined(__linux__)
@@ -26,59 +26,43 @@ using dlb::ipc::OwnedFd;
 using dlb::ipc::Wire;
 using dlb::ipc::WireExtension;
 
-struct dlb_channel {
-  int fd;
-  bool listener;
-  std::atomic<bool> shut;  // dlb_channel_shutdown was called: every call fails CLOSED
-  bool out_of_step;        // a time limit ran out in the middle of a tensor's frames
-  int64_t timeout_ns;      // DLB_TIMEOUT_NONE or >= 0
-  pid_t peer_pid;
-  uid_t peer_uid;
-  int nallowed;
-  uid_t allowed[16];
-  char path[sizeof(sockaddr_un::sun_path)];
-};
-
 namespace dlb {
 namespace ipc {
 
-int os_fail(dlb_error* error, int err, int missing, const char* what) {
-  switch (err) {
-    case EPIPE:
-    case ECONNRESET:
-    case ENOTCONN:
-      return fail(error, DLB_ERR_PEER_CLOSED, "%s failed: the peer closed the channel (%s)", what,
-                  std::strerror(err));
-    case EACCES:
-    case EPERM:
-      return fail(error, DLB_ERR_PERMISSION, "%s failed: %s", what, std::strerror(err));
-    case EMFILE: {
-      rlimit limit{};
-      getrlimit(RLIMIT_NOFILE, &limit);
-      return fail(error, DLB_ERR_LIMIT,
-                  "%s failed: this process is at its limit of %llu open file descriptors "
-                  "(RLIMIT_NOFILE)",
-                  what, static_cast<unsigned long long>(limit.rlim_cur));
-    }
-    case ENFILE:
-      return fail(error, DLB_ERR_LIMIT,
-                  "%s failed: the system is at its limit of open files (fs.file-max)", what);
-    case ETOOMANYREFS:
-      return fail(error, DLB_ERR_LIMIT,
-                  "%s failed: too many file descriptors are in flight on sockets for this user "
-                  "(the peer has not received them yet)",
-                  what);
-    case ENOMEM:
-    case ENOBUFS:
-      return fail(error, DLB_ERR_OUT_OF_MEMORY, "%s failed: %s", what, std::strerror(err));
-    case EAGAIN:
-      return fail(error, DLB_ERR_TIMEOUT, "%s failed: the time limit ran out", what);
-    case ENOENT:
-    case ECONNREFUSED:
-      return fail(error, missing, "%s failed: %s", what, std::strerror(err));
-    default:
-      return fail(error, DLB_ERR_DEVICE, "%s failed: %s", what, std::strerror(err));
+int fail_shut(dlb_error* error) {
+  return fail(error, DLB_ERR_CLOSED, "%s", DLB_CHANNEL_CLOSED_MESSAGE);
+}
+
+// A channel shut down (dlb_channel_shutdown) fails every call with DLB_ERR_CLOSED, also the ones
+// it woke: their own error (EINVAL from accept, end of stream from recvmsg) is its consequence.
+bool is_shut(const dlb_channel* channel) { return channel->shut.load(std::memory_order_acquire); }
+
+int check_in_step(const dlb_channel* channel, dlb_error* error) {
+  if (!channel->out_of_step) return DLB_OK;
+  return fail(error, DLB_ERR_PROTOCOL,
+              "the channel lost its place in the stream when a time limit ran out in the middle "
+              "of a tensor: close it");
+}
+
+// The kernel dropped the file descriptors of a received tensor (MSG_CTRUNC): this process is at
+// its limit of open files. The frames were read whole, so the stream is still in step.
+int fail_dropped(dlb_error* error) {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  return fail(error, DLB_ERR_LIMIT,
+              "the file descriptor that came with the received tensor was dropped: this process "
+              "is at its limit of %llu open file descriptors (RLIMIT_NOFILE); the tensor is lost",
+              static_cast<unsigned long long>(limit.rlim_cur));
+}
+
+int check_connected(dlb_channel* channel, const char* verb, dlb_error* error) {
+  if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
+  if (is_shut(channel)) return fail_shut(error);
+  if (channel->listener) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener cannot %s: accept a connection",
+                verb);
   }
+  return check_in_step(channel, error);
 }
 
 }  // namespace ipc
@@ -86,14 +70,15 @@ int os_fail(dlb_error* error, int err, int missing, const char* what) {
 
 namespace {
 
+using dlb::ipc::check_connected;
+using dlb::ipc::check_in_step;
+using dlb::ipc::fail_dropped;
+using dlb::ipc::is_shut;
+using dlb::ipc::Deadline;
+using dlb::ipc::fail_shut;
 using dlb::ipc::os_fail;
+using dlb::ipc::Received;
 
-// A channel shut down (dlb_channel_shutdown) fails every call with DLB_ERR_CLOSED, also the ones
-// it woke: their own error (EINVAL from accept, end of stream from recvmsg) is its consequence.
-bool is_shut(const dlb_channel* channel) { return channel->shut.load(std::memory_order_acquire); }
-int fail_shut(dlb_error* error) {
-  return fail(error, DLB_ERR_CLOSED, "%s", DLB_CHANNEL_CLOSED_MESSAGE);
-}
 // A failed call's status, unless the channel was shut down meanwhile (then that is the cause).
 int or_shut(const dlb_channel* channel, int status, dlb_error* error) {
   return status != DLB_OK && is_shut(channel) ? fail_shut(error) : status;
@@ -107,33 +92,6 @@ int check_timeout(int64_t timeout_ns, dlb_error* error) {
   }
   return DLB_OK;
 }
-
-// When a call with a time limit must be done.
-class Deadline {
- public:
-  explicit Deadline(int64_t timeout_ns) : unlimited_(timeout_ns == DLB_TIMEOUT_NONE) {
-    if (unlimited_) return;
-    clock_gettime(CLOCK_MONOTONIC, &end_);
-    const int64_t ns = end_.tv_nsec + timeout_ns % 1000000000;
-    end_.tv_sec += static_cast<time_t>(timeout_ns / 1000000000 + ns / 1000000000);
-    end_.tv_nsec = static_cast<long>(ns % 1000000000);
-  }
-  bool unlimited() const { return unlimited_; }
-  // Milliseconds left for poll, rounded up (0 once passed).
-  int remaining_ms() const {
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const int64_t ns = (static_cast<int64_t>(end_.tv_sec) - now.tv_sec) * 1000000000 +
-                       (end_.tv_nsec - now.tv_nsec);
-    if (ns <= 0) return 0;
-    const int64_t ms = (ns + 999999) / 1000000;
-    return ms > 1000000000 ? 1000000000 : static_cast<int>(ms);
-  }
-
- private:
-  bool unlimited_;
-  timespec end_{};
-};
 
 // Waits until `fd` is ready for `events` or the deadline passes (DLB_ERR_TIMEOUT, the message
 // naming `what`). Without a limit, returns at once: the call that follows blocks.
@@ -156,6 +114,7 @@ dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns) {
     channel->listener = listener;
     channel->peer_pid = -1;
     channel->timeout_ns = timeout_ns;
+    channel->pool_limit = DLB_POOL_DEFAULT_LIMIT;
   }
   return channel;
 }
@@ -245,15 +204,9 @@ int lose_place(dlb_channel* channel, int status) {
   return status;
 }
 
-int check_in_step(const dlb_channel* channel, dlb_error* error) {
-  if (!channel->out_of_step) return DLB_OK;
-  return fail(error, DLB_ERR_PROTOCOL,
-              "the channel lost its place in the stream when a time limit ran out in the middle "
-              "of a tensor: close it");
-}
-
-// Sends all of `size` bytes, the file descriptor `fd` (if >= 0) with the first of them.
-int send_all(dlb_channel* channel, const void* data, size_t size, int fd, dlb_error* error) {
+// Sends all of `size` bytes, the `nfds` file descriptors `fds` with the first of them.
+int send_all(dlb_channel* channel, const void* data, size_t size, const int* fds, int nfds,
+             dlb_error* error) {
   const Deadline deadline(channel->timeout_ns);
   const int flags = MSG_NOSIGNAL | (deadline.unlimited() ? 0 : MSG_DONTWAIT);
   const char* bytes = static_cast<const char*>(data);
@@ -263,16 +216,16 @@ int send_all(dlb_channel* channel, const void* data, size_t size, int fd, dlb_er
     msghdr message{};
     message.msg_iov = &io;
     message.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    if (sent == 0 && fd >= 0) {
+    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
+    if (sent == 0 && nfds > 0) {
       std::memset(control, 0, sizeof control);
       message.msg_control = control;
-      message.msg_controllen = sizeof control;
+      message.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
       cmsghdr* header = CMSG_FIRSTHDR(&message);
       header->cmsg_level = SOL_SOCKET;
       header->cmsg_type = SCM_RIGHTS;
-      header->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+      header->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+      std::memcpy(CMSG_DATA(header), fds, nfds * sizeof(int));
     }
     const ssize_t n = sendmsg(channel->fd, &message, flags);
     if (n >= 0) {
@@ -290,15 +243,6 @@ int send_all(dlb_channel* channel, const void* data, size_t size, int fd, dlb_er
   }
   return DLB_OK;
 }
-
-// What came with the frames of one tensor: the first file descriptor (kept), how many came in
-// all (the others are closed), and whether the kernel dropped some because this process is at
-// its limit of open files (MSG_CTRUNC: the control buffer has room for SCM_MAX_FD of them).
-struct Received {
-  OwnedFd fd;
-  int count = 0;
-  bool dropped = false;
-};
 
 // Receives one frame of exactly `size` bytes (a descriptor, or its extension) and the file
 // descriptors that come with it into `got`. `deadline` covers all of a tensor's frames.
@@ -335,11 +279,12 @@ int receive_frame(dlb_channel* channel, void* frame, size_t size, bool first, co
       for (size_t i = 0; i < count; ++i) {
         int one;
         std::memcpy(&one, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-        if (got->count++ == 0) {
-          got->fd.reset(one);
+        if (got->count < 2) {
+          got->fds[got->count].reset(one);
         } else {
           close(one);
         }
+        ++got->count;
       }
     }
     if ((message.msg_flags & MSG_CTRUNC) != 0) got->dropped = true;
@@ -352,28 +297,6 @@ int receive_frame(dlb_channel* channel, void* frame, size_t size, bool first, co
     received += static_cast<size_t>(n);
   }
   return DLB_OK;
-}
-
-// The kernel dropped the file descriptors of a received tensor (MSG_CTRUNC): this process is at
-// its limit of open files. The frames were read whole, so the stream is still in step.
-int fail_dropped(dlb_error* error) {
-  rlimit limit{};
-  getrlimit(RLIMIT_NOFILE, &limit);
-  return fail(error, DLB_ERR_LIMIT,
-              "the file descriptor that came with the received tensor was dropped: this process "
-              "is at its limit of %llu open file descriptors (RLIMIT_NOFILE); the tensor is lost",
-              static_cast<unsigned long long>(limit.rlim_cur));
-}
-
-// The common checks of send and receive on a connected channel.
-int check_connected(dlb_channel* channel, const char* verb, dlb_error* error) {
-  if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
-  if (is_shut(channel)) return fail_shut(error);
-  if (channel->listener) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener cannot %s: accept a connection",
-                verb);
-  }
-  return check_in_step(channel, error);
 }
 
 // dlb_channel_send and dlb_channel_send_cuda (`cuda_call`, with `stream`).
@@ -397,9 +320,22 @@ int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
                 name.text);
   }
   dlb::ipc::Segment* segment = dlb::ipc::segment_of(tensor);
-  const int cuda_kind = segment == nullptr ? dlb::ipc::cuda_handle_kind(tensor) : -1;
-  if (segment == nullptr && cuda_kind < 0) {
+  dlb::ipc::Slot* slot = segment == nullptr ? dlb::ipc::pool_slot_of(tensor) : nullptr;
+  const int cuda_kind = segment == nullptr && slot == nullptr ? dlb::ipc::cuda_handle_kind(tensor) : -1;
+  const bool other_pool = slot != nullptr && !dlb::ipc::pool_belongs(channel, slot);
+  const bool lent = segment == nullptr && slot == nullptr && cuda_kind < 0 && dlb::ipc::is_lent(tensor);
+  if ((segment == nullptr && slot == nullptr && cuda_kind < 0) || other_pool) {
     if ((options & DLB_SEND_COPY) == 0) {
+      if (other_pool) {
+        return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                    "the tensor was allocated from another channel's pool: send it on that "
+                    "channel, or send a copy");
+      }
+      if (lent) {
+        return fail(error, DLB_ERR_UNSUPPORTED,
+                    "the tensor was lent by its sender's pool and goes back to it when freed: it "
+                    "cannot be sent on; send a copy");
+      }
       return fail(error, DLB_ERR_UNSUPPORTED,
                   "the tensor's memory is not shareable: allocate it as shareable memory, or "
                   "send a copy");
@@ -427,44 +363,78 @@ int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     dlb_tensor_free(copy);  // the peer holds the memory now
     return status;
   }
-  // One send: the descriptor, then (CUDA memory) its extension frame.
+  // One send: the descriptor, then (CUDA memory, a pool's slot) its extension frame.
   struct Frames {
     Wire wire;
-    WireExtension extension;
+    union {
+      WireExtension cuda;
+      dlb::ipc::PoolExtension pool;
+    } extension;
   } frames{};
   static_assert(sizeof(Frames) == 2 * sizeof(Wire), "the frames travel back to back");
-  int fd;
+  int fd = -1;
   if (segment != nullptr) {
     dlb::ipc::encode(*tensor, dlb::ipc::kHandleMemfd, segment->base, segment->offset,
                      segment->size, &frames.wire);
     fd = segment->fd;
     segment->exposed.store(true, std::memory_order_release);
+  } else if (slot != nullptr) {
+    dlb::ipc::PooledSend pooled;
+    status = dlb::ipc::pool_prepare_send(*tensor, slot, &frames.wire, &frames.extension.pool,
+                                         &pooled, error);
+    if (status != DLB_OK) return status;
+    status = send_all(channel, &frames, sizeof frames, pooled.fds, pooled.nfds, error);
+    dlb::ipc::pool_finish_send(pooled, status == DLB_OK);
+    return or_shut(channel, status, error);
   } else {
     dlb::ipc::CudaSend cuda{};
     status = dlb::ipc::cuda_prepare_send(tensor, cuda_call, stream, &cuda, error);
     if (status != DLB_OK) return status;
     dlb::ipc::encode(*tensor, cuda.handle, cuda.base, 0, cuda.size, &frames.wire);
     fd = cuda.fd;
-    frames.extension = cuda.extension;
+    frames.extension.cuda = cuda.extension;
   }
   const size_t bytes = segment != nullptr ? sizeof(Wire) : sizeof frames;
-  return or_shut(channel, send_all(channel, &frames, bytes, fd, error), error);
+  return or_shut(channel, send_all(channel, &frames, bytes, &fd, fd >= 0 ? 1 : 0, error), error);
 }
 
 // The rest of a descriptor whose handle is not a memfd: its extension frame is read first, so
-// that the stream stays in step whatever is refused; then everything is checked before the CUDA
-// backend maps it.
-int receive_cuda(dlb_channel* channel, const Wire& wire, const Deadline& deadline, Received* got,
-                 DLManagedTensorVersioned** out, dlb_error* error) {
-  WireExtension extension;
+// that the stream stays in step whatever is refused; then everything is checked before the
+// pool's kept mapping or the CUDA backend serves it.
+int receive_extended(dlb_channel* channel, const Wire& wire, const Deadline& deadline,
+                     Received* got, DLManagedTensorVersioned** out, dlb_error* error) {
+  union {
+    WireExtension cuda;
+    dlb::ipc::PoolExtension pool;
+  } extension;
   int status = receive_frame(channel, &extension, sizeof extension, false,
                              "descriptor extension", deadline, got, error);
   if (status != DLB_OK) return or_shut(channel, status, error);
+  if (wire.handle == dlb::ipc::kHandlePool) {
+    return dlb::ipc::receive_pooled(channel, wire, extension.pool, got, out, error);
+  }
   if (got->dropped) return fail_dropped(error);
-  status = dlb::ipc::check_cuda(wire, extension, got->count, error);
+  status = dlb::ipc::check_cuda(wire, extension.cuda, got->count, error);
   if (status != DLB_OK) return status;
   // The CUDA backend takes the descriptor from here, on error too.
-  return dlb::ipc::cuda_receive(wire, extension, got->fd.release(), out, error);
+  return dlb::ipc::cuda_receive(wire, extension.cuda, got->fds[0].release(), out, error);
+}
+
+// Before a receive waits: the releases of lent tensors go out first. While the peer's side of
+// the release socket is full, waits for it to drain as well as for the next tensor, so that a
+// peer waiting for its slots back and this end waiting for a tensor never wait on each other.
+int wait_releasing(dlb_channel* channel, const Deadline& deadline, dlb_error* error) {
+  if (channel->inbound == nullptr || !dlb::ipc::flush_releases(channel)) return DLB_OK;
+  for (;;) {
+    const int release_fd = dlb::ipc::pending_release_fd(channel);
+    if (release_fd < 0) return DLB_OK;
+    pollfd ready[2] = {{channel->fd, POLLIN, 0}, {release_fd, POLLOUT, 0}};
+    const int n = poll(ready, 2, deadline.remaining_ms());
+    if (n == 0) return fail(error, DLB_ERR_TIMEOUT, "receiving on the channel: the time limit ran out");
+    if (n < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+    if (n > 0 && ready[0].revents != 0) return DLB_OK;
+    dlb::ipc::flush_releases(channel);
+  }
 }
 
 }  // namespace
@@ -656,6 +626,8 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   int status = check_connected(channel, "receive", error);
   if (status != DLB_OK) return status;
   const Deadline deadline(channel->timeout_ns);
+  status = wait_releasing(channel, deadline, error);
+  if (status != DLB_OK) return or_shut(channel, status, error);
   Wire wire;
   Received got;
   status = receive_frame(channel, &wire, sizeof wire, true, "descriptor", deadline, &got, error);
@@ -663,13 +635,13 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   status = dlb::ipc::check_header(wire, error);
   if (status != DLB_OK) return status;
   if (wire.handle != dlb::ipc::kHandleMemfd) {
-    return receive_cuda(channel, wire, deadline, &got, out, error);
+    return receive_extended(channel, wire, deadline, &got, out, error);
   }
   if (got.dropped) return fail_dropped(error);
   dlb::Geometry g{};
-  status = dlb::ipc::check_memfd(wire, got.fd.get(), got.count, &g, error);
+  status = dlb::ipc::check_memfd(wire, got.fds[0].get(), got.count, &g, error);
   if (status != DLB_OK) return status;
-  return dlb::ipc::map_received_segment(got.fd, wire, g, out, error);
+  return dlb::ipc::map_received_segment(got.fds[0], wire, g, out, error);
 }
 
 DLB_API void dlb_channel_shutdown(dlb_channel* channel) {
@@ -678,10 +650,13 @@ DLB_API void dlb_channel_shutdown(dlb_channel* channel) {
   // blocked sendmsg fail; the descriptor stays open until dlb_channel_close, so no other thread
   // can be handed a reused descriptor number.
   shutdown(channel->fd, SHUT_RDWR);
+  dlb::ipc::pool_shutdown(channel);
 }
 
 DLB_API void dlb_channel_close(dlb_channel* channel) {
   if (channel == nullptr) return;
+  dlb::ipc::pool_close(channel);
+  dlb::ipc::inbound_close(channel);
   close(channel->fd);
   if (channel->listener && channel->path[0] != '\0') unlink(channel->path);
   std::free(channel);

@@ -15,10 +15,11 @@ namespace ipc {
 namespace {
 
 const char* handle_name(uint32_t handle) {
-  return handle == kHandleMemfd    ? "memfd"
-         : handle == kHandleCudaFd ? "cuda-fd"
-         : handle == kHandleCudaIpc ? "cuda-ipc"
-                                    : "unknown";
+  return handle == kHandleMemfd      ? "memfd"
+         : handle == kHandleCudaFd   ? "cuda-fd"
+         : handle == kHandleCudaIpc  ? "cuda-ipc"
+         : handle == kHandlePool     ? "pool"
+                                     : "unknown";
 }
 
 // The tensor a descriptor describes, checked as an import validates it (dtype, shape, strides,
@@ -90,8 +91,12 @@ int check_memfd(const Wire& wire, int fd, int fds, Geometry* g, dlb_error* error
   if (wire.segment_size == 0) {
     return fail(error, DLB_ERR_PROTOCOL, "the descriptor says its segment holds 0 bytes");
   }
-  int status = check_layout(wire, g, error);
+  const int status = check_layout(wire, g, error);
   if (status != DLB_OK) return status;
+  return check_segment_fd(wire, fd, error);
+}
+
+int check_segment_fd(const Wire& wire, int fd, dlb_error* error) {
   struct stat info {};
   if (fstat(fd, &info) != 0) return os_fail(error, errno, DLB_ERR_PROTOCOL, "fstat of the received segment");
   if (!S_ISREG(info.st_mode)) {
@@ -129,6 +134,40 @@ int check_memfd(const Wire& wire, int fd, int fds, Geometry* g, dlb_error* error
     }
   }
   return DLB_OK;
+}
+
+int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geometry* g,
+                 dlb_error* error) {
+  if (std::memcmp(extension.magic, kPoolMagic, sizeof kPoolMagic) != 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a tensor descriptor with memory handle kind %u must be followed by its "
+                "extension frame (bad magic)",
+                static_cast<unsigned>(wire.handle));
+  }
+  if ((extension.attached & ~(kPoolSegmentFd | kPoolReleaseFd)) != 0 || extension.reserved != 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the pool descriptor's extension says %u for what comes along and %u in its "
+                "reserved field (expected at most 3, and 0)",
+                static_cast<unsigned>(extension.attached),
+                static_cast<unsigned>(extension.reserved));
+  }
+  const int wanted = ((extension.attached & kPoolSegmentFd) != 0 ? 1 : 0) +
+                     ((extension.attached & kPoolReleaseFd) != 0 ? 1 : 0);
+  if (fds != wanted) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a pool descriptor that brings %d file descriptor%s came with %d", wanted,
+                wanted == 1 ? "" : "s", fds);
+  }
+  if (wire.device_type != kDLCPU) {
+    DeviceTypeText name(wire.device_type);
+    return fail(error, DLB_ERR_PROTOCOL,
+                "received a tensor on %s in a pool segment, which holds cpu memory only",
+                name.text);
+  }
+  if (wire.segment_size == 0) {
+    return fail(error, DLB_ERR_PROTOCOL, "the descriptor says its segment holds 0 bytes");
+  }
+  return check_layout(wire, g, error);
 }
 
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error) {

@@ -4,6 +4,7 @@
 #ifndef DLBRIDGE_SRC_IPC_IPC_HPP_
 #define DLBRIDGE_SRC_IPC_IPC_HPP_
 
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +12,29 @@
 
 #include "../internal.hpp"
 #include "wire.hpp"
+
+namespace dlb {
+namespace ipc {
+struct Pool;     // pool.cc: what this end lends to its peer
+struct Inbound;  // inbound.cc: what this end was lent by its peer's pool
+}  // namespace ipc
+}  // namespace dlb
+
+struct dlb_channel {
+  int fd;
+  bool listener;
+  std::atomic<bool> shut;  // dlb_channel_shutdown was called: every call fails CLOSED
+  bool out_of_step;        // a time limit ran out in the middle of a tensor's frames
+  int64_t timeout_ns;      // DLB_TIMEOUT_NONE or >= 0
+  pid_t peer_pid;
+  uid_t peer_uid;
+  int nallowed;
+  uid_t allowed[16];
+  char path[sizeof(sockaddr_un::sun_path)];
+  std::atomic<dlb::ipc::Pool*> pool;  // made by the first dlb_channel_allocate
+  uint64_t pool_limit;                // bytes (dlb_channel_set_pool_limit)
+  dlb::ipc::Inbound* inbound;         // made by the first pooled tensor received
+};
 
 namespace dlb {
 namespace ipc {
@@ -46,6 +70,43 @@ class OwnedFd {
   int fd_;
 };
 
+// ---- the channel (channel.cc) -------------------------------------------------------------
+
+// The checks every call that sends or receives makes: a channel (not NULL, not shut down, not a
+// listener: "a listener cannot VERB: accept a connection", in step).
+int check_connected(dlb_channel* channel, const char* verb, dlb_error* error);
+
+// DLB_ERR_CLOSED with DLB_CHANNEL_CLOSED_MESSAGE, and whether dlb_channel_shutdown was called.
+int fail_shut(dlb_error* error);
+bool is_shut(const dlb_channel* channel);
+// DLB_ERR_PROTOCOL once a time limit ran out in the middle of a tensor's frames.
+int check_in_step(const dlb_channel* channel, dlb_error* error);
+
+// What came with the frames of one tensor: the first two file descriptors (kept), how many came
+// in all (the others are closed), and whether the kernel dropped some because this process is
+// at its limit of open files (MSG_CTRUNC: the control buffer has room for SCM_MAX_FD of them).
+struct Received {
+  OwnedFd fds[2];
+  int count = 0;
+  bool dropped = false;
+};
+
+// DLB_ERR_LIMIT: the file descriptors that came with a tensor were dropped (RLIMIT_NOFILE).
+int fail_dropped(dlb_error* error);
+
+// When a call with a time limit must be done (DLB_TIMEOUT_NONE: never).
+class Deadline {
+ public:
+  explicit Deadline(int64_t timeout_ns);
+  bool unlimited() const { return unlimited_; }
+  // Milliseconds left for poll, rounded up (0 once passed; -1 without a limit).
+  int remaining_ms() const;
+
+ private:
+  bool unlimited_;
+  timespec end_{};
+};
+
 // ---- segments (segment.cc) ----------------------------------------------------------------
 
 // One process's mapping of (a part of) a shared memfd segment, the release context of the
@@ -69,6 +130,63 @@ Segment* segment_of(const DLManagedTensorVersioned* tensor);
 int map_received_segment(OwnedFd& fd, const Wire& wire, const Geometry& g,
                          DLManagedTensorVersioned** out, dlb_error* error);
 
+// The memfd every shareable host segment is: created, sized and sealed (no shrinking, growing
+// or changing the seals). `huge_pages` asks for hugetlbfs pages (`size` a multiple of 2 MiB);
+// without them the caller falls back. Ownership: *out holds the descriptor on success; nothing
+// is left open on error.
+int create_sealed_memfd(uint64_t size, bool huge_pages, OwnedFd* out, dlb_error* error);
+
+// ---- the pool (pool.cc): dlb_channel_allocate's slots, sent with kHandlePool ---------------
+
+struct Slot;
+
+// The pool slot behind `tensor` (itself, a view or a share of a tensor over one), or NULL.
+Slot* pool_slot_of(const DLManagedTensorVersioned* tensor);
+// Memory of the pool slot `ctx` when `release` is the pool's release function: exposed once its
+// segment was sent. False for anything else.
+bool pool_memory_is_exposed(dlb_release_fn release, void* ctx);
+
+// What a send of a pool slot carries besides its descriptor.
+struct PooledSend {
+  Slot* slot = nullptr;
+  int fds[2] = {-1, -1};
+  int nfds = 0;
+};
+
+// Prepares the send of the pool tensor `tensor` (over `slot`, of the sending channel's pool): the descriptor and
+// its extension, and the file descriptors that go along (the segment's the first time, the
+// release socket with the channel's first pooled send). Refuses a slot of another channel's
+// pool (DLB_ERR_INVALID_ARGUMENT) and reports tensors the peer lost (DLB_ERR_LIMIT, once).
+// Counts the slot as lent until pool_finish_send says the send failed.
+int pool_prepare_send(const DLManagedTensorVersioned& tensor, Slot* slot, Wire* wire,
+                      PoolExtension* extension, PooledSend* send, dlb_error* error);
+void pool_finish_send(const PooledSend& send, bool sent);
+// Whether `slot` belongs to `channel`'s pool.
+bool pool_belongs(const dlb_channel* channel, const Slot* slot);
+// The channel shuts down (wakes an allocation waiting for the peer) or closes.
+void pool_shutdown(dlb_channel* channel);
+void pool_close(dlb_channel* channel);
+
+// ---- what the peer's pool lent (inbound.cc) ------------------------------------------------
+
+// Receives a kHandlePool descriptor and its extension with the file descriptors `got` brought:
+// checks all of it, then wraps the slot over the segment's kept mapping (mapping it once, the
+// first time). Tells the peer about a tensor lost here (file descriptors dropped, no room to
+// map). Ownership: `got`'s descriptors are taken in every case.
+int receive_pooled(dlb_channel* channel, const Wire& wire, const PoolExtension& extension,
+                   Received* got, DLManagedTensorVersioned** out, dlb_error* error);
+// Whether `tensor` (or the tensor its view or share came from) was lent by a peer's pool.
+bool is_lent(const DLManagedTensorVersioned* tensor);
+// Memory lent by a peer's pool: always exposed (the peer maps it).
+bool lent_memory_is_exposed(dlb_release_fn release, void* ctx);
+// Sends what the frees of lent tensors have not sent yet (without waiting). Returns true when
+// something is still waiting, because the peer's side of the release socket is full.
+bool flush_releases(dlb_channel* channel);
+// The release socket's descriptor while releases wait to go out, else -1 (for poll); of
+// `inbound`, or of the channel's when NULL.
+int pending_release_fd(dlb_channel* channel, Inbound* inbound = nullptr);
+void inbound_close(dlb_channel* channel);
+
 // ---- the wire codec (codec.cc) ------------------------------------------------------------
 
 // Writes the descriptor of `tensor` over memory of kind `handle` whose first byte in this
@@ -85,6 +203,16 @@ int check_header(const Wire& wire, dlb_error* error);
 // segment's size, the segment's real size, seals and access mode. DLB_ERR_PROTOCOL. Fills `g`,
 // the tensor's geometry (offsets from the segment's first byte), for map_received_segment.
 int check_memfd(const Wire& wire, int fd, int fds, Geometry* g, dlb_error* error);
+
+// The file descriptor of a received host segment: a memory segment (fstat) of the descriptor's
+// size, sealed against shrinking and growing, and writable when the tensor is sent writable.
+int check_segment_fd(const Wire& wire, int fd, dlb_error* error);
+
+// A received pool descriptor and its extension, with the `fds` file descriptors that came with
+// it, before anything is mapped: the extension, the count, the device, the tensor's layout
+// against the segment's size. Fills `g` (offsets from the segment's first byte).
+int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geometry* g,
+                 dlb_error* error);
 
 // A received CUDA descriptor and its extension, before the backend maps anything.
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error);

@@ -57,6 +57,24 @@ int wrap_segment(OwnedFd& fd, void* base, uint64_t mapped, uint64_t offset, uint
 
 }  // namespace
 
+int create_sealed_memfd(uint64_t size, bool huge_pages, OwnedFd* out, dlb_error* error) {
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 0x0004U
+#endif
+  OwnedFd fd(memfd_create("dlbridge", MFD_CLOEXEC | MFD_ALLOW_SEALING |
+                                          (huge_pages ? MFD_HUGETLB : 0)));
+  if (fd.get() < 0) return os_fail(error, errno, DLB_ERR_DEVICE, "memfd_create");
+  if (ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
+    return fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes of shareable memory: %s",
+                static_cast<unsigned long long>(size), std::strerror(errno));
+  }
+  if (fcntl(fd.get(), F_ADD_SEALS, kSeals) != 0) {
+    return os_fail(error, errno, DLB_ERR_DEVICE, "sealing the shareable memory");
+  }
+  out->reset(fd.release());
+  return DLB_OK;
+}
+
 Segment* segment_of(const DLManagedTensorVersioned* tensor) {
   return static_cast<Segment*>(release_context(tensor, release_segment));
 }
@@ -97,7 +115,8 @@ bool memory_is_exposed(dlb_release_fn release, void* ctx) {
   if (release == ipc::release_segment) {
     return static_cast<ipc::Segment*>(ctx)->exposed.load(std::memory_order_acquire);
   }
-  return ipc::cuda_memory_is_exposed(release, ctx);
+  return ipc::pool_memory_is_exposed(release, ctx) || ipc::lent_memory_is_exposed(release, ctx) ||
+         ipc::cuda_memory_is_exposed(release, ctx);
 }
 
 }  // namespace dlb
@@ -127,15 +146,9 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dty
   // negative strides reach before it lies in the lead.
   const uint64_t lead = (byte_offset + DLB_CPU_ALIGNMENT - 1) & ~uint64_t{DLB_CPU_ALIGNMENT - 1};
   const uint64_t size = lead + (nbytes - byte_offset) > 0 ? lead + (nbytes - byte_offset) : 1;
-  dlb::ipc::OwnedFd fd(memfd_create("dlbridge", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (fd.get() < 0) return dlb::ipc::os_fail(error, errno, DLB_ERR_DEVICE, "memfd_create");
-  if (ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
-    return fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes of shareable memory: %s",
-                static_cast<unsigned long long>(size), std::strerror(errno));
-  }
-  if (fcntl(fd.get(), F_ADD_SEALS, dlb::ipc::kSeals) != 0) {
-    return dlb::ipc::os_fail(error, errno, DLB_ERR_DEVICE, "sealing the shareable memory");
-  }
+  dlb::ipc::OwnedFd fd;
+  status = dlb::ipc::create_sealed_memfd(size, false, &fd, error);
+  if (status != DLB_OK) return status;
   void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (base == MAP_FAILED) {
     if (errno == ENOMEM) {
@@ -156,7 +169,9 @@ DLB_API dlb_status dlb_tensor_allocate_shareable(DLDevice device, DLDataType dty
 
 DLB_API int dlb_tensor_shareable_kind(const DLManagedTensorVersioned* tensor) {
   if (tensor == nullptr) return DLB_SHAREABLE_NONE;
-  if (dlb::ipc::segment_of(tensor) != nullptr) return DLB_SHAREABLE_MEMFD;
+  if (dlb::ipc::segment_of(tensor) != nullptr || dlb::ipc::pool_slot_of(tensor) != nullptr) {
+    return DLB_SHAREABLE_MEMFD;
+  }
   switch (dlb::ipc::cuda_handle_kind(tensor)) {
     case dlb::ipc::kHandleCudaFd:
       return DLB_SHAREABLE_CUDA_FD;

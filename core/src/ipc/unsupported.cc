@@ -64,6 +64,17 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel*, DLManagedTensorVersioned** 
                                        dlb_error* error) {
   return unsupported_out(out, error);
 }
+DLB_API dlb_status dlb_channel_allocate(dlb_channel*, DLDevice, DLDataType, int32_t,
+                                        const int64_t*, const int64_t*, uint64_t,
+                                        DLManagedTensorVersioned** out, dlb_error* error) {
+  return unsupported_out(out, error);
+}
+DLB_API dlb_status dlb_channel_set_pool_limit(dlb_channel*, uint64_t, dlb_error* error) {
+  return unsupported(error);
+}
+DLB_API dlb_status dlb_channel_pool_stats(dlb_channel*, dlb_pool_stats*, dlb_error* error) {
+  return unsupported(error);
+}
 DLB_API void dlb_channel_shutdown(dlb_channel*) {}
 DLB_API void dlb_channel_close(dlb_channel*) {}
 }  // extern "C"

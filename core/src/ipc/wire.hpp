@@ -4,6 +4,7 @@
 #ifndef DLBRIDGE_SRC_IPC_WIRE_HPP_
 #define DLBRIDGE_SRC_IPC_WIRE_HPP_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "dlbridge/dlbridge.h"
@@ -14,13 +15,14 @@ namespace ipc {
 inline constexpr char kWireMagic[8] = {'d', 'l', 'b', 'r', 'i', 'd', 'g', 'e'};
 inline constexpr uint32_t kWireMajor = 1;
 // 0: host memory only. 1: `handle` names the kind of memory (CUDA kinds added), and every kind
-// but kHandleMemfd is followed by one WireExtension.
-inline constexpr uint32_t kWireMinor = 1;
+// but kHandleMemfd is followed by one extension frame. 2: kHandlePool (a channel's pool).
+inline constexpr uint32_t kWireMinor = 2;
 
 // What kind of memory a descriptor describes (Wire::handle). Minor 0 wrote 0 there.
 inline constexpr uint32_t kHandleMemfd = 0;    // a sealed memfd, the file descriptor that comes along
 inline constexpr uint32_t kHandleCudaFd = 1;   // a cuMemCreate allocation exported as a POSIX fd
 inline constexpr uint32_t kHandleCudaIpc = 2;  // cudaMalloc memory: a cudaIpcMemHandle_t, no fd
+inline constexpr uint32_t kHandlePool = 3;     // a slot of the sender's pool (PoolExtension)
 
 // Fixed size, native byte order (both ends are on the same machine), no pointers. A reader
 // checks magic, major and size before anything else; a new minor may only use `handle` (the
@@ -76,6 +78,39 @@ struct WireExtension {
   unsigned char unused[sizeof(Wire) - 16 - 2 * kCudaHandleSize];  // 0
 };
 static_assert(sizeof(WireExtension) == sizeof(Wire), "the extension frame is a Wire's size");
+
+// The extension frame of a kHandlePool descriptor: which segment of the sender's pool and which
+// slot in it. A segment travels (its memfd) the first time one of its slots is sent on the
+// channel; later sends name it by `segment`, and the receiver uses the mapping it kept. The
+// first pooled send of a channel also brings the pool's release socket, on which the receiver
+// gives each slot back when it frees its tensor.
+inline constexpr char kPoolMagic[8] = {'d', 'l', 'b', '-', 'p', 'o', 'o', 'l'};
+inline constexpr uint32_t kPoolSegmentFd = 1;   // the segment's memfd comes along (first)
+inline constexpr uint32_t kPoolReleaseFd = 2;   // the release socket comes along (after it)
+struct PoolExtension {
+  char magic[8];      // kPoolMagic
+  uint32_t segment;   // the segment's number in the sender's pool (0, 1, 2, ...)
+  uint32_t slot;      // the slot's number in its segment
+  uint32_t attached;  // kPoolSegmentFd | kPoolReleaseFd: the file descriptors that come along
+  uint32_t reserved;  // 0
+  unsigned char unused[sizeof(Wire) - 24];  // 0
+};
+static_assert(sizeof(PoolExtension) == sizeof(Wire), "the extension frame is a Wire's size");
+
+// What a receiver sends back on a pool's release socket, a datagram of one or more: the slot it
+// no longer holds, and whether its tensor arrived (kReleased) or was lost at the receiver
+// because that process ran out of file descriptors or room for mappings.
+inline constexpr uint32_t kReleased = 0;
+inline constexpr uint32_t kLostNoFds = 1;
+inline constexpr uint32_t kLostNoMapping = 2;
+struct ReleaseRecord {
+  uint32_t segment;
+  uint32_t slot;
+  uint32_t outcome;  // kReleased, kLostNoFds, kLostNoMapping
+  uint32_t reserved;
+};
+// The most records in one datagram (64 KiB): what the pool's end reads at once.
+inline constexpr size_t kMaxReleasesPerDatagram = 4096;
 
 }  // namespace ipc
 }  // namespace dlb

@@ -1,0 +1,304 @@
+// What this end was lent by its peer's pool (pool.cc, on the peer's side): the segments it has
+// seen, each mapped once and kept while the channel or a tensor over it lives, and the release
+// socket on which a freed tensor's slot goes back. A tensor over a kept segment costs no system
+// call to receive; its free costs one send on the release socket, never a wait.
+#if defined(__linux__)
+#include <errno.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ipc.hpp"
+
+namespace dlb {
+namespace ipc {
+
+struct InSegment {
+  Inbound* inbound;
+  uint32_t number;  // the peer's name for it
+  int fd;           // kept to map it read-only or read-write when a tensor first needs that
+  uint64_t size;
+  bool writable_checked;           // its seals and access mode allow a writable tensor
+  char* mapped[2];                 // [0] read-write, [1] read-only: mapped on first need
+  std::atomic<long> holders;       // the channel's table, and each tensor over it
+};
+
+struct Inbound {
+  std::mutex mutex;  // guards release_fd, dead, pending and holders
+  int release_fd = -1;
+  bool dead = false;  // the peer's end is gone: returns are dropped
+  std::vector<ReleaseRecord> pending;  // returns the release socket had no room for yet
+  long holders = 1;   // the channel, and each kept segment
+  // The channel's thread alone touches these.
+  std::unordered_map<uint32_t, InSegment*> segments;
+  std::unordered_set<uint32_t> lost;  // segments whose memfd was dropped here
+};
+
+namespace {
+
+// A received tensor's release context: which slot of which kept segment it is over.
+struct Lent {
+  InSegment* segment;
+  uint32_t slot;
+};
+
+// Sends what is pending, without waiting (under the lock).
+void flush_locked(Inbound* inbound) {
+  size_t done = 0;
+  while (done < inbound->pending.size()) {
+    const size_t count = std::min(inbound->pending.size() - done, kMaxReleasesPerDatagram);
+    const ssize_t n = send(inbound->release_fd, &inbound->pending[done],
+                           count * sizeof(ReleaseRecord), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0) {
+      done += count;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      break;  // the peer's side is full: the next receive, send or free tries again
+    } else if (errno != EINTR) {
+      inbound->dead = true;  // the peer's pool is gone; nothing more to tell it
+      inbound->pending.clear();
+      return;
+    }
+  }
+  inbound->pending.erase(inbound->pending.begin(), inbound->pending.begin() + done);
+}
+
+void give_back(Inbound* inbound, uint32_t segment, uint32_t slot, uint32_t outcome) {
+  std::lock_guard<std::mutex> lock(inbound->mutex);
+  if (inbound->dead) return;
+  inbound->pending.push_back(ReleaseRecord{segment, slot, outcome, 0});
+  flush_locked(inbound);
+}
+
+void unhold_inbound(Inbound* inbound) {
+  bool last;
+  {
+    std::lock_guard<std::mutex> lock(inbound->mutex);
+    last = --inbound->holders == 0;
+  }
+  if (!last) return;
+  if (inbound->release_fd >= 0) close(inbound->release_fd);
+  delete inbound;
+}
+
+void unhold_segment(InSegment* segment) {
+  if (segment->holders.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (char* base : segment->mapped) {
+    if (base != nullptr) munmap(base, segment->size);
+  }
+  close(segment->fd);
+  Inbound* inbound = segment->inbound;
+  delete segment;
+  unhold_inbound(inbound);
+}
+
+void release_lent(void* ctx) {
+  auto* lent = static_cast<Lent*>(ctx);
+  InSegment* segment = lent->segment;
+  give_back(segment->inbound, segment->number, lent->slot, kReleased);
+  std::free(lent);
+  unhold_segment(segment);
+}
+
+// A tensor lost here (its file descriptors dropped, no room to map it): the peer is told, so
+// that it neither waits for the slot nor loses the tensor without a word.
+void tell_lost(dlb_channel* channel, const PoolExtension& extension, uint32_t outcome) {
+  if (channel->inbound != nullptr) {
+    give_back(channel->inbound, extension.segment, extension.slot, outcome);
+  }
+}
+
+// The release socket the channel's first pooled tensor brought: a SOCK_SEQPACKET socket.
+int install_release_socket(dlb_channel* channel, OwnedFd& fd, dlb_error* error) {
+  int type = 0;
+  socklen_t length = sizeof type;
+  if (getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_SEQPACKET) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the file descriptor the peer's pool sent as its release socket is not a "
+                "packet socket");
+  }
+  auto* inbound = new (std::nothrow) Inbound;
+  if (inbound == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving");
+  inbound->release_fd = fd.release();
+  channel->inbound = inbound;
+  return DLB_OK;
+}
+
+// The kept segment a descriptor names: one that came with it (checked, then kept), or one that
+// came before.
+int find_segment(dlb_channel* channel, const Wire& wire, const PoolExtension& extension,
+                 OwnedFd* fd, InSegment** out, dlb_error* error) {
+  Inbound* inbound = channel->inbound;
+  auto found = inbound->segments.find(extension.segment);
+  if ((extension.attached & kPoolSegmentFd) == 0) {
+    if (found == inbound->segments.end()) {
+      if (inbound->lost.count(extension.segment) != 0) {
+        tell_lost(channel, extension, kLostNoFds);
+        return fail(error, DLB_ERR_LIMIT,
+                    "the received tensor lies in segment %u of the peer's pool, whose file "
+                    "descriptor was dropped when this process was at its limit of open file "
+                    "descriptors (RLIMIT_NOFILE); the tensor is lost",
+                    static_cast<unsigned>(extension.segment));
+      }
+      return fail(error, DLB_ERR_PROTOCOL,
+                  "the descriptor names segment %u of the peer's pool, which never arrived",
+                  static_cast<unsigned>(extension.segment));
+    }
+    InSegment* segment = found->second;
+    if (segment->size != wire.segment_size) {
+      return fail(error, DLB_ERR_PROTOCOL,
+                  "the descriptor says segment %u of the peer's pool holds %llu bytes, but it "
+                  "arrived with %llu",
+                  static_cast<unsigned>(extension.segment),
+                  static_cast<unsigned long long>(wire.segment_size),
+                  static_cast<unsigned long long>(segment->size));
+    }
+    const bool writable = (wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0;
+    if (writable && !segment->writable_checked) {
+      const int status = check_segment_fd(wire, segment->fd, error);
+      if (status != DLB_OK) return status;
+      segment->writable_checked = true;
+    }
+    *out = segment;
+    return DLB_OK;
+  }
+  if (found != inbound->segments.end()) {
+    return fail(error, DLB_ERR_PROTOCOL, "segment %u of the peer's pool arrived twice",
+                static_cast<unsigned>(extension.segment));
+  }
+  const int status = check_segment_fd(wire, fd->get(), error);
+  if (status != DLB_OK) return status;
+  auto* segment = new (std::nothrow) InSegment{};
+  if (segment == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving");
+  segment->inbound = inbound;
+  segment->number = extension.segment;
+  segment->fd = fd->release();
+  segment->size = wire.segment_size;
+  segment->writable_checked = (wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0;
+  segment->holders.store(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(inbound->mutex);
+    ++inbound->holders;
+  }
+  inbound->segments.emplace(extension.segment, segment);
+  inbound->lost.erase(extension.segment);
+  *out = segment;
+  return DLB_OK;
+}
+
+}  // namespace
+
+int receive_pooled(dlb_channel* channel, const Wire& wire, const PoolExtension& extension,
+                   Received* got, DLManagedTensorVersioned** out, dlb_error* error) {
+  if (got->dropped) {
+    if (channel->inbound != nullptr && (extension.attached & kPoolSegmentFd) != 0) {
+      channel->inbound->lost.insert(extension.segment);
+    }
+    tell_lost(channel, extension, kLostNoFds);
+    return fail_dropped(error);
+  }
+  Geometry g{};
+  int status = check_pooled(wire, extension, got->count, &g, error);
+  if (status != DLB_OK) return status;
+  OwnedFd& segment_fd = got->fds[0];
+  OwnedFd& release_fd = got->fds[(extension.attached & kPoolSegmentFd) != 0 ? 1 : 0];
+  if ((extension.attached & kPoolReleaseFd) != 0) {
+    if (channel->inbound != nullptr) {
+      return fail(error, DLB_ERR_PROTOCOL, "the peer's pool sent its release socket twice");
+    }
+    status = install_release_socket(channel, release_fd, error);
+    if (status != DLB_OK) return status;
+  } else if (channel->inbound == nullptr) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a tensor of the peer's pool came before the pool's release socket");
+  }
+  InSegment* segment = nullptr;
+  status = find_segment(channel, wire, extension, &segment_fd, &segment, error);
+  if (status != DLB_OK) return status;
+  const bool read_only = (wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  char*& base = segment->mapped[read_only ? 1 : 0];
+  if (base == nullptr) {
+    void* mapped = mmap(nullptr, segment->size, read_only ? PROT_READ : PROT_READ | PROT_WRITE,
+                        MAP_SHARED, segment->fd, 0);
+    if (mapped == MAP_FAILED) {
+      const int saved = errno;
+      if (saved == ENOMEM) {
+        tell_lost(channel, extension, kLostNoMapping);
+        return fail(error, DLB_ERR_LIMIT,
+                    "cannot map %llu bytes of the received segment: this process has no room "
+                    "left for the mapping (its address space or the system's limit of mappings "
+                    "per process, vm.max_map_count); the tensor is lost",
+                    static_cast<unsigned long long>(segment->size));
+      }
+      return os_fail(error, saved, DLB_ERR_PROTOCOL, "mmap of the received segment");
+    }
+    base = static_cast<char*>(mapped);
+  }
+  auto* lent = static_cast<Lent*>(std::malloc(sizeof(Lent)));
+  if (lent == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving");
+  *lent = Lent{segment, extension.slot};
+  segment->holders.fetch_add(1, std::memory_order_relaxed);
+  // The tensor's data at the cache line its first touched byte lies on, within the segment.
+  const uint64_t first = g.span_bits == 0 ? 0 : static_cast<uint64_t>(g.begin_bits >> 3);
+  const uint64_t start = std::min<uint64_t>(first, wire.byte_offset) & ~uint64_t{63};
+  DLTensor desc = described_tensor(wire, base + start, wire.byte_offset - start);
+  status = dlb_tensor_wrap_buffer(&desc, segment->size - start, wire.flags, release_lent, lent,
+                                  out, error);
+  if (status != DLB_OK) release_lent(lent);  // the slot goes back: this end never held it
+  return status;
+}
+
+bool is_lent(const DLManagedTensorVersioned* tensor) {
+  return release_context(tensor, release_lent) != nullptr;
+}
+
+bool lent_memory_is_exposed(dlb_release_fn release, void*) { return release == release_lent; }
+
+bool flush_releases(dlb_channel* channel) {
+  Inbound* inbound = channel->inbound;
+  if (inbound == nullptr) return false;
+  std::lock_guard<std::mutex> lock(inbound->mutex);
+  if (inbound->dead || inbound->pending.empty()) return false;
+  flush_locked(inbound);
+  return !inbound->dead && !inbound->pending.empty();
+}
+
+int pending_release_fd(dlb_channel* channel, Inbound* inbound) {
+  if (inbound == nullptr) inbound = channel->inbound;
+  if (inbound == nullptr) return -1;
+  std::lock_guard<std::mutex> lock(inbound->mutex);
+  return !inbound->dead && !inbound->pending.empty() ? inbound->release_fd : -1;
+}
+
+void inbound_close(dlb_channel* channel) {
+  Inbound* inbound = channel->inbound;
+  if (inbound == nullptr) return;
+  channel->inbound = nullptr;
+  // Returns still waiting for room get a last chance (a peer that takes them back now and then
+  // makes room within milliseconds), so that a receiver that frees and closes is acknowledged.
+  const Deadline deadline(100000000);
+  for (int release_fd; (release_fd = pending_release_fd(channel, inbound)) >= 0;) {
+    pollfd ready{release_fd, POLLOUT, 0};
+    if (poll(&ready, 1, deadline.remaining_ms()) <= 0) break;
+    std::lock_guard<std::mutex> lock(inbound->mutex);
+    flush_locked(inbound);
+  }
+  // Tensors over the kept segments stay valid; their frees still give their slots back.
+  for (auto& entry : inbound->segments) unhold_segment(entry.second);
+  inbound->segments.clear();
+  unhold_inbound(inbound);
+}
+
+}  // namespace ipc
+}  // namespace dlb
+
+#endif  // __linux__

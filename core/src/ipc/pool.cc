@@ -1,0 +1,503 @@
+// A channel's pool (dlb_channel_allocate): memory this end lends to its peer and takes back.
+// Segments are sealed memfds kept mapped (and faulted in) for the channel's life; a small tensor
+// takes a slot of its size class in a 2 MiB segment, a large one a segment of its own. A slot
+// is free again once no tensor of this process is over it and the peer has given back every
+// send of it, on the release socket the channel's first pooled send handed to the peer.
+#if defined(__linux__)
+#include <errno.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "ipc.hpp"
+
+namespace dlb {
+namespace ipc {
+
+namespace {
+
+constexpr uint64_t kSmallestSlot = DLB_CPU_ALIGNMENT;  // every first element stays aligned
+constexpr uint64_t kLargestSlabSlot = uint64_t{64} << 10;
+constexpr uint64_t kHugePage = uint64_t{2} << 20;
+constexpr uint64_t kSlabSize = kHugePage;
+#ifndef MADV_POPULATE_WRITE
+constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14
+#endif
+
+}  // namespace
+
+struct PoolSegment;
+
+struct Slot {
+  PoolSegment* segment;
+  uint32_t index;
+  bool local;     // a tensor of this process is over it
+  uint32_t lent;  // sends of it the peer has not given back
+  Slot* next_free;
+};
+
+struct PoolSegment {
+  Pool* pool;
+  uint32_t number;  // its index in Pool::segments, the name the peer knows it by
+  int fd;
+  char* base;
+  uint64_t size;
+  uint64_t slot_size;
+  uint32_t slot_count;
+  bool sent;  // its memfd went to the peer (later sends name it only)
+  Slot* slots;
+};
+
+struct Pool {
+  std::mutex mutex;  // guards everything below; a tensor's release may run on any thread
+  int holders = 1;   // the channel, and each slot with a local tensor
+  int release_fd = -1;  // this end of the release socket: the peer's returns arrive here
+  int peer_end = -1;    // the peer's end, until the channel's first pooled send hands it over
+  bool peer_gone = false;
+  bool channel_closed = false;
+  std::vector<PoolSegment*> segments;
+  std::vector<std::pair<uint64_t, Slot*>> free;  // slot size → free slots
+  uint64_t bytes = 0, live = 0, lent = 0, returned = 0, lost = 0;
+  uint64_t unreported_lost = 0;  // reported by the next send
+  unsigned sends_since_take_back = 0;
+  std::vector<ReleaseRecord> records;  // take_back's buffer
+  uint32_t lost_outcome = kReleased;
+  int huge_pages = DLB_HUGE_PAGES_NONE;
+};
+
+namespace {
+
+void release_slot(void* ctx);
+
+// The size class of a tensor needing `bytes`: powers of two from kSmallestSlot up to
+// kLargestSlabSlot; above, multiples of 1/8 of the next lower power of two (at most 12.5% more
+// than needed), and of the huge page size from there up.
+uint64_t slot_size_for(uint64_t bytes) {
+  if (bytes <= kSmallestSlot) return kSmallestSlot;
+  uint64_t power = uint64_t{1} << (64 - __builtin_clzll(bytes - 1));  // >= bytes
+  if (power <= kLargestSlabSlot) return power;
+  uint64_t step = std::max<uint64_t>(power / 16, 4096);
+  if (bytes >= kHugePage) step = std::max(step, kHugePage);
+  return (bytes + step - 1) / step * step;
+}
+
+uint64_t segment_size_for(uint64_t slot_size) {
+  return slot_size <= kLargestSlabSlot ? kSlabSize : slot_size;
+}
+
+Slot* pop_free(Pool* pool, uint64_t slot_size) {
+  for (auto& entry : pool->free) {
+    if (entry.first != slot_size || entry.second == nullptr) continue;
+    Slot* slot = entry.second;
+    entry.second = slot->next_free;
+    return slot;
+  }
+  return nullptr;
+}
+
+void push_free(Pool* pool, Slot* slot) {
+  const uint64_t slot_size = slot->segment->slot_size;
+  for (auto& entry : pool->free) {
+    if (entry.first == slot_size) {
+      slot->next_free = entry.second;
+      entry.second = slot;
+      return;
+    }
+  }
+  slot->next_free = nullptr;
+  pool->free.emplace_back(slot_size, slot);
+}
+
+void destroy(Pool* pool) {
+  for (PoolSegment* segment : pool->segments) {
+    munmap(segment->base, segment->size);
+    close(segment->fd);
+    delete[] segment->slots;
+    delete segment;
+  }
+  if (pool->release_fd >= 0) close(pool->release_fd);
+  if (pool->peer_end >= 0) close(pool->peer_end);
+  delete pool;
+}
+
+// One holder fewer (under the pool's lock, which it gives up): the last one frees the pool.
+void drop_holder(Pool* pool, std::unique_lock<std::mutex>& lock) {
+  const bool last = --pool->holders == 0;
+  lock.unlock();
+  if (last) destroy(pool);
+}
+
+// Takes back, without waiting, what the peer gave back. A return naming no slot it was lent
+// is ignored: a peer that lies only loses its own slots.
+void take_back(Pool* pool) {
+  if (pool->release_fd < 0 || pool->peer_gone) return;
+  // A whole datagram at a time: a shorter buffer would cut it and lose the rest.
+  pool->records.resize(kMaxReleasesPerDatagram);
+  ReleaseRecord* records = pool->records.data();
+  for (;;) {
+    const ssize_t n = recv(pool->release_fd, records,
+                           kMaxReleasesPerDatagram * sizeof(ReleaseRecord), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+      pool->peer_gone = true;  // what it holds stays lent for good
+      return;
+    }
+    if (n < 0) return;
+    for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(ReleaseRecord); ++i) {
+      const ReleaseRecord& record = records[i];
+      if (record.segment >= pool->segments.size()) continue;
+      PoolSegment* segment = pool->segments[record.segment];
+      if (record.slot >= segment->slot_count) continue;
+      Slot* slot = &segment->slots[record.slot];
+      if (slot->lent == 0) continue;
+      --slot->lent;
+      --pool->lent;
+      if (record.outcome == kReleased) {
+        ++pool->returned;
+      } else {
+        ++pool->lost;
+        ++pool->unreported_lost;
+        pool->lost_outcome = record.outcome;
+        // The peer never kept the segment: its memfd goes along again with the next send.
+        if (record.outcome == kLostNoFds) segment->sent = false;
+      }
+      if (slot->lent == 0 && !slot->local) push_free(pool, slot);
+    }
+  }
+}
+
+// Whether the system lets shared memory use transparent huge pages when asked (madvise).
+bool shmem_transparent_huge_pages() {
+  FILE* file = std::fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
+  if (file == nullptr) return false;
+  char text[128] = {};
+  const size_t n = std::fread(text, 1, sizeof text - 1, file);
+  std::fclose(file);
+  text[n] = '\0';
+  return std::strstr(text, "[advise]") != nullptr || std::strstr(text, "[always]") != nullptr ||
+         std::strstr(text, "[within_size]") != nullptr || std::strstr(text, "[force]") != nullptr;
+}
+
+// Adds a segment for slots of `slot_size`, mapped and faulted in (MAP_POPULATE: the sender's
+// writes then take no page faults), and puts its slots on the free list.
+int grow(Pool* pool, uint64_t slot_size, dlb_error* error) {
+  const uint64_t size = segment_size_for(slot_size);
+  OwnedFd fd;
+  void* base = MAP_FAILED;
+  bool hugetlb = false;
+  if (size % kHugePage == 0 && create_sealed_memfd(size, true, &fd, nullptr) == DLB_OK) {
+    // Reserved hugetlbfs pages, if the system has enough of them; else small pages below.
+    base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
+    hugetlb = base != MAP_FAILED;
+  }
+  if (!hugetlb) {
+    const int status = create_sealed_memfd(size, false, &fd, error);
+    if (status != DLB_OK) return status;
+    base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (base == MAP_FAILED) {
+      if (errno == ENOMEM) {
+        return fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot map %llu bytes of shareable memory",
+                    static_cast<unsigned long long>(size));
+      }
+      return os_fail(error, errno, DLB_ERR_DEVICE, "mmap of the shareable memory");
+    }
+    if (size % kHugePage == 0 && madvise(base, size, MADV_HUGEPAGE) == 0 &&
+        shmem_transparent_huge_pages() && pool->huge_pages == DLB_HUGE_PAGES_NONE) {
+      pool->huge_pages = DLB_HUGE_PAGES_TRANSPARENT;
+    }
+    // Fault every page in now, once, rather than on the sender's first write to each.
+    madvise(base, size, MADV_POPULATE_WRITE);
+  } else {
+    pool->huge_pages = DLB_HUGE_PAGES_HUGETLB;
+  }
+  auto* segment = new (std::nothrow) PoolSegment{};
+  const uint32_t count = static_cast<uint32_t>(size / slot_size);
+  Slot* slots = segment == nullptr ? nullptr : new (std::nothrow) Slot[count];
+  if (slots == nullptr) {
+    delete segment;
+    munmap(base, size);
+    return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory growing a channel's pool");
+  }
+  *segment = PoolSegment{pool, static_cast<uint32_t>(pool->segments.size()), fd.release(),
+                         static_cast<char*>(base), size, slot_size, count, false, slots};
+  pool->segments.push_back(segment);
+  pool->bytes += size;
+  for (uint32_t i = count; i-- > 0;) {
+    slots[i] = Slot{segment, i, false, 0, nullptr};
+    push_free(pool, &slots[i]);
+  }
+  return DLB_OK;
+}
+
+// The channel's pool, made with its release socket on first use.
+int pool_of(dlb_channel* channel, Pool** out, dlb_error* error) {
+  Pool* pool = channel->pool.load(std::memory_order_acquire);
+  if (pool == nullptr) {
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
+      return os_fail(error, errno, DLB_ERR_DEVICE, "socketpair for the pool's release socket");
+    }
+    pool = new (std::nothrow) Pool;
+    if (pool == nullptr) {
+      close(ends[0]);
+      close(ends[1]);
+      return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory making a channel's pool");
+    }
+    pool->release_fd = ends[0];
+    pool->peer_end = ends[1];
+    channel->pool.store(pool, std::memory_order_seq_cst);
+    // A shutdown that ran before the store found no pool to wake: this call sees its flag.
+    if (is_shut(channel)) shutdown(pool->release_fd, SHUT_RDWR);
+  }
+  *out = pool;
+  return DLB_OK;
+}
+
+// Waits until the peer gives something back (or the time limit runs out).
+int wait_for_return(dlb_channel* channel, Pool* pool, uint64_t needed, const Deadline& deadline,
+                    dlb_error* error) {
+  for (;;) {
+    if (is_shut(channel)) return fail_shut(error);
+    pollfd ready{pool->release_fd, POLLIN, 0};
+    const int n = poll(&ready, 1, deadline.remaining_ms());
+    if (is_shut(channel)) return fail_shut(error);
+    if (n > 0) return DLB_OK;
+    if (n == 0) {
+      return fail(error, DLB_ERR_TIMEOUT,
+                  "the channel's pool holds %llu of its limit of %llu bytes and a tensor needs "
+                  "%llu more: the time limit ran out waiting for the peer to free what it "
+                  "received",
+                  static_cast<unsigned long long>(pool->bytes),
+                  static_cast<unsigned long long>(channel->pool_limit),
+                  static_cast<unsigned long long>(needed));
+    }
+    if (errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+  }
+}
+
+void release_slot(void* ctx) {
+  auto* slot = static_cast<Slot*>(ctx);
+  Pool* pool = slot->segment->pool;
+  std::unique_lock<std::mutex> lock(pool->mutex);
+  slot->local = false;
+  --pool->live;
+  if (slot->lent == 0) push_free(pool, slot);
+  drop_holder(pool, lock);
+}
+
+}  // namespace
+
+Slot* pool_slot_of(const DLManagedTensorVersioned* tensor) {
+  return static_cast<Slot*>(release_context(tensor, release_slot));
+}
+
+bool pool_memory_is_exposed(dlb_release_fn release, void* ctx) {
+  if (release != release_slot) return false;
+  const Slot* slot = static_cast<Slot*>(ctx);
+  std::lock_guard<std::mutex> lock(slot->segment->pool->mutex);
+  return slot->segment->sent;
+}
+
+bool pool_belongs(const dlb_channel* channel, const Slot* slot) {
+  return slot->segment->pool == channel->pool.load(std::memory_order_acquire);
+}
+
+int pool_prepare_send(const DLManagedTensorVersioned& tensor, Slot* slot, Wire* wire,
+                      PoolExtension* extension, PooledSend* send, dlb_error* error) {
+  PoolSegment* segment = slot->segment;
+  Pool* pool = segment->pool;
+  std::lock_guard<std::mutex> lock(pool->mutex);
+  // Returns are taken back now and then while sending too, not only when a size class runs out:
+  // the peer's side of the release socket must keep room for its frees.
+  if (++pool->sends_since_take_back == 16) {
+    pool->sends_since_take_back = 0;
+    take_back(pool);
+  }
+  if (pool->unreported_lost > 0) {
+    const uint64_t lost = pool->unreported_lost;
+    pool->unreported_lost = 0;
+    return fail(error, DLB_ERR_LIMIT,
+                "the peer lost %llu tensor%s sent on this channel: it is at its limit of %s; "
+                "nothing was sent now",
+                static_cast<unsigned long long>(lost), lost == 1 ? "" : "s",
+                pool->lost_outcome == kLostNoFds
+                    ? "open file descriptors (RLIMIT_NOFILE)"
+                    : "mappings (vm.max_map_count) or address space");
+  }
+  encode(tensor, kHandlePool, segment->base, 0, segment->size, wire);
+  std::memcpy(extension->magic, kPoolMagic, sizeof kPoolMagic);
+  extension->segment = segment->number;
+  extension->slot = slot->index;
+  send->slot = slot;
+  if (!segment->sent) {
+    extension->attached |= kPoolSegmentFd;
+    send->fds[send->nfds++] = segment->fd;
+  }
+  if (pool->peer_end >= 0) {
+    extension->attached |= kPoolReleaseFd;
+    send->fds[send->nfds++] = pool->peer_end;
+  }
+  ++slot->lent;
+  ++pool->lent;
+  return DLB_OK;
+}
+
+void pool_finish_send(const PooledSend& send, bool sent) {
+  PoolSegment* segment = send.slot->segment;
+  Pool* pool = segment->pool;
+  std::lock_guard<std::mutex> lock(pool->mutex);
+  if (sent) {
+    segment->sent = true;
+    if (send.nfds > 0 && send.fds[send.nfds - 1] == pool->peer_end) {
+      close(pool->peer_end);  // the peer holds it now
+      pool->peer_end = -1;
+    }
+    return;
+  }
+  --send.slot->lent;
+  --pool->lent;
+  if (send.slot->lent == 0 && !send.slot->local) push_free(pool, send.slot);
+}
+
+void pool_shutdown(dlb_channel* channel) {
+  Pool* pool = channel->pool.load(std::memory_order_seq_cst);
+  if (pool != nullptr) shutdown(pool->release_fd, SHUT_RDWR);
+}
+
+void pool_close(dlb_channel* channel) {
+  Pool* pool = channel->pool.exchange(nullptr);
+  if (pool == nullptr) return;
+  std::unique_lock<std::mutex> lock(pool->mutex);
+  pool->channel_closed = true;
+  // Returns can no longer arrive: what the peer holds stays lent, and its slots are never reused.
+  if (pool->release_fd >= 0) close(pool->release_fd);
+  pool->release_fd = -1;
+  drop_holder(pool, lock);
+}
+
+}  // namespace ipc
+}  // namespace dlb
+
+extern "C" {
+
+DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, DLDataType dtype,
+                                        int32_t ndim, const int64_t* shape,
+                                        const int64_t* strides, uint64_t flags,
+                                        DLManagedTensorVersioned** out, dlb_error* error) {
+  using namespace dlb::ipc;
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  int status = check_connected(channel, "allocate", error);
+  if (status != DLB_OK) return status;
+  if (device.device_type != kDLCPU) {
+    dlb::DeviceTypeText name(device.device_type);
+    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
+                     "a channel's pool holds cpu memory, not %s memory: allocate it with "
+                     "dlb_tensor_allocate_shareable",
+                     name.text);
+  }
+  uint64_t byte_offset = 0, nbytes = 0;
+  status = dlb::allocation_layout(device, dtype, ndim, shape, strides, flags, &byte_offset,
+                                  &nbytes, error);
+  if (status != DLB_OK) return status;
+  // As dlb_tensor_allocate_shareable: the first element aligned, what negative strides reach
+  // before it in the lead.
+  const uint64_t lead = (byte_offset + DLB_CPU_ALIGNMENT - 1) & ~uint64_t{DLB_CPU_ALIGNMENT - 1};
+  const uint64_t needed = lead + (nbytes - byte_offset);
+  const uint64_t slot_size = slot_size_for(needed);
+  if (segment_size_for(slot_size) > channel->pool_limit) {
+    return dlb::fail(error, DLB_ERR_LIMIT,
+                     "a tensor of %llu bytes needs a pool segment of %llu bytes, more than the "
+                     "channel's pool limit of %llu bytes (dlb_channel_set_pool_limit)",
+                     static_cast<unsigned long long>(nbytes),
+                     static_cast<unsigned long long>(segment_size_for(slot_size)),
+                     static_cast<unsigned long long>(channel->pool_limit));
+  }
+  Pool* pool = nullptr;
+  status = pool_of(channel, &pool, error);
+  if (status != DLB_OK) return status;
+  const Deadline deadline(channel->timeout_ns);
+  std::unique_lock<std::mutex> lock(pool->mutex);
+  Slot* slot = pop_free(pool, slot_size);
+  while (slot == nullptr) {
+    take_back(pool);
+    slot = pop_free(pool, slot_size);
+    if (slot != nullptr) break;
+    if (pool->bytes + segment_size_for(slot_size) <= channel->pool_limit) {
+      status = grow(pool, slot_size, error);
+      if (status != DLB_OK) return status;
+      continue;
+    }
+    if (pool->peer_gone) {
+      return dlb::fail(error, DLB_ERR_PEER_CLOSED,
+                       "the channel's pool is full (%llu of its limit of %llu bytes) and the "
+                       "peer is gone: what it held will not come back",
+                       static_cast<unsigned long long>(pool->bytes),
+                       static_cast<unsigned long long>(channel->pool_limit));
+    }
+    lock.unlock();
+    status = wait_for_return(channel, pool, segment_size_for(slot_size), deadline, error);
+    lock.lock();
+    if (status != DLB_OK) return status;
+  }
+  slot->local = true;
+  ++pool->live;
+  ++pool->holders;
+  PoolSegment* segment = slot->segment;
+  lock.unlock();
+  DLTensor desc{};
+  desc.data = segment->base + static_cast<uint64_t>(slot->index) * segment->slot_size;
+  desc.device = device;
+  desc.ndim = ndim;
+  desc.dtype = dtype;
+  desc.shape = const_cast<int64_t*>(shape);
+  desc.strides = const_cast<int64_t*>(strides);
+  desc.byte_offset = lead;
+  status = dlb_tensor_wrap_buffer(&desc, segment->slot_size, flags, release_slot, slot, out,
+                                  error);
+  if (status != DLB_OK) release_slot(slot);
+  return status;
+}
+
+DLB_API dlb_status dlb_channel_set_pool_limit(dlb_channel* channel, uint64_t bytes,
+                                              dlb_error* error) {
+  const int status = dlb::ipc::check_connected(channel, "have a pool", error);
+  if (status != DLB_OK) return status;
+  if (bytes == 0) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "a pool limit of 0 bytes leaves no room");
+  }
+  channel->pool_limit = bytes;
+  return DLB_OK;
+}
+
+DLB_API dlb_status dlb_channel_pool_stats(dlb_channel* channel, dlb_pool_stats* out,
+                                          dlb_error* error) {
+  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  std::memset(out, 0, sizeof *out);
+  const int status = dlb::ipc::check_connected(channel, "have a pool", error);
+  if (status != DLB_OK) return status;
+  out->limit = channel->pool_limit;
+  dlb::ipc::Pool* pool = channel->pool.load(std::memory_order_acquire);
+  if (pool == nullptr) return DLB_OK;
+  std::lock_guard<std::mutex> lock(pool->mutex);
+  dlb::ipc::take_back(pool);
+  out->segments = pool->segments.size();
+  out->bytes = pool->bytes;
+  out->live = pool->live;
+  out->lent = pool->lent;
+  out->returned = pool->returned;
+  out->lost = pool->lost;
+  out->huge_pages = pool->huge_pages;
+  return DLB_OK;
+}
+
+}  // extern "C"
+
+#endif  // __linux__
