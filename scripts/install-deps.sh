@@ -44,10 +44,14 @@ frameworks_packages=(python3-numpy python3-torch)
 # The benchmark charts of docs/benchmarks.md (bench/charts.py): matplotlib for Debian's
 # /usr/bin/python3.
 charts_packages=(python3-matplotlib)
+# bench_ipc's comparison column: iceoryx 2.0.3, its daemon RouDi (iceoryx) and its C binding
+# (headers and library, with the posh and hoofs headers they stand on). Without them bench_ipc
+# still builds and says so in that column.
+bench_packages=(iceoryx libiceoryx-binding-c-dev libiceoryx-posh-dev libiceoryx-hoofs-dev)
 
 test_packages=("${core_test_packages[@]}" "${checker_packages[@]}" "${opencl_packages[@]}"
   "${rust_packages[@]}" "${java_packages[@]}" "${go_packages[@]}" "${csharp_packages[@]}"
-  "${frameworks_packages[@]}" "${charts_packages[@]}")
+  "${frameworks_packages[@]}" "${charts_packages[@]}" "${bench_packages[@]}")
 
 list_only=0
 if [[ "${1:-}" == "--list" ]]; then
