@@ -4,19 +4,19 @@
 usage: /usr/bin/python3 bench/charts.py [--build build] [--out docs/images] [--quick]
 
 Runs the bench programs of a build (bench/bench_core with and without --quick: two copy sizes;
-bench/bench_ipc: 1 KiB to 1 GiB, or with --quick 1 KiB and 1 MiB), parses the tables they
+bench/bench_ipc: 64 B to 256 MiB, or with --quick 64 B, 4 KiB and 1 MiB), parses the tables they
 print, and writes with Debian's matplotlib (python3-matplotlib, for /usr/bin/python3):
 
   copy-bandwidth.png    copy kernels against memcpy, by layout and size (bench_core)
-  channel-latency.png   a tensor between processes through a channel against a socket copy,
-                        by size (bench_ipc)
+  channel-latency.png   a tensor between processes through a channel against iceoryx and a
+                        socket copy, one-way by size (bench_ipc)
   binding-cycles.png    each binding's cycle against the same cycle in C: from the bench
                         tables recorded in docs/rust.md, go.md, java.md and csharp.md (the
                         binding benches take minutes each; this script does not run them)
   machine.txt           the machine, compiler and date of the run
 
 The bench programs' own output is kept beside the charts (bench_core.txt, bench_core_quick.txt,
-bench_ipc.txt), so every bar can be traced to a printed row. Takes about 20 s (5 s with
+bench_ipc.txt), so every bar can be traced to a printed row. Takes about 2.5 minutes (5 s with
 --quick) on a 2-core machine. Run it on an idle machine: the benches report ratios against
 baselines measured in the same run, which carry over between machines; absolute times do not.
 """
@@ -99,31 +99,53 @@ def chart_copies(runs, path):
     plt.close(fig)
 
 
-IPC_ROW = re.compile(r"^\|\s*(\d+) ([KMG])iB\s*\|\s*([\d.]+)\s*\|\s*([\d.]+)\s*\|")
+SIZE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+CHANNEL_ROWS = [("dlbridge fresh", "o", "dlbridge: allocate shareable, fill, send / receive, read, free"),
+                ("dlbridge re-send", "^", "dlbridge: a share of one pre-allocated tensor, re-sent"),
+                ("iceoryx", "D", "iceoryx: loan, fill, publish / take, read, release"),
+                ("socket copy", "s", "the same bytes through a Unix socket")]
+
+
+def channel_table(text):
+    """{row label: [(bytes, one-way us)]} from bench_ipc's one-way table for two cpus, the
+    sender writing every byte."""
+    section, header, rows = False, None, {}
+    for line in text.splitlines():
+        if line.startswith("### "):
+            section = line.startswith("### two cpus") and "every byte" in line
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not section or not line.startswith("|"):
+            continue
+        if cells[0] == "one-way us":
+            header = [int(c.split()[0]) * SIZE_UNITS[c.split()[1]] for c in cells[1:]]
+        elif header and cells[0].endswith("us"):
+            break  # the next table of the section
+        elif header and cells[0] in [row[0] for row in CHANNEL_ROWS]:
+            rows[cells[0]] = [(size, float(value)) for size, value in zip(header, cells[1:])
+                              if value not in ("-", "n/a")]
+    return header or [], rows
 
 
 def chart_channel(text, path):
-    sizes, shared, copied = [], [], []
-    for line in text.splitlines():
-        m = IPC_ROW.match(line)
-        if m:
-            sizes.append(int(m[1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m[2]])
-            shared.append(float(m[3]))
-            copied.append(float(m[4]))
+    sizes, rows = channel_table(text)
     if not sizes:
-        sys.exit("charts: bench_ipc printed no table")
+        sys.exit("charts: bench_ipc printed no one-way table for two cpus and every byte")
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    ax.plot(sizes, shared, marker="o", label="channel: send + receive + map + read + free")
-    ax.plot(sizes, copied, marker="s", label="the same bytes through a Unix socket")
+    for label, marker, legend in CHANNEL_ROWS:
+        points = rows.get(label, [])
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=legend)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(sizes, [f"{s >> 30} GiB" if s >= 1 << 30 else f"{s >> 20} MiB" if s >= 1 << 20
-                          else f"{s >> 10} KiB" for s in sizes], fontsize=8)
-    ax.set_xlabel("tensor size")
-    ax.set_ylabel("microseconds per tensor (log)")
+                          else f"{s >> 10} KiB" if s >= 1 << 10 else f"{s} B" for s in sizes],
+                  fontsize=8)
+    ax.set_xlabel("tensor size (sender and receiver on two cpus, every byte written and read)")
+    ax.set_ylabel("one-way microseconds (log)")
     ax.set_title("A tensor from one process to another (bench_ipc)", fontsize=10)
     ax.grid(True, which="major", linewidth=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
