@@ -315,6 +315,41 @@ TEST_SUITE("cpp.channel") {
     CHECK(live.delta() == 0);
   }
 
+  TEST_CASE("a channel's pool: allocate, send, and the slot comes back when the peer frees") {
+    LiveCount live;
+    Folder folder;
+    {
+      Pair p(folder);
+      {
+        Tensor t = p.client.allocate(DType::float32(), {2, 3});
+        CHECK(t.shareable_kind() == DLB_SHAREABLE_MEMFD);
+        t.view<float>()(1, 2) = 5;
+        p.client.send(t);
+        Tensor got = p.server.receive();
+        CHECK(got.cview<float>()(1, 2) == 5);
+        CHECK_FALSE(got.is_shareable());
+        CHECK_DLB_ERROR(p.server.send(got), DLB_ERR_UNSUPPORTED,
+                        "the tensor was lent by its sender's pool and goes back to it when "
+                        "freed: it cannot be sent on; send a copy");
+        CHECK(p.client.pool_stats().lent == 1);
+      }
+      const dlb_pool_stats stats = p.client.pool_stats();
+      CHECK(stats.lent == 0);
+      CHECK(stats.returned == 1);
+      CHECK(stats.live == 0);
+      CHECK(stats.segments == 1);
+      CHECK_DLB_ERROR(p.client.allocate(DType::float32(), {2}, {1, 1}), DLB_ERR_INVALID_ARGUMENT,
+                      DLB_STRIDES_LENGTH_MESSAGE);
+      CHECK_DLB_ERROR(p.client.set_pool_limit(0), DLB_ERR_INVALID_ARGUMENT,
+                      "a pool limit of 0 bytes leaves no room");
+      CHECK_DLB_ERROR(p.client.allocate(DType::float32(), {2}, {}, 0, Device(kDLCUDA, 0)),
+                      DLB_ERR_UNSUPPORTED,
+                      "a channel's pool holds cpu memory, not cuda memory: allocate it with "
+                      "dlb_tensor_allocate_shareable");
+    }
+    CHECK(live.delta() == 0);
+  }
+
   TEST_CASE("shutdown from another thread wakes a blocked receive and accept: CLOSED") {
     Folder folder;
     Pair p(folder);

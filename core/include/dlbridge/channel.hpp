@@ -219,6 +219,46 @@ class Channel : public detail::ChannelOwner {
     return Tensor::from_raw(out);
   }
 
+  /* Lends a tensor from this channel's pool (dlb_channel_allocate): the fast way to send a
+   * stream of tensors. Laid out as Tensor::allocate() lays it out, on the CPU; not zero-filled.
+   * Its slot goes back to the pool once this process and the peer have both freed their
+   * tensors over it. It goes out on this channel only. Errors: the layout's own; a device other
+   * than the CPU (DLB_ERR_UNSUPPORTED); a tensor larger than the pool's limit (DLB_ERR_LIMIT);
+   * DLB_ERR_TIMEOUT (the pool stayed full), DLB_ERR_PEER_CLOSED, DLB_ERR_CLOSED. Ownership:
+   * the caller owns the result; freeing it, also after the channel closed, is safe. */
+  Tensor allocate(DType dtype, const std::vector<int64_t>& shape,
+                  const std::vector<int64_t>& strides = {}, uint64_t flags = 0,
+                  Device device = Device::cpu()) {
+    if (!strides.empty() && strides.size() != shape.size()) {
+      throw Error(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
+    }
+    dlb_channel* channel = require();
+    DLManagedTensorVersioned* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_allocate(channel, device.dl(), dtype.dl(),
+                                       detail::clamp_count(shape.size()),
+                                       detail::data_or_null(shape), detail::data_or_null(strides),
+                                       flags, &out, &error),
+                  error);
+    return Tensor::from_raw(out);
+  }
+
+  /* The most memory this channel's pool may keep, in bytes (dlb_channel_set_pool_limit).
+   * Error: 0 (DLB_ERR_INVALID_ARGUMENT). */
+  void set_pool_limit(uint64_t bytes) {
+    dlb_error error{};
+    detail::check(dlb_channel_set_pool_limit(require(), bytes, &error), error);
+  }
+
+  /* The state of this channel's pool after taking back what the peer gave back
+   * (dlb_channel_pool_stats): `lent` is what the peer still holds. */
+  dlb_pool_stats pool_stats() {
+    dlb_pool_stats out{};
+    dlb_error error{};
+    detail::check(dlb_channel_pool_stats(require(), &out, &error), error);
+    return out;
+  }
+
   /* The peer's process and user ids (dlb_channel_peer). */
   Peer peer() const {
     Peer out;
