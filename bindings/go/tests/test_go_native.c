@@ -17,8 +17,13 @@
 #include "dlbx_release.c"
 #include "ctest.c"
 #include "foreign_dlpack.h"
+#include "go_wrap_suffix.h"
 
-/* The wrapper functions carry SWIG's per-package suffix, which Meson reads from the file. */
+/* The wrapper functions carry SWIG's per-package suffix, which changes with the interface:
+ * go_wrap_suffix.h (DLB_GO_SUFFIX) is read from the wrapper when it is built. */
+#ifndef DLB_GO_SUFFIX
+#error "go_wrap_suffix.h names no suffix: dlbridge_wrap.c has no _wrap_dlb_tensor_free_<suffix>"
+#endif
 #define DLB_GO_CAT2(a, b) a##b
 #define DLB_GO_CAT(a, b) DLB_GO_CAT2(a, b)
 #define W(name) DLB_GO_CAT(_wrap_##name##_, DLB_GO_SUFFIX)
