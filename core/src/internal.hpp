@@ -214,9 +214,11 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
 
 // The slow path of validate_tensor, which the fast path falls back to for anything unusual;
 // also the reference the differential fuzz target (tests/fuzz/fuzz_validate_diff) checks the
-// fast path against. `tensor` must not be NULL.
+// fast path against. `tensor` must not be NULL. Never inlined: inlined into validate_tensor it
+// made GCC spill the fast path's values to the stack and reload them (a byte stored, four bytes
+// loaded: a store-forwarding stall), which cost every wrap and import about 3 ns.
 int validate_tensor_slow(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
-                         dlb_error* error);
+                         dlb_error* error) __attribute__((noinline, cold));
 
 // Checks ndim, shape, dtype and flags and computes the geometry of a tensor whose data pointer
 // is not known yet (allocation); `strides` may be NULL.

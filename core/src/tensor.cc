@@ -20,19 +20,24 @@
 namespace {
 
 enum class Owner : uint8_t {
-  kInline,            // CPU allocation: the data lives in the same allocation as the block
+  // Releasing these runs no code outside this library.
+  kInline,  // CPU allocation: the data lives in the same allocation as the block
+  kView,    // shares the memory of `parent`
+  // Releasing these calls out (a backend, a release callback, a foreign deleter), and that code
+  // may free other dlbridge tensors on this thread: see release_calling_out.
   kBackend,           // allocated through a device backend
   kRelease,           // wrapped caller memory with a release callback
   kForeignVersioned,  // an imported DLManagedTensorVersioned
   kForeignLegacy,     // an imported DLManagedTensor
-  kView,              // shares the memory of `parent`
 };
+
+inline bool calls_out(Owner owner) { return owner > Owner::kView; }
 
 struct Block {
   DLManagedTensorVersioned managed;
   std::atomic<int64_t> refs;
   Block* parent;
-  Block* next_pending;  // in this thread's release queue (see block_deleter)
+  Block* next_pending;  // in this thread's release queue (see release_calling_out)
   Owner owner;
   union {
     struct {
@@ -89,44 +94,52 @@ void fold_offset(int32_t device_type, void** data, uint64_t* byte_offset) {
   }
 }
 
-// Fills a freshly allocated block for a tensor of the given layout; strides NULL means compact.
-Block* init_block(void* memory, Block* parent, Owner owner, uint64_t flags, void* data,
-                  DLDevice device, DLDataType dtype, int32_t ndim, const int64_t* shape,
-                  const int64_t* strides, uint64_t byte_offset) {
+// Fills a freshly allocated block for a tensor laid out as `layout`: everything is copied, shape
+// and strides into the block (strides NULL means compact). Inlined into every maker: as a call
+// it costs a frame and six saved registers, more than a wrap or share spends on its own work.
+__attribute__((always_inline)) inline Block* init_block(void* memory, Block* parent, Owner owner,
+                                                       uint64_t flags, const DLTensor& layout) {
+  // Read before the block is written, which the compiler must assume could change `layout`.
+  const int32_t ndim = layout.ndim;
+  const int64_t* const shape = layout.shape;
+  const int64_t* const strides = layout.strides;
   // Default-initialised on purpose: every member that is read is assigned below.
   auto* block = new (memory) Block;
   auto* dims = reinterpret_cast<int64_t*>(static_cast<char*>(memory) + kHeaderSize);
+  DLTensor& t = block->managed.dl_tensor;
+  t = layout;
+  // Never NULL, even for scalars: some consumers read shape without checking ndim.
+  t.shape = dims;
+  t.strides = dims + (ndim > 0 ? ndim : 1);
   if (ndim > 0) {
-    copy_dims(dims, shape, ndim);
+    copy_dims(t.shape, shape, ndim);
     if (strides != nullptr) {
-      copy_dims(dims + ndim, strides, ndim);
+      copy_dims(t.strides, strides, ndim);
     } else {
-      dlb_compact_strides(ndim, shape, dims + ndim);
+      dlb_compact_strides(ndim, shape, t.strides);
     }
   } else {
     dims[0] = 1;
     dims[1] = 1;
   }
-  fold_offset(device.device_type, &data, &byte_offset);
+  fold_offset(t.device.device_type, &t.data, &t.byte_offset);
   block->managed.version.major = DLB_DLPACK_PRODUCED_MAJOR;
   block->managed.version.minor = DLB_DLPACK_PRODUCED_MINOR;
   block->managed.manager_ctx = block;
   block->managed.deleter = block_deleter;
   block->managed.flags = flags;
-  DLTensor& t = block->managed.dl_tensor;
-  t.data = data;
-  t.device = device;
-  t.ndim = ndim;
-  t.dtype = dtype;
-  // Never NULL, even for scalars: some consumers read shape without checking ndim.
-  t.shape = dims;
-  t.strides = dims + (ndim > 0 ? ndim : 1);
-  t.byte_offset = byte_offset;
   block->refs.store(1, std::memory_order_relaxed);
   block->parent = parent;
   block->owner = owner;
   g_live_tensors.fetch_add(1, std::memory_order_relaxed);
   return block;
+}
+
+// The layout of a tensor being made, for init_block; its shape and strides are only read.
+DLTensor layout_of(void* data, DLDevice device, DLDataType dtype, int32_t ndim,
+                   const int64_t* shape, const int64_t* strides, uint64_t byte_offset) {
+  return DLTensor{data, device, ndim, dtype, const_cast<int64_t*>(shape),
+                  const_cast<int64_t*>(strides), byte_offset};
 }
 
 void release_source(Block* block) {
@@ -162,21 +175,22 @@ bool drop_reference(Block* block) {
          block->refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
 
-void unref(Block* block) {
-  while (block != nullptr && drop_reference(block)) {
-    Block* parent = block->parent;
-    release_source(block);
-    block->~Block();
-    std::free(block);
-    block = parent;
-  }
+void free_block(Block* block) {
+  block->~Block();
+  std::free(block);
 }
 
-// Releasing a block can run a foreign deleter that frees another dlbridge tensor (a chain of
-// legacy exports and imports, a framework re-exporting our tensor), whose release can do the
-// same, and so on: recursion would overflow the stack on deep chains. So a deleter called while
-// this thread is already releasing only queues its block; the outermost call releases the queue
-// in order, with a stack depth bounded whatever the depth of the chain.
+// Releasing a block can call out to code that frees another dlbridge tensor (a chain of legacy
+// exports and imports, a framework re-exporting our tensor), whose release can do the same, and
+// so on: recursion would overflow the stack on deep chains. So a block whose release calls out
+// while this thread is already calling out for another one only joins a queue, which the
+// outermost call releases in order: the stack depth is bounded whatever the depth of the chain.
+//
+// Only blocks that call out touch the thread-local: in a shared library every access is a call
+// to __tls_get_addr, which inline and view blocks (and shares, which release no memory) need not
+// pay. The initial-exec TLS model would make the access free, but it requires static TLS space
+// for the library's whole TLS block (8 KiB with the CUDA runtime's), which a library dlopen'ed
+// by Java, C# or Python cannot count on getting.
 struct ReleaseQueue {
   bool active;
   Block* head;
@@ -184,26 +198,47 @@ struct ReleaseQueue {
 };
 thread_local ReleaseQueue t_release_queue;
 
+// `block` has no references left and calls_out(block->owner).
+__attribute__((noinline)) void release_calling_out(Block* block) {
+  ReleaseQueue* queue = &t_release_queue;
+  // One lookup of the thread-local's address per call: without this GCC recomputes it (another
+  // __tls_get_addr call) after every call out.
+  __asm__("" : "+r"(queue));
+  if (queue->active) {
+    block->next_pending = nullptr;
+    if (queue->tail != nullptr) queue->tail->next_pending = block;
+    else queue->head = block;
+    queue->tail = block;
+    return;
+  }
+  queue->active = true;
+  for (;;) {
+    release_source(block);
+    free_block(block);
+    block = queue->head;
+    if (block == nullptr) break;
+    queue->head = block->next_pending;
+    if (queue->head == nullptr) queue->tail = nullptr;
+  }
+  queue->active = false;
+}
+
+// A view holds one reference to its root, so dropping a handle frees at most the view and then
+// its root. Blocks that release nothing outside the library are freed here, on any thread and
+// at any depth (a nested call does the same bounded work).
 void block_deleter(DLManagedTensorVersioned* self) {
   g_live_tensors.fetch_sub(1, std::memory_order_relaxed);
   auto* block = static_cast<Block*>(self->manager_ctx);
-  ReleaseQueue& queue = t_release_queue;
-  if (queue.active) {
-    block->next_pending = nullptr;
-    if (queue.tail != nullptr) queue.tail->next_pending = block;
-    else queue.head = block;
-    queue.tail = block;
-    return;
+  while (drop_reference(block)) {
+    if (calls_out(block->owner)) {
+      release_calling_out(block);
+      return;
+    }
+    Block* parent = block->parent;
+    free_block(block);
+    if (parent == nullptr) return;
+    block = parent;
   }
-  queue.active = true;
-  unref(block);
-  while (queue.head != nullptr) {
-    Block* next = queue.head;
-    queue.head = next->next_pending;
-    if (queue.head == nullptr) queue.tail = nullptr;
-    unref(next);
-  }
-  queue.active = false;
 }
 
 Block* block_of(DLManagedTensorVersioned* tensor) {
@@ -254,9 +289,11 @@ void legacy_export_deleter(DLManagedTensor* self) {
 // dlb_tensor_wrap and dlb_tensor_wrap_buffer: with a `buffer_size`, every byte the elements
 // reach must lie in [0, *buffer_size) from data; without one, the caller vouches for the memory
 // (negative strides may then reach before data, as validation allows).
-int wrap(const DLTensor* tensor, const uint64_t* buffer_size, uint64_t flags,
-         dlb_release_fn release, void* release_ctx, DLManagedTensorVersioned** out,
-         dlb_error* error) {
+// Inlined into both entry points, where GCC would otherwise split it into a second call.
+__attribute__((always_inline)) inline int wrap(const DLTensor* tensor,
+                                               const uint64_t* buffer_size, uint64_t flags,
+                                               dlb_release_fn release, void* release_ctx,
+                                               DLManagedTensorVersioned** out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   dlb::Geometry g{};
@@ -270,9 +307,7 @@ int wrap(const DLTensor* tensor, const uint64_t* buffer_size, uint64_t flags,
   if (status != DLB_OK) return status;
   void* memory = std::malloc(block_size(tensor->ndim));
   if (memory == nullptr) return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory wrapping a tensor");
-  Block* block = init_block(memory, nullptr, Owner::kRelease, flags, tensor->data, tensor->device,
-                            tensor->dtype, tensor->ndim, tensor->shape, tensor->strides,
-                            tensor->byte_offset);
+  Block* block = init_block(memory, nullptr, Owner::kRelease, flags, *tensor);
   block->source.release.fn = release;
   block->source.release.ctx = release_ctx;
   *out = &block->managed;
@@ -298,8 +333,9 @@ int make_view(const DLManagedTensorVersioned* base, void* data, uint64_t byte_of
   root->refs.fetch_add(1, std::memory_order_relaxed);
   // An alias is never the sole owner of its memory: IS_COPIED stays with the original.
   flags &= ~uint64_t{DLPACK_FLAG_BITMASK_IS_COPIED};
-  Block* view = init_block(memory, root, Owner::kView, flags, data, base->dl_tensor.device,
-                           base->dl_tensor.dtype, ndim, shape, strides, byte_offset);
+  Block* view = init_block(memory, root, Owner::kView, flags,
+                           layout_of(data, base->dl_tensor.device, base->dl_tensor.dtype, ndim,
+                                     shape, strides, byte_offset));
   *out = &view->managed;
   return DLB_OK;
 }
@@ -376,8 +412,8 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
                        static_cast<unsigned long long>(nbytes));
     }
     Block* block = init_block(memory, nullptr, Owner::kInline, flags,
-                              static_cast<char*>(memory) + header + lead - byte_offset, device,
-                              dtype, ndim, shape, strides, byte_offset);
+                              layout_of(static_cast<char*>(memory) + header + lead - byte_offset,
+                                        device, dtype, ndim, shape, strides, byte_offset));
     *out = &block->managed;
     return DLB_OK;
   }
@@ -401,8 +437,8 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
     dlb::release_backend(backend);
     return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory creating a tensor");
   }
-  Block* block = init_block(memory, nullptr, Owner::kBackend, flags, data, device, dtype, ndim,
-                            shape, strides, byte_offset);
+  Block* block = init_block(memory, nullptr, Owner::kBackend, flags,
+                            layout_of(data, device, dtype, ndim, shape, strides, byte_offset));
   block->source.allocation.backend = backend;
   block->source.allocation.device = device;
   block->source.allocation.data = data;
@@ -448,8 +484,7 @@ DLB_API dlb_status dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTen
   if (memory == nullptr) {
     return reject(src, dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory importing a tensor"));
   }
-  Block* block = init_block(memory, nullptr, Owner::kForeignVersioned, src->flags, t.data,
-                            t.device, t.dtype, t.ndim, t.shape, t.strides, t.byte_offset);
+  Block* block = init_block(memory, nullptr, Owner::kForeignVersioned, src->flags, t);
   block->source.versioned = src;
   *out = &block->managed;
   return DLB_OK;
@@ -468,8 +503,7 @@ DLB_API dlb_status dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTenso
   if (memory == nullptr) {
     return reject(src, dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory importing a tensor"));
   }
-  Block* block = init_block(memory, nullptr, Owner::kForeignLegacy, 0, t.data, t.device, t.dtype,
-                            t.ndim, t.shape, t.strides, t.byte_offset);
+  Block* block = init_block(memory, nullptr, Owner::kForeignLegacy, 0, t);
   block->source.legacy = src;
   *out = &block->managed;
   return DLB_OK;

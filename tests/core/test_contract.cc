@@ -1,7 +1,8 @@
 // Suite 'core': contract fixes found by independent testing (issue 11): scalars' shape and
 // strides, validation on legacy export, one rule for which shapes exist, contiguity queries on
 // malformed tensors, IS_COPIED on aliases, backend failures without a message, deep ownership
-// chains, and offsets folded into `data` for address-based devices.
+// chains (through legacy exports and imports, and through release callbacks and shares), and
+// offsets folded into `data` for address-based devices.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -459,6 +460,84 @@ TEST_CASE("deep ownership chains are released iteratively, each deleter once and
     descending = descending && chain.order[i] == kLevels - 1 - 2 * static_cast<int64_t>(i);
   }
   CHECK(descending);
+}
+
+namespace {
+
+// Wrapped memory whose release callback frees a share of the next level's tensor: each share
+// holds the last reference to its root, so freeing it releases that root and calls the next
+// callback, which frees the next share, and so on.
+struct ShareLevel {
+  DLManagedTensorVersioned* next_share = nullptr;
+  int64_t level = 0;
+  std::vector<int64_t>* order = nullptr;
+};
+
+void free_next_share(void* ctx) {
+  auto* l = static_cast<ShareLevel*>(ctx);
+  l->order->push_back(l->level);
+  dlb_tensor_free(l->next_share);
+}
+
+struct ShareChain {
+  std::vector<ShareLevel> levels;
+  std::vector<int64_t> order;
+  DLManagedTensorVersioned* top = nullptr;
+};
+
+void* free_share_chain_top(void* arg) {
+  dlb_tensor_free(static_cast<ShareChain*>(arg)->top);
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("deep chains through release callbacks and shares are released iteratively, in order") {
+  const int64_t live = dlb_tensor_live_count();
+  float data[2] = {1, 2};
+  std::vector<int64_t> shape{2};
+  DLTensor desc = describe(data, shape);
+  Report err;
+  ShareChain chain;
+  chain.levels.resize(static_cast<size_t>(kLevels));
+  chain.order.reserve(static_cast<size_t>(kLevels));
+  // Built from the last level up: level k's callback frees the share of level k + 1.
+  DLManagedTensorVersioned* next_share = nullptr;
+  for (int64_t level = kLevels - 1; level >= 0; --level) {
+    ShareLevel& l = chain.levels[static_cast<size_t>(level)];
+    l = ShareLevel{next_share, level, &chain.order};
+    DLManagedTensorVersioned* wrapped = nullptr;
+    REQUIRE(dlb_tensor_wrap(&desc, 0, &free_next_share, &l, &wrapped, err.fresh()) == DLB_OK);
+    REQUIRE(dlb_tensor_share(wrapped, 0, &next_share, err.fresh()) == DLB_OK);
+    dlb_tensor_free(wrapped);  // the share now holds the last reference
+  }
+  chain.top = next_share;
+  CHECK(dlb_tensor_live_count() == live + kLevels);
+  CHECK(chain.order.empty());
+
+  // A thread with a 256 KiB stack: recursion over 300000 levels would overflow it many times.
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread;
+  REQUIRE(pthread_create(&thread, &attr, &free_share_chain_top, &chain) == 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+
+  CHECK(dlb_tensor_live_count() == live);
+  REQUIRE(chain.order.size() == static_cast<size_t>(kLevels));
+  bool ascending = true;
+  for (size_t i = 0; i < chain.order.size(); ++i) {
+    ascending = ascending && chain.order[i] == static_cast<int64_t>(i);
+  }
+  CHECK(ascending);
+
+  // The queue is empty again: a tensor released on this thread runs its callback at once.
+  Counter released;
+  DLManagedTensorVersioned* t = nullptr;
+  REQUIRE(dlb_tensor_wrap(&desc, 0, &test::count_release, &released, &t, err.fresh()) == DLB_OK);
+  dlb_tensor_free(t);
+  CHECK(released.get() == 1);
 }
 
 TEST_CASE("tensors handed out for address-based devices fold the offset into data") {
