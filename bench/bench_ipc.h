@@ -1,7 +1,7 @@
 /* bench_ipc.h - what the parts of bench_ipc share: the plan of a run, the message every row
  * sends, the interface each way of moving a message implements (a "transport": dlbridge fresh,
- * dlbridge re-send, iceoryx, socket copy), and the sender and receiver loops that drive it in
- * the two child processes of a measurement. */
+ * dlbridge pooled, dlbridge re-send, iceoryx, socket copy), and the sender and receiver loops
+ * that drive it in the two child processes of a measurement. */
 #ifndef DLBRIDGE_BENCH_BENCH_IPC_H_
 #define DLBRIDGE_BENCH_BENCH_IPC_H_
 
@@ -77,6 +77,7 @@ typedef struct bench_transport {
 } bench_transport;
 
 extern const bench_transport bench_dlbridge_fresh;
+extern const bench_transport bench_dlbridge_pooled;
 extern const bench_transport bench_dlbridge_resend;
 extern const bench_transport bench_socket_copy;
 #ifdef BENCH_HAVE_ICEORYX

@@ -1,10 +1,12 @@
-/* bench_ipc_dlbridge.c - the two dlbridge rows, through the public C API only:
+/* bench_ipc_dlbridge.c - the dlbridge rows, through the public C API only:
  *   fresh:   every message is a new shareable tensor (dlb_tensor_allocate_shareable), filled,
  *            sent, and freed by the sender; the receiver receives (maps), reads and frees it.
- *            This is what a program does, and the path a segment pool makes fast.
+ *   pooled:  every message is lent by the channel's pool (dlb_channel_allocate), filled, sent
+ *            and freed; the receiver's free gives its slot back for the sender to reuse.
  *   re-send: one shareable tensor per size, allocated before timing; every message is a share
  *            of it (dlb_tensor_share), sent and freed: the floor of the channel itself.
- * The receiver's replies take the row's own path at 64 bytes. */
+ * The receiver's replies take the row's own path at 64 bytes. Every channel has a time limit, so
+ * a transport that stops answering fails its measurement instead of hanging the bench. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +16,13 @@
 #include "dlbridge/dlbridge.h"
 #include "bench_ipc.h"
 
+enum dlbridge_row { FRESH, POOLED, RESEND };
+
+/* Far beyond any message's time here, even a 256 MiB one under valgrind. */
+#define CHANNEL_TIME_LIMIT_NS 300000000000ll
+
 typedef struct dlbridge_side {
-  int resend;
+  enum dlbridge_row row;
   int sender;
   dlb_channel* channel;
   DLManagedTensorVersioned* pending;  /* sender: the message acquired, not yet sent */
@@ -30,14 +37,20 @@ static void check_call(dlb_status status, const dlb_error* error, const char* wh
   }
 }
 
-static DLManagedTensorVersioned* allocate_bytes(uint64_t bytes) {
+/* A message of `bytes` bytes: a new shareable tensor, or one lent by `channel`'s pool. */
+static DLManagedTensorVersioned* allocate_bytes(dlb_channel* pool_channel, uint64_t bytes) {
   const DLDevice cpu = {kDLCPU, 0};
   const DLDataType u8 = {kDLUInt, 8, 1};
   const int64_t shape = (int64_t)bytes;
   DLManagedTensorVersioned* tensor = NULL;
   dlb_error error;
-  check_call(dlb_tensor_allocate_shareable(cpu, u8, 1, &shape, NULL, 0, &tensor, &error), &error,
-             "allocate shareable");
+  if (pool_channel != NULL) {
+    check_call(dlb_channel_allocate(pool_channel, cpu, u8, 1, &shape, NULL, 0, &tensor, &error),
+               &error, "allocate from the channel's pool");
+  } else {
+    check_call(dlb_tensor_allocate_shareable(cpu, u8, 1, &shape, NULL, 0, &tensor, &error),
+               &error, "allocate shareable");
+  }
   return tensor;
 }
 
@@ -49,17 +62,32 @@ static void channel_path(const bench_cell* cell, char* path, size_t size) {
   snprintf(path, size, "%s/cell-%d.sock", cell->folder, cell->id);
 }
 
-static dlbridge_side* new_side(int resend, int sender) {
+static dlbridge_side* new_side(enum dlbridge_row row, int sender) {
   dlbridge_side* side = calloc(1, sizeof *side);
   if (side == NULL) bench_fail("out of memory");
-  side->resend = resend;
+  side->row = row;
   side->sender = sender;
   return side;
 }
 
+/* The time limit, and a pool large enough for three of the largest message in flight. */
+static void set_up_channel(dlbridge_side* side, const bench_cell* cell) {
+  dlb_error error;
+  check_call(dlb_channel_set_timeout(side->channel, CHANNEL_TIME_LIMIT_NS, &error), &error,
+             "set the time limit");
+  uint64_t largest = 0;
+  for (int s = 0; s < cell->plan->size_count; ++s) {
+    if (cell->plan->sizes[s].bytes > largest) largest = cell->plan->sizes[s].bytes;
+  }
+  if (side->row == POOLED && 3 * largest > DLB_POOL_DEFAULT_LIMIT) {
+    check_call(dlb_channel_set_pool_limit(side->channel, 4 * largest, &error), &error,
+               "set the pool's limit");
+  }
+}
+
 /* The receiver listens; the sender connects as soon as the socket is there. */
-static void* open_sender(const bench_cell* cell, int resend) {
-  dlbridge_side* side = new_side(resend, 1);
+static void* open_sender(const bench_cell* cell, enum dlbridge_row row) {
+  dlbridge_side* side = new_side(row, 1);
   char path[512];
   channel_path(cell, path, sizeof path);
   const uint64_t give_up = bench_now_ns() + 20000000000u;
@@ -73,11 +101,12 @@ static void* open_sender(const bench_cell* cell, int resend) {
     const struct timespec pause = {0, 1000000};
     nanosleep(&pause, NULL);
   }
+  set_up_channel(side, cell);
   return side;
 }
 
-static void* open_receiver(const bench_cell* cell, int resend) {
-  dlbridge_side* side = new_side(resend, 0);
+static void* open_receiver(const bench_cell* cell, enum dlbridge_row row) {
+  dlbridge_side* side = new_side(row, 0);
   char path[512];
   channel_path(cell, path, sizeof path);
   dlb_channel* listener = NULL;
@@ -85,30 +114,33 @@ static void* open_receiver(const bench_cell* cell, int resend) {
   check_call(dlb_channel_listen(path, &listener, &error), &error, "listen");
   check_call(dlb_channel_accept(listener, &side->channel, &error), &error, "accept");
   dlb_channel_close(listener); /* removes the socket file */
-  if (resend) side->reply = allocate_bytes(BENCH_REPLY_BYTES);
+  set_up_channel(side, cell);
+  if (row == RESEND) side->reply = allocate_bytes(NULL, BENCH_REPLY_BYTES);
   return side;
 }
 
-static void* open_sender_fresh(const bench_cell* cell) { return open_sender(cell, 0); }
-static void* open_sender_resend(const bench_cell* cell) { return open_sender(cell, 1); }
-static void* open_receiver_fresh(const bench_cell* cell) { return open_receiver(cell, 0); }
-static void* open_receiver_resend(const bench_cell* cell) { return open_receiver(cell, 1); }
+static void* open_sender_fresh(const bench_cell* cell) { return open_sender(cell, FRESH); }
+static void* open_sender_pooled(const bench_cell* cell) { return open_sender(cell, POOLED); }
+static void* open_sender_resend(const bench_cell* cell) { return open_sender(cell, RESEND); }
+static void* open_receiver_fresh(const bench_cell* cell) { return open_receiver(cell, FRESH); }
+static void* open_receiver_pooled(const bench_cell* cell) { return open_receiver(cell, POOLED); }
+static void* open_receiver_resend(const bench_cell* cell) { return open_receiver(cell, RESEND); }
 
 static void begin_size(void* state, int size_index, uint64_t bytes) {
   (void)size_index;
   dlbridge_side* side = state;
-  if (!side->resend || !side->sender) return;
+  if (side->row != RESEND || !side->sender) return;
   dlb_tensor_free(side->resident);
-  side->resident = allocate_bytes(bytes);
+  side->resident = allocate_bytes(NULL, bytes);
 }
 
 static uint8_t* acquire(void* state, uint64_t bytes) {
   dlbridge_side* side = state;
-  if (side->resend) {
+  if (side->row == RESEND) {
     dlb_error error;
     check_call(dlb_tensor_share(side->resident, 0, &side->pending, &error), &error, "share");
   } else {
-    side->pending = allocate_bytes(bytes);
+    side->pending = allocate_bytes(side->row == POOLED ? side->channel : NULL, bytes);
   }
   return bytes_of(side->pending);
 }
@@ -118,7 +150,7 @@ static void send_pending(void* state, uint64_t bytes) {
   dlbridge_side* side = state;
   dlb_error error;
   check_call(dlb_channel_send(side->channel, side->pending, 0, &error), &error, "send");
-  dlb_tensor_free(side->pending); /* the receiver's mapping keeps the memory */
+  dlb_tensor_free(side->pending); /* the receiver's tensor keeps the memory */
   side->pending = NULL;
 }
 
@@ -154,10 +186,10 @@ static void reply(void* state) {
   dlbridge_side* side = state;
   DLManagedTensorVersioned* answer = NULL;
   dlb_error error;
-  if (side->resend) {
+  if (side->row == RESEND) {
     check_call(dlb_tensor_share(side->reply, 0, &answer, &error), &error, "share the reply");
   } else {
-    answer = allocate_bytes(BENCH_REPLY_BYTES);
+    answer = allocate_bytes(side->row == POOLED ? side->channel : NULL, BENCH_REPLY_BYTES);
   }
   bytes_of(answer)[0] = BENCH_REPLY_PATTERN;
   check_call(dlb_channel_send(side->channel, answer, 0, &error), &error, "send the reply");
@@ -178,6 +210,10 @@ static void close_side(void* state) {
 const bench_transport bench_dlbridge_fresh = {
     "fresh", "dlbridge fresh", 1, open_sender_fresh, open_receiver_fresh, begin_size, acquire,
     send_pending, await_reply, receive, release, reply, close_side, close_side};
+
+const bench_transport bench_dlbridge_pooled = {
+    "pooled", "dlbridge pooled", 1, open_sender_pooled, open_receiver_pooled, begin_size,
+    acquire, send_pending, await_reply, receive, release, reply, close_side, close_side};
 
 const bench_transport bench_dlbridge_resend = {
     "resend", "dlbridge re-send", 0, open_sender_resend, open_receiver_resend, begin_size,
