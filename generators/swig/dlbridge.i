@@ -167,6 +167,8 @@ DLB_TENSOR_OUT(dlb_channel)
   } while (0)
 %}
 
+/* The shape's length also becomes dlbx_shape_ndim_, a name the strides typemap below can use
+ * (SWIG renames a typemap's own locals). */
 DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
 %typemap(in) (int32_t ndim, const int64_t* shape)
     (int64_t shape_tmp[DLB_MAX_NDIM], int64_t shape_length) %{
@@ -176,21 +178,25 @@ DLB_ARRAY_TYPES((int32_t ndim, const int64_t* shape), I64)
   $1 = (int32_t)shape_length;
   if ($1 > 0) DLB_ARRAY_GET_I64($input, $1, shape_tmp);
   $2 = shape_tmp;
+  const int32_t dlbx_shape_ndim_ = $1;
+  (void)dlbx_shape_ndim_;
 %}
 
-/* Strides travel with the shape they describe: null (compact row-major) or one per extent.
- * Only dlb_tensor_allocate and dlbx_tensor_wrap take them, both with the shape's length as their
- * third argument (arg3). The message is dlbridge.h's, a constant of every generated module too. */
+/* Strides travel with the shape they describe: null (compact row-major) or one per extent. They
+ * come after their shape in every function that takes them, wherever that pair sits among the
+ * arguments, so the shape's typemap has set dlbx_shape_ndim_ by then; strides without a shape
+ * before them do not compile. The message is dlbridge.h's, a constant of every generated module
+ * too. */
 DLB_ARRAY_TYPES(const int64_t* strides, I64)
 %typemap(in) const int64_t* strides (int64_t strides_tmp[DLB_MAX_NDIM], int64_t strides_length) %{
   $1 = NULL;
   strides_length = DLB_ARRAY_LENGTH($input);
   if (strides_length >= 0) {
-    if (strides_length != (int64_t)arg3) {
+    if (strides_length != (int64_t)dlbx_shape_ndim_) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return $null;
     }
-    if (arg3 > 0) DLB_ARRAY_GET_I64($input, arg3, strides_tmp);
+    if (dlbx_shape_ndim_ > 0) DLB_ARRAY_GET_I64($input, dlbx_shape_ndim_, strides_tmp);
     $1 = strides_tmp;
   }
 %}
@@ -329,8 +335,10 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %ignore dlb_exchange_allocator;
 %ignore dlb_tensor_wrap;
 %ignore dlb_tensor_wrap_buffer;
-/* Struct outputs: dlb_version_string gives the library version. */
+/* Struct outputs: dlb_version_string gives the library version. A channel's pool statistics
+ * (dlb_pool_stats) have no mapping yet: no binding offers the channel pool so far. */
 %ignore dlb_get_version;
+%ignore dlb_channel_pool_stats;
 /* An output array sized by ndim, not by a capacity; the core applies it inside allocate. */
 %ignore dlb_compact_strides;
 

@@ -1313,16 +1313,18 @@ long long _wrap_dlb_tensor_allocate_capi_9f183fb045c69652(long long _swig_go_0, 
   arg3 = (int32_t)shape_length3;
   if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
   arg4 = shape_tmp3;
+  const int32_t dlbx_shape_ndim_ = arg3;
+  (void)dlbx_shape_ndim_;
   
   
   arg5 = NULL;
   strides_length5 = DLB_ARRAY_LENGTH(_swig_go_3);
   if (strides_length5 >= 0) {
-    if (strides_length5 != (int64_t)arg3) {
+    if (strides_length5 != (int64_t)dlbx_shape_ndim_) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return _swig_go_result;
     }
-    if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_3, arg3, strides_tmp5);
+    if (dlbx_shape_ndim_ > 0) DLB_ARRAY_GET_I64(_swig_go_3, dlbx_shape_ndim_, strides_tmp5);
     arg5 = strides_tmp5;
   }
   
@@ -1727,6 +1729,8 @@ long long _wrap_dlb_shape_element_count_capi_9f183fb045c69652(_goslice_ _swig_go
   arg1 = (int32_t)shape_length1;
   if (arg1 > 0) DLB_ARRAY_GET_I64(_swig_go_0, arg1, shape_tmp1);
   arg2 = shape_tmp1;
+  const int32_t dlbx_shape_ndim_ = arg1;
+  (void)dlbx_shape_ndim_;
   
   
   if (DLB_ARRAY_LENGTH(_swig_go_1) < 1) {
@@ -2271,6 +2275,8 @@ long long _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(long long _swig_go_0, _
   arg2 = (int32_t)shape_length2;
   if (arg2 > 0) DLB_ARRAY_GET_I64(_swig_go_1, arg2, shape_tmp2);
   arg3 = shape_tmp2;
+  const int32_t dlbx_shape_ndim_ = arg2;
+  (void)dlbx_shape_ndim_;
   
   
   result = (dlb_status)dlb_tensor_reshape((struct DLManagedTensorVersioned const *)arg1,arg2,(long const *)arg3,arg4,arg5);
@@ -2955,16 +2961,18 @@ long long _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(long long _s
   arg3 = (int32_t)shape_length3;
   if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
   arg4 = shape_tmp3;
+  const int32_t dlbx_shape_ndim_ = arg3;
+  (void)dlbx_shape_ndim_;
   
   
   arg5 = NULL;
   strides_length5 = DLB_ARRAY_LENGTH(_swig_go_3);
   if (strides_length5 >= 0) {
-    if (strides_length5 != (int64_t)arg3) {
+    if (strides_length5 != (int64_t)dlbx_shape_ndim_) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return _swig_go_result;
     }
-    if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_3, arg3, strides_tmp5);
+    if (dlbx_shape_ndim_ > 0) DLB_ARRAY_GET_I64(_swig_go_3, dlbx_shape_ndim_, strides_tmp5);
     arg5 = strides_tmp5;
   }
   
@@ -3456,16 +3464,18 @@ long long _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(long long _swig_go_0, lon
   arg3 = (int32_t)shape_length3;
   if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_2, arg3, shape_tmp3);
   arg4 = shape_tmp3;
+  const int32_t dlbx_shape_ndim_ = arg3;
+  (void)dlbx_shape_ndim_;
   
   
   arg5 = NULL;
   strides_length5 = DLB_ARRAY_LENGTH(_swig_go_3);
   if (strides_length5 >= 0) {
-    if (strides_length5 != (int64_t)arg3) {
+    if (strides_length5 != (int64_t)dlbx_shape_ndim_) {
       DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
       return _swig_go_result;
     }
-    if (arg3 > 0) DLB_ARRAY_GET_I64(_swig_go_3, arg3, strides_tmp5);
+    if (dlbx_shape_ndim_ > 0) DLB_ARRAY_GET_I64(_swig_go_3, dlbx_shape_ndim_, strides_tmp5);
     arg5 = strides_tmp5;
   }
   
