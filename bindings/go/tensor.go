@@ -38,7 +38,7 @@ func Allocate(dev Device, dt DType, shape ...int64) (*Tensor, error) {
 // IS_SUBBYTE_TYPE_PADDED). Ownership as Allocate.
 func AllocateStrided(dev Device, dt DType, shape, strides []int64, flags uint64) (*Tensor, error) {
 	if e, ok := extentsByValue(shape); ok && strides == nil {
-		return fromResult(capi.Dlbx_go_allocate_compact(dev.packed(), dt.packed(), len(shape),
+		return fromResult(capi.Dlbx_tensor_allocate_compact(dev.packed(), dt.packed(), len(shape),
 			e[0], e[1], e[2], e[3], flags))
 	}
 	return fromResult(capi.Dlb_tensor_allocate(dev.packed(), dt.packed(), shapeArg(copyOf(shape)),
@@ -46,12 +46,13 @@ func AllocateStrided(dev Device, dt DType, shape, strides []int64, flags uint64)
 }
 
 // The calls of compact tensors of up to four dimensions take the extents by value, as scalars
-// (capi.Dlbx_go_allocate_compact and capi.Dlbx_go_wrap_compact, generators/swig/dlbridge_go.i):
-// a slice given to cgo escapes to the heap, and cgo checks the memory it points to; together
-// they cost these calls about 80 ns. Every other tensor takes the general calls with slices.
+// (capi.Dlbx_tensor_allocate_compact and capi.Dlbx_tensor_wrap_compact, the shared fast path of
+// generators/swig/dlbridge.i): a slice given to cgo escapes to the heap, and cgo checks the
+// memory it points to; together they cost these calls about 80 ns. Every other tensor takes the
+// general calls with slices.
 
 // extentsByValue returns shape's extents, zero past its end; ok is false when shape has more
-// than capi.DLBX_GO_EXTENTS_BY_VALUE of them.
+// than capi.DLBX_EXTENTS_BY_VALUE of them.
 func extentsByValue(shape []int64) (e [4]int64, ok bool) {
 	if len(shape) > len(e) {
 		return e, false
@@ -60,9 +61,9 @@ func extentsByValue(shape []int64) (e [4]int64, ok bool) {
 	return e, true
 }
 
-// Four extents by value, as generators/swig/dlbridge_go.i says (a compile error when it changes).
-var _ [capi.DLBX_GO_EXTENTS_BY_VALUE - 4]struct{}
-var _ [4 - capi.DLBX_GO_EXTENTS_BY_VALUE]struct{}
+// Four extents by value, as generators/swig/dlbridge.i says (a compile error when it changes).
+var _ [capi.DLBX_EXTENTS_BY_VALUE - 4]struct{}
+var _ [4 - capi.DLBX_EXTENTS_BY_VALUE]struct{}
 
 // copyOf is a copy of s (nil for nil) for the general calls: what is given to a cgo call escapes
 // to the heap, and the caller's own slices (a variadic shape on its stack) must not, or every

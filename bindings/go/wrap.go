@@ -32,7 +32,7 @@ func Wrap(data unsafe.Pointer, size uint64, dev Device, dt DType, shape, strides
 	}
 	var result int64
 	if e, ok := extentsByValue(shape); ok && strides == nil {
-		result = capi.Dlbx_go_wrap_compact(int64(uintptr(data)), size, len(shape), e[0], e[1], e[2], e[3],
+		result = capi.Dlbx_tensor_wrap_compact(int64(uintptr(data)), size, len(shape), e[0], e[1], e[2], e[3],
 			dev.packed(), dt.packed(), byteOffset, flags, token)
 	} else {
 		result = capi.Dlbx_tensor_wrap(int64(uintptr(data)), size, shapeArg(copyOf(shape)), copyOf(strides),

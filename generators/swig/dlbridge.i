@@ -409,6 +409,43 @@ static dlb_status dlbx_tensor_wrap(void* data, uint64_t buffer_size, int32_t ndi
 %}
 %newobject dlbx_tensor_wrap;
 
+/* ---- compact tensors of up to four dimensions, the extents by value -------------------------- */
+/* dlb_tensor_allocate and dlbx_tensor_wrap for the commonest tensors, compact row-major ones of
+ * at most DLBX_EXTENTS_BY_VALUE dimensions, with the extents as scalar arguments. An array
+ * argument is what costs a managed call most: JNI measures and copies a long[] (four JNIEnv
+ * calls, about 20 ns of a 75 ns wrap + close), and a Go slice escapes to the heap and is checked
+ * by cgo (about 80 ns of an allocate or wrap + close); docs/java.md and docs/go.md have the
+ * numbers. A binding calls these behind its one Allocate and Wrap for those tensors and the
+ * general calls for every other. They check nothing themselves: the first `ndim` extents are the
+ * shape, and an `ndim` outside 0..DLBX_EXTENTS_BY_VALUE reaches the core without a shape, which
+ * refuses it with its own message ("shape is NULL but ndim is 5", "ndim 65 exceeds the maximum of
+ * 64"). Ownership as the general calls. */
+%inline %{
+#define DLBX_EXTENTS_BY_VALUE 4
+static dlb_status dlbx_tensor_allocate_compact(DLDevice device, DLDataType dtype, int32_t ndim,
+                                               int64_t e0, int64_t e1, int64_t e2, int64_t e3,
+                                               uint64_t flags, DLManagedTensorVersioned** out,
+                                               dlb_error* error) {
+  const int64_t shape[DLBX_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
+  return dlb_tensor_allocate(device, dtype, ndim,
+                             ndim >= 0 && ndim <= DLBX_EXTENTS_BY_VALUE ? shape : NULL, NULL,
+                             flags, out, error);
+}
+static dlb_status dlbx_tensor_wrap_compact(void* data, uint64_t buffer_size, int32_t ndim,
+                                           int64_t e0, int64_t e1, int64_t e2, int64_t e3,
+                                           DLDevice device, DLDataType dtype,
+                                           uint64_t byte_offset, uint64_t flags,
+                                           int64_t release_token, DLManagedTensorVersioned** out,
+                                           dlb_error* error) {
+  const int64_t shape[DLBX_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
+  return dlbx_tensor_wrap(data, buffer_size, ndim,
+                          ndim >= 0 && ndim <= DLBX_EXTENTS_BY_VALUE ? shape : NULL, NULL, device,
+                          dtype, byte_offset, flags, release_token, out, error);
+}
+%}
+%newobject dlbx_tensor_allocate_compact;
+%newobject dlbx_tensor_wrap_compact;
+
 /* The managed side of the release engine (dlbx_release.h). */
 DLB_ADDRESS(const int64_t*)
 int64_t dlbx_tensor_free(DLManagedTensorVersioned* tensor);

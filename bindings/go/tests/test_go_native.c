@@ -1,6 +1,6 @@
 /* test_go_native.c - drives the C half of the Go binding without the Go runtime: SWIG's wrapper
  * (internal/capi/dlbridge_wrap.c, the committed output, with the by-value calls of
- * generators/swig/dlbridge_go.i), the copy of the shared release engine the module carries
+ * generators/swig/dlbridge.i), the copy of the shared release engine the module carries
  * (internal/capi/dlbx_release.c) and the C of the Go tests (internal/ctest/ctest.c), all included
  * here and built by Meson with the project's warnings and -Werror; the foreign producer of
  * tests/foreign is linked in. The wrappers take Go's slice and string headers by value, which C
@@ -217,40 +217,48 @@ int main(void) {
               DLB_ERR_INVALID_ARGUMENT, "strides must have one value per extent");
   CHECK(*(const int64_t*)(intptr_t)W(dlbx_release_queued)() == queued0); /* refused: nothing queued */
 
-  /* The by-value calls of compact tensors (dlbridge_go.i): extents as scalars. */
-  long long r = W(dlbx_go_allocate_compact)(cpu, f32, 2, 2, 3, 0, 0, 0);
+  /* The by-value calls of compact tensors (dlbridge.i's shared fast path): extents as scalars. */
+  long long r = W(dlbx_tensor_allocate_compact)(cpu, f32, 2, 2, 3, 0, 0, 0);
   CHECK(r > 0);
   DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)(intptr_t)r;
   CHECK(r > 0 && m->dl_tensor.ndim == 2 && m->dl_tensor.shape[1] == 3 && m->dl_tensor.strides[0] == 3 &&
         m->flags == 0);
   W(dlb_tensor_free)(r);
-  r = W(dlbx_go_allocate_compact)(cpu, kDLInt | (8 << 8) | (1 << 16), 4, 1, 2, 3, 4, DLPACK_FLAG_BITMASK_READ_ONLY);
+  r = W(dlbx_tensor_allocate_compact)(cpu, kDLInt | (8 << 8) | (1 << 16), 4, 1, 2, 3, 4, DLPACK_FLAG_BITMASK_READ_ONLY);
   m = (DLManagedTensorVersioned*)(intptr_t)r;
   CHECK(r > 0 && m->dl_tensor.shape[3] == 4 && m->dl_tensor.strides[0] == 24 &&
         m->flags == DLPACK_FLAG_BITMASK_READ_ONLY);
   W(dlb_tensor_free)(r);
-  r = W(dlbx_go_allocate_compact)(cpu, f32, 0, 0, 0, 0, 0, 0);
+  r = W(dlbx_tensor_allocate_compact)(cpu, f32, 0, 0, 0, 0, 0, 0);
   CHECK(r > 0 && ((DLManagedTensorVersioned*)(intptr_t)r)->dl_tensor.ndim == 0);
   W(dlb_tensor_free)(r);
-  CHECK_ERROR(W(dlbx_go_allocate_compact)(cpu, kDLFloat | (7 << 8) | (1 << 16), 2, 2, 3, 0, 0, 0),
+  CHECK_ERROR(W(dlbx_tensor_allocate_compact)(cpu, kDLFloat | (7 << 8) | (1 << 16), 2, 2, 3, 0, 0, 0),
               DLB_ERR_INVALID_ARGUMENT, "dtype float with 7 bits is not a valid DLPack type");
-  CHECK_ERROR(W(dlbx_go_allocate_compact)(cpu, f32, 2, 2, -3, 0, 0, 0), DLB_ERR_INVALID_ARGUMENT,
+  CHECK_ERROR(W(dlbx_tensor_allocate_compact)(cpu, f32, 2, 2, -3, 0, 0, 0), DLB_ERR_INVALID_ARGUMENT,
               "shape[1] is -3; extents must not be negative");
   /* A rank the call cannot carry reaches the core without a shape, which refuses it. */
-  CHECK_ERROR(W(dlbx_go_allocate_compact)(cpu, f32, 5, 1, 1, 1, 1, 0), DLB_ERR_INVALID_ARGUMENT,
+  CHECK_ERROR(W(dlbx_tensor_allocate_compact)(cpu, f32, 5, 1, 1, 1, 1, 0), DLB_ERR_INVALID_ARGUMENT,
               "shape is NULL but ndim is 5");
-  r = W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 2, 2, 3, 0, 0, cpu, f32, 0, 0, 47);
+  CHECK_ERROR(W(dlbx_tensor_allocate_compact)(cpu, f32, 65, 1, 1, 1, 1, 0), DLB_ERR_INVALID_ARGUMENT,
+              "ndim 65 exceeds the maximum of 64");
+  CHECK_ERROR(W(dlbx_tensor_allocate_compact)(cpu, f32, -1, 1, 1, 1, 1, 0), DLB_ERR_INVALID_ARGUMENT,
+              "ndim -1 is negative");
+  r = W(dlbx_tensor_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 2, 2, 3, 0, 0, cpu, f32, 0, 0, 47);
   m = (DLManagedTensorVersioned*)(intptr_t)r;
   CHECK(r > 0 && m->dl_tensor.shape[1] == 3 && m->dl_tensor.strides[0] == 3 && m->dl_tensor.data == buffer);
   CHECK(W(dlbx_tensor_free)(r) == 47);
-  r = W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, 2, 0, 0, 0, cpu, f32, 16, 0, 0);
+  r = W(dlbx_tensor_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, 2, 0, 0, 0, cpu, f32, 16, 0, 0);
   m = (DLManagedTensorVersioned*)(intptr_t)r;
   CHECK(r > 0 && (char*)m->dl_tensor.data + m->dl_tensor.byte_offset == (char*)buffer + 16);
   CHECK(W(dlbx_tensor_free)(r) == 0);
-  CHECK_ERROR(W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, 4, 0, 0, 0, cpu, f32, 12, 0, 48),
+  CHECK_ERROR(W(dlbx_tensor_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, 4, 0, 0, 0, cpu, f32, 12, 0, 48),
               DLB_ERR_INVALID_ARGUMENT, "the tensor's elements reach bytes [12, 28) of a buffer of 24 bytes");
-  CHECK_ERROR(W(dlbx_go_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, -4, 0, 0, 0, cpu, f32, 0, 0, 49),
+  CHECK_ERROR(W(dlbx_tensor_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 1, -4, 0, 0, 0, cpu, f32, 0, 0, 49),
               DLB_ERR_INVALID_ARGUMENT, "shape[0] is -4; extents must not be negative");
+  CHECK_ERROR(W(dlbx_tensor_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 5, 1, 1, 1, 1, cpu, f32, 0, 0, 50),
+              DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is 5");
+  CHECK_ERROR(W(dlbx_tensor_wrap_compact)((long long)(intptr_t)buffer, sizeof buffer, 65, 1, 1, 1, 1, cpu, f32, 0, 0, 51),
+              DLB_ERR_INVALID_ARGUMENT, "ndim 65 exceeds the maximum of 64");
   CHECK(*(const int64_t*)(intptr_t)W(dlbx_release_queued)() == queued0);
 
   /* The C of the Go tests: the fuzz target's producer and the benchmark's C column. */

@@ -142,26 +142,3 @@ DLBX_JAVA_ARRAY(ints, jintArray, jint)
 DLBX_JAVA_ARRAY(longs, jlongArray, jlong)
 DLBX_JAVA_ARRAY(floats, jfloatArray, jfloat)
 DLBX_JAVA_ARRAY(doubles, jdoubleArray, jdouble)
-
-/* ---- wrap: rank 0 to 4 without a Java array --------------------------------------------------- */
-/* dlbx_tensor_wrap (the same call, the same core checks and messages) with the extents of a rank
- * 0 to 4 shape as arguments: no long[] for JNI to measure and copy (four JNIEnv calls, about
- * 20 ns of a 75 ns wrap + close; docs/java.md). org.dlbridge.Create.wrap takes this path for
- * those ranks, behind the one Tensor.wrap. */
-%inline %{
-static dlb_status dlbx_java_wrap4(void* data, uint64_t buffer_size, int32_t ndim, int64_t e0,
-                                  int64_t e1, int64_t e2, int64_t e3, DLDevice device,
-                                  DLDataType dtype, uint64_t byte_offset, uint64_t flags,
-                                  int64_t release_token, DLManagedTensorVersioned** out,
-                                  dlb_error* error) {
-  const int64_t shape[4] = {e0, e1, e2, e3};
-  if (ndim < 0 || ndim > 4) {
-    *out = NULL;
-    snprintf(error->message, sizeof error->message, "dlbx_java_wrap4 takes 0 to 4 extents, not %d",
-             (int)ndim);
-    return DLB_ERR_INVALID_ARGUMENT;
-  }
-  return dlbx_tensor_wrap(data, buffer_size, ndim, shape, NULL, device, dtype, byte_offset, flags,
-                          release_token, out, error);
-}
-%}

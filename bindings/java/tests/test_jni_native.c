@@ -330,8 +330,11 @@ JNIEXPORT jint JNICALL SWIG_FN(dlbx_1tensor_1dtype)(JNIEnv*, jclass, jlong);
 JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1tensor_1device)(JNIEnv*, jclass, jlong);
 JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1tensor_1wrap)(JNIEnv*, jclass, jobject, jlongArray,
                                                     jlongArray, jlong, jint, jlong, jlong, jlong);
-JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1java_1wrap4)(JNIEnv*, jclass, jobject, jint, jlong, jlong,
-                                                   jlong, jlong, jlong, jint, jlong, jlong, jlong);
+JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1tensor_1wrap_1compact)(JNIEnv*, jclass, jobject, jint, jlong,
+                                                            jlong, jlong, jlong, jlong, jint, jlong,
+                                                            jlong, jlong);
+JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1tensor_1allocate_1compact)(JNIEnv*, jclass, jlong, jint, jint,
+                                                                jlong, jlong, jlong, jlong, jlong);
 JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1tensor_1free)(JNIEnv*, jclass, jlong);
 JNIEXPORT jint JNICALL SWIG_FN(dlbx_1release_1drain)(JNIEnv*, jclass, jlongArray);
 JNIEXPORT jlong JNICALL SWIG_FN(dlbx_1release_1queued)(JNIEnv*, jclass);
@@ -437,6 +440,35 @@ static void test_swig_calls(void) {
     CHECK(SWIG_FN(dlb_1tensor_1allocate)(env, NULL, CPU, f32(), longs(2, shape23),
                                          longs(1, strides), 0) == 0);
     CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "strides must have one value per extent");
+  }
+
+  /* Compact ranks 0 to 4 without a Java array (dlbridge.i's dlbx_tensor_allocate_compact, behind
+   * Tensor.allocate): extents past the rank are not read; a rank it cannot carry reaches the core
+   * without a shape, which refuses it. */
+  {
+#define ALLOCATE_COMPACT(ndim, e0, e1, e2, e3, flags)                                              \
+  SWIG_FN(dlbx_1tensor_1allocate_1compact)(env, NULL, CPU, f32(), (ndim), (e0), (e1), (e2), (e3), \
+                                           (flags))
+    jlong c = ALLOCATE_COMPACT(2, 2, 3, 99, 99, (jlong)DLPACK_FLAG_BITMASK_READ_ONLY);
+    CHECK_OK();
+    CHECK(SWIG_FN(dlbx_1tensor_1ndim)(env, NULL, c) == 2);
+    SWIG_FN(dlb_1tensor_1get_1strides)(env, NULL, c, out2);
+    CHECK(longs_of(out2)[0] == 3 && longs_of(out2)[1] == 1);
+    CHECK(SWIG_FN(dlb_1tensor_1is_1read_1only)(env, NULL, c) == 1);
+    CHECK(SWIG_FN(dlbx_1tensor_1free)(env, NULL, c) == 0);
+    c = ALLOCATE_COMPACT(0, 7, 7, 7, 7, 0);
+    CHECK_OK();
+    CHECK(SWIG_FN(dlbx_1tensor_1ndim)(env, NULL, c) == 0);
+    CHECK(SWIG_FN(dlbx_1tensor_1free)(env, NULL, c) == 0);
+    CHECK(ALLOCATE_COMPACT(2, 2, -3, 0, 0, 0) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "shape[1] is -3; extents must not be negative");
+    CHECK(ALLOCATE_COMPACT(5, 1, 1, 1, 1, 0) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is 5");
+    CHECK(ALLOCATE_COMPACT(65, 1, 1, 1, 1, 0) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "ndim 65 exceeds the maximum of 64");
+    CHECK(ALLOCATE_COMPACT(-1, 1, 1, 1, 1, 0) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "ndim -1 is negative");
+#undef ALLOCATE_COMPACT
   }
 
   /* Core errors arrive verbatim, and the output handle is 0. */
@@ -765,25 +797,32 @@ static void test_wrap_and_release(void) {
   CHECK_OK();
   CHECK(SWIG_FN(dlbx_1tensor_1free)(env, NULL, w) == 0);
   CHECK(*queued == 0);
-  /* Ranks 0 to 4 without a Java array (dlbx_java_wrap4): the same call, the same checks. */
+  /* Ranks 0 to 4 without a Java array (dlbridge.i's dlbx_tensor_wrap_compact): the same call,
+   * the same checks; a rank it cannot carry reaches the core without a shape. */
   {
     jlongArray out2 = longs(2, NULL);
-    w = SWIG_FN(dlbx_1java_1wrap4)(env, NULL, buf, 2, 3, 2, 99, 99, CPU, f32(), 0, 0, 4);
+#define WRAP_COMPACT(ndim, e0, e1, e2, e3, offset)                                           \
+  SWIG_FN(dlbx_1tensor_1wrap_1compact)(env, NULL, buf, (ndim), (e0), (e1), (e2), (e3), CPU, \
+                                       f32(), (offset), 0, 4)
+    w = WRAP_COMPACT(2, 3, 2, 99, 99, 0);
     CHECK_OK();
     SWIG_FN(dlb_1tensor_1get_1shape)(env, NULL, w, out2);
     CHECK(longs_of(out2)[0] == 3 && longs_of(out2)[1] == 2);
     CHECK(((DLManagedTensorVersioned*)(intptr_t)w)->dl_tensor.data == (void*)data);
     CHECK(SWIG_FN(dlbx_1tensor_1free)(env, NULL, w) == 4);
-    w = SWIG_FN(dlbx_1java_1wrap4)(env, NULL, buf, 0, 0, 0, 0, 0, CPU, f32(), 20, 0, 4);
+    w = WRAP_COMPACT(0, 0, 0, 0, 0, 20);
     CHECK_OK();
     CHECK(SWIG_FN(dlbx_1tensor_1free)(env, NULL, w) == 4);
-    CHECK(SWIG_FN(dlbx_1java_1wrap4)(env, NULL, buf, 2, 2, 3, 0, 0, CPU, f32(), 8, 0, 4) == 0);
+    CHECK(WRAP_COMPACT(2, 2, 3, 0, 0, 8) == 0);
     CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT,
                  "the tensor's elements reach bytes [8, 32) of a buffer of 24 bytes");
-    CHECK(SWIG_FN(dlbx_1java_1wrap4)(env, NULL, buf, 1, -6, 0, 0, 0, CPU, f32(), 0, 0, 4) == 0);
+    CHECK(WRAP_COMPACT(1, -6, 0, 0, 0, 0) == 0);
     CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "shape[0] is -6; extents must not be negative");
-    CHECK(SWIG_FN(dlbx_1java_1wrap4)(env, NULL, buf, 5, 1, 1, 1, 1, CPU, f32(), 0, 0, 4) == 0);
-    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "dlbx_java_wrap4 takes 0 to 4 extents, not 5");
+    CHECK(WRAP_COMPACT(5, 1, 1, 1, 1, 0) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "shape is NULL but ndim is 5");
+    CHECK(WRAP_COMPACT(65, 1, 1, 1, 1, 0) == 0);
+    CHECK_THROWN(DLB_ERR_INVALID_ARGUMENT, "ndim 65 exceeds the maximum of 64");
+#undef WRAP_COMPACT
     CHECK(*queued == 0);
   }
   /* Not a buffer, or none. */

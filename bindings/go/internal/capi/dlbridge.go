@@ -239,7 +239,7 @@ typedef long long swig_type_206;
 typedef long long swig_type_207;
 typedef long long swig_type_208;
 typedef long long swig_type_209;
-typedef _goslice_ swig_type_210;
+typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
@@ -257,150 +257,150 @@ typedef long long swig_type_224;
 typedef long long swig_type_225;
 typedef long long swig_type_226;
 typedef long long swig_type_227;
-typedef long long swig_type_228;
+typedef _goslice_ swig_type_228;
 typedef long long swig_type_229;
 typedef long long swig_type_230;
 typedef long long swig_type_231;
 typedef long long swig_type_232;
 typedef long long swig_type_233;
-extern void _wrap_Swig_free_capi_9f183fb045c69652(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(swig_type_1 arg1);
-extern swig_type_2 _wrap_dlbx_go_error_message_capi_9f183fb045c69652(swig_type_3 arg1);
-extern void _wrap_dlbx_go_error_free_capi_9f183fb045c69652(swig_type_4 arg1);
-extern swig_type_5 _wrap_DLB_SLICE_NONE_capi_9f183fb045c69652(void);
-extern swig_type_6 _wrap_DLB_CUDA_STREAM_NONE_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLCPU_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLCUDA_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLCUDAHost_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLOpenCL_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLVulkan_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLMetal_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLVPI_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLROCM_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLROCMHost_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLExtDev_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLCUDAManaged_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLOneAPI_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLWebGPU_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLHexagon_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLMAIA_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLTrn_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLTPU_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLTPUHost_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLInt_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLUInt_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLOpaqueHandle_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLBfloat_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLComplex_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLBool_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e3m4_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e4m3_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e4m3fn_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e4m3fnuz_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e5m2_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e5m2fnuz_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat8_e8m0fnu_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat6_e2m3fn_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat6_e3m2fn_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLFloat4_e2m1fn_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_kDLBcomplex_capi_9f183fb045c69652(void);
-extern swig_type_7 _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_9f183fb045c69652(void);
-extern swig_type_8 _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_9f183fb045c69652(void);
-extern swig_type_9 _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_9f183fb045c69652(void);
-extern swig_type_10 _wrap_dlb_version_string_capi_9f183fb045c69652(void);
-extern swig_type_11 _wrap_dlb_status_name_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_type_12 _wrap_dlb_dtype_parse_capi_9f183fb045c69652(swig_type_13 arg1, swig_type_14 arg2);
-extern swig_type_15 _wrap_dlb_dtype_format_capi_9f183fb045c69652(swig_intgo arg1, swig_type_16 arg2);
-extern swig_type_17 _wrap_dlb_dtype_code_name_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_intgo _wrap_dlb_dtype_bits_allowed_capi_9f183fb045c69652(swig_intgo arg1, swig_intgo arg2);
-extern swig_type_18 _wrap_dlb_dtype_validate_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_intgo _wrap_dlb_dtype_element_bits_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_intgo _wrap_dlb_dtype_is_subbyte_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_type_19 _wrap_dlb_dtype_element_size_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_type_20 _wrap_dlb_dtype_storage_size_capi_9f183fb045c69652(swig_intgo arg1, swig_type_21 arg2, swig_type_22 arg3, swig_type_23 arg4);
-extern swig_type_24 _wrap_dlb_device_type_name_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_intgo _wrap_dlb_device_type_is_known_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_intgo _wrap_dlb_device_is_host_readable_capi_9f183fb045c69652(swig_type_25 arg1);
-extern swig_type_26 _wrap_dlb_device_format_capi_9f183fb045c69652(swig_type_27 arg1, swig_type_28 arg2);
-extern swig_type_29 _wrap_dlb_device_parse_capi_9f183fb045c69652(swig_type_30 arg1, swig_type_31 arg2);
-extern swig_intgo _wrap_dlb_backend_is_registered_capi_9f183fb045c69652(swig_intgo arg1);
-extern swig_type_32 _wrap_dlb_tensor_allocate_capi_9f183fb045c69652(swig_type_33 arg1, swig_intgo arg2, swig_type_34 arg3, swig_type_35 arg4, swig_type_36 arg5);
-extern swig_type_37 _wrap_dlb_tensor_import_capi_9f183fb045c69652(swig_type_38 arg1);
-extern swig_type_39 _wrap_dlb_tensor_import_legacy_capi_9f183fb045c69652(swig_type_40 arg1);
-extern swig_type_41 _wrap_dlb_tensor_export_legacy_capi_9f183fb045c69652(swig_type_42 arg1);
-extern void _wrap_dlb_tensor_free_capi_9f183fb045c69652(swig_type_43 arg1);
-extern void _wrap_dlb_tensor_free_legacy_capi_9f183fb045c69652(swig_type_44 arg1);
-extern swig_type_45 _wrap_dlb_tensor_share_capi_9f183fb045c69652(swig_type_46 arg1, swig_type_47 arg2);
-extern swig_intgo _wrap_dlb_tensor_is_dlbridge_capi_9f183fb045c69652(swig_type_48 arg1);
-extern swig_intgo _wrap_dlb_tensor_is_exclusive_capi_9f183fb045c69652(swig_type_49 arg1);
-extern swig_type_50 _wrap_dlb_tensor_live_count_capi_9f183fb045c69652(void);
-extern swig_type_51 _wrap_dlb_tensor_validate_capi_9f183fb045c69652(swig_type_52 arg1, swig_type_53 arg2);
-extern swig_type_54 _wrap_dlb_tensor_element_count_capi_9f183fb045c69652(swig_type_55 arg1, swig_type_56 arg2);
-extern swig_type_57 _wrap_dlb_tensor_byte_size_capi_9f183fb045c69652(swig_type_58 arg1, swig_type_59 arg2, swig_type_60 arg3);
-extern swig_type_61 _wrap_dlb_tensor_byte_span_capi_9f183fb045c69652(swig_type_62 arg1, swig_type_63 arg2, swig_type_64 arg3, swig_type_65 arg4);
-extern swig_type_66 _wrap_dlb_shape_element_count_capi_9f183fb045c69652(swig_type_67 arg1, swig_type_68 arg2);
-extern swig_type_69 _wrap_dlb_tensor_get_shape_capi_9f183fb045c69652(swig_type_70 arg1, swig_type_71 arg2);
-extern swig_type_72 _wrap_dlb_tensor_get_strides_capi_9f183fb045c69652(swig_type_73 arg1, swig_type_74 arg2);
-extern swig_intgo _wrap_dlb_tensor_is_c_contiguous_capi_9f183fb045c69652(swig_type_75 arg1);
-extern swig_intgo _wrap_dlb_tensor_is_f_contiguous_capi_9f183fb045c69652(swig_type_76 arg1);
-extern swig_intgo _wrap_dlb_tensor_is_aligned_capi_9f183fb045c69652(swig_type_77 arg1, swig_type_78 arg2);
-extern swig_intgo _wrap_dlb_tensor_is_host_readable_capi_9f183fb045c69652(swig_type_79 arg1);
-extern swig_type_80 _wrap_dlb_tensor_flags_capi_9f183fb045c69652(swig_type_81 arg1);
-extern swig_intgo _wrap_dlb_tensor_is_read_only_capi_9f183fb045c69652(swig_type_82 arg1);
-extern swig_type_83 _wrap_dlb_tensor_host_data_capi_9f183fb045c69652(swig_type_84 arg1, swig_intgo arg2, swig_type_85 arg3, swig_type_86 arg4);
-extern swig_type_87 _wrap_dlb_tensor_element_data_capi_9f183fb045c69652(swig_type_88 arg1, swig_type_89 arg2, swig_intgo arg3, swig_type_90 arg4);
-extern swig_type_91 _wrap_dlb_tensor_host_elements_capi_9f183fb045c69652(swig_type_92 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_93 arg4, swig_type_94 arg5);
-extern swig_type_95 _wrap_dlb_tensor_typed_element_capi_9f183fb045c69652(swig_type_96 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_97 arg4, swig_type_98 arg5);
-extern swig_type_99 _wrap_dlb_tensor_slice_capi_9f183fb045c69652(swig_type_100 arg1, swig_type_101 arg2);
-extern swig_type_102 _wrap_dlb_tensor_select_capi_9f183fb045c69652(swig_type_103 arg1, swig_intgo arg2, swig_type_104 arg3);
-extern swig_type_105 _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(swig_type_106 arg1, swig_type_107 arg2);
-extern swig_type_108 _wrap_dlb_tensor_permute_capi_9f183fb045c69652(swig_type_109 arg1, swig_type_110 arg2);
-extern swig_type_111 _wrap_dlb_tensor_transpose_capi_9f183fb045c69652(swig_type_112 arg1);
-extern swig_type_113 _wrap_dlb_tensor_copy_capi_9f183fb045c69652(swig_type_114 arg1, swig_type_115 arg2);
-extern swig_type_116 _wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(swig_type_117 arg1, swig_type_118 arg2);
-extern swig_type_119 _wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(swig_type_120 arg1, swig_intgo arg2, swig_type_121 arg3, swig_type_122 arg4);
-extern swig_type_123 _wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(swig_type_124 arg1, swig_intgo arg2, swig_type_125 arg3, swig_type_126 arg4);
-extern swig_type_127 _wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(swig_type_128 arg1, swig_type_129 arg2, swig_type_130 arg3);
-extern swig_type_131 _wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(swig_type_132 arg1, swig_type_133 arg2, swig_type_134 arg3);
-extern swig_type_135 _wrap_dlb_device_synchronize_capi_9f183fb045c69652(swig_type_136 arg1, swig_type_137 arg2);
-extern swig_type_138 _wrap_dlb_cuda_is_available_capi_9f183fb045c69652(void);
-extern swig_type_139 _wrap_dlb_cuda_device_count_capi_9f183fb045c69652(swig_type_140 arg1);
-extern swig_type_141 _wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(swig_type_142 arg1, swig_type_143 arg2);
-extern swig_type_144 _wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(swig_intgo arg1, swig_type_145 arg2, swig_type_146 arg3);
-extern swig_type_147 _wrap_dlb_opencl_is_available_capi_9f183fb045c69652(void);
-extern swig_type_148 _wrap_dlb_opencl_device_count_capi_9f183fb045c69652(swig_type_149 arg1);
-extern swig_type_150 _wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(swig_intgo arg1, swig_type_151 arg2, swig_type_152 arg3, swig_type_153 arg4, swig_type_154 arg5);
-extern swig_type_155 _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(swig_intgo arg1, swig_type_156 arg2);
-extern swig_type_157 _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(swig_type_158 arg1, swig_type_159 arg2);
-extern swig_type_160 _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(swig_type_161 arg1, swig_intgo arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5);
-extern swig_intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(swig_type_165 arg1);
-extern swig_intgo _wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(swig_type_166 arg1);
-extern swig_intgo _wrap_DLB_TIMEOUT_NONE_capi_9f183fb045c69652(void);
-extern swig_type_167 _wrap_dlb_channel_listen_capi_9f183fb045c69652(swig_type_168 arg1);
-extern swig_type_169 _wrap_dlb_channel_accept_capi_9f183fb045c69652(swig_type_170 arg1);
-extern swig_type_171 _wrap_dlb_channel_connect_capi_9f183fb045c69652(swig_type_172 arg1);
-extern swig_type_173 _wrap_dlb_channel_connect_with_capi_9f183fb045c69652(swig_type_174 arg1, swig_intgo arg2, swig_type_175 arg3);
-extern swig_type_176 _wrap_dlb_channel_set_timeout_capi_9f183fb045c69652(swig_type_177 arg1, swig_type_178 arg2);
-extern swig_type_179 _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(swig_type_180 arg1, swig_intgo arg2);
-extern swig_type_181 _wrap_dlb_channel_peer_capi_9f183fb045c69652(swig_type_182 arg1, swig_type_183 arg2, swig_type_184 arg3);
-extern swig_type_185 _wrap_dlb_channel_send_capi_9f183fb045c69652(swig_type_186 arg1, swig_type_187 arg2, swig_intgo arg3);
-extern swig_type_188 _wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(swig_type_189 arg1, swig_type_190 arg2, swig_type_191 arg3, swig_intgo arg4);
-extern swig_type_192 _wrap_dlb_channel_receive_capi_9f183fb045c69652(swig_type_193 arg1);
-extern swig_type_194 _wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(swig_type_195 arg1, swig_type_196 arg2);
-extern void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(swig_type_197 arg1);
-extern void _wrap_dlb_channel_close_capi_9f183fb045c69652(swig_type_198 arg1);
-extern swig_type_199 _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(swig_type_200 arg1, swig_type_201 arg2, swig_type_202 arg3, swig_type_203 arg4, swig_type_204 arg5, swig_intgo arg6, swig_type_205 arg7, swig_type_206 arg8, swig_type_207 arg9);
-extern swig_type_208 _wrap_dlbx_tensor_free_capi_9f183fb045c69652(swig_type_209 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(swig_type_210 arg1);
-extern swig_type_211 _wrap_dlbx_release_queued_capi_9f183fb045c69652(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(swig_type_212 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(swig_type_213 arg1);
-extern swig_type_214 _wrap_dlbx_tensor_device_capi_9f183fb045c69652(swig_type_215 arg1);
-extern swig_type_216 _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(swig_type_217 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_218 arg4, swig_type_219 arg5, swig_type_220 arg6, swig_type_221 arg7, swig_type_222 arg8);
-extern swig_type_223 _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(swig_type_224 arg1, swig_type_225 arg2, swig_intgo arg3, swig_type_226 arg4, swig_type_227 arg5, swig_type_228 arg6, swig_type_229 arg7, swig_type_230 arg8, swig_intgo arg9, swig_type_231 arg10, swig_type_232 arg11, swig_type_233 arg12);
+extern void _wrap_Swig_free_capi_413e95d1d1dfba3d(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_intgo _wrap_dlbx_go_error_status_capi_413e95d1d1dfba3d(swig_type_1 arg1);
+extern swig_type_2 _wrap_dlbx_go_error_message_capi_413e95d1d1dfba3d(swig_type_3 arg1);
+extern void _wrap_dlbx_go_error_free_capi_413e95d1d1dfba3d(swig_type_4 arg1);
+extern swig_type_5 _wrap_DLB_SLICE_NONE_capi_413e95d1d1dfba3d(void);
+extern swig_type_6 _wrap_DLB_CUDA_STREAM_NONE_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLCPU_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLCUDA_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLCUDAHost_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLOpenCL_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLVulkan_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLMetal_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLVPI_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLROCM_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLROCMHost_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLExtDev_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLCUDAManaged_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLOneAPI_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLWebGPU_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLHexagon_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLMAIA_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLTrn_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLTPU_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLTPUHost_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLInt_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLUInt_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLOpaqueHandle_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLBfloat_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLComplex_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLBool_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e3m4_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e4m3_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e4m3fn_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e4m3fnuz_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e5m2_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e5m2fnuz_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat8_e8m0fnu_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat6_e2m3fn_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat6_e3m2fn_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLFloat4_e2m1fn_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_kDLBcomplex_capi_413e95d1d1dfba3d(void);
+extern swig_type_7 _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_413e95d1d1dfba3d(void);
+extern swig_type_8 _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_413e95d1d1dfba3d(void);
+extern swig_type_9 _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_413e95d1d1dfba3d(void);
+extern swig_type_10 _wrap_dlb_version_string_capi_413e95d1d1dfba3d(void);
+extern swig_type_11 _wrap_dlb_status_name_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_type_12 _wrap_dlb_dtype_parse_capi_413e95d1d1dfba3d(swig_type_13 arg1, swig_type_14 arg2);
+extern swig_type_15 _wrap_dlb_dtype_format_capi_413e95d1d1dfba3d(swig_intgo arg1, swig_type_16 arg2);
+extern swig_type_17 _wrap_dlb_dtype_code_name_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_intgo _wrap_dlb_dtype_bits_allowed_capi_413e95d1d1dfba3d(swig_intgo arg1, swig_intgo arg2);
+extern swig_type_18 _wrap_dlb_dtype_validate_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_intgo _wrap_dlb_dtype_element_bits_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_intgo _wrap_dlb_dtype_is_subbyte_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_type_19 _wrap_dlb_dtype_element_size_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_type_20 _wrap_dlb_dtype_storage_size_capi_413e95d1d1dfba3d(swig_intgo arg1, swig_type_21 arg2, swig_type_22 arg3, swig_type_23 arg4);
+extern swig_type_24 _wrap_dlb_device_type_name_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_intgo _wrap_dlb_device_type_is_known_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_intgo _wrap_dlb_device_is_host_readable_capi_413e95d1d1dfba3d(swig_type_25 arg1);
+extern swig_type_26 _wrap_dlb_device_format_capi_413e95d1d1dfba3d(swig_type_27 arg1, swig_type_28 arg2);
+extern swig_type_29 _wrap_dlb_device_parse_capi_413e95d1d1dfba3d(swig_type_30 arg1, swig_type_31 arg2);
+extern swig_intgo _wrap_dlb_backend_is_registered_capi_413e95d1d1dfba3d(swig_intgo arg1);
+extern swig_type_32 _wrap_dlb_tensor_allocate_capi_413e95d1d1dfba3d(swig_type_33 arg1, swig_intgo arg2, swig_type_34 arg3, swig_type_35 arg4, swig_type_36 arg5);
+extern swig_type_37 _wrap_dlb_tensor_import_capi_413e95d1d1dfba3d(swig_type_38 arg1);
+extern swig_type_39 _wrap_dlb_tensor_import_legacy_capi_413e95d1d1dfba3d(swig_type_40 arg1);
+extern swig_type_41 _wrap_dlb_tensor_export_legacy_capi_413e95d1d1dfba3d(swig_type_42 arg1);
+extern void _wrap_dlb_tensor_free_capi_413e95d1d1dfba3d(swig_type_43 arg1);
+extern void _wrap_dlb_tensor_free_legacy_capi_413e95d1d1dfba3d(swig_type_44 arg1);
+extern swig_type_45 _wrap_dlb_tensor_share_capi_413e95d1d1dfba3d(swig_type_46 arg1, swig_type_47 arg2);
+extern swig_intgo _wrap_dlb_tensor_is_dlbridge_capi_413e95d1d1dfba3d(swig_type_48 arg1);
+extern swig_intgo _wrap_dlb_tensor_is_exclusive_capi_413e95d1d1dfba3d(swig_type_49 arg1);
+extern swig_type_50 _wrap_dlb_tensor_live_count_capi_413e95d1d1dfba3d(void);
+extern swig_type_51 _wrap_dlb_tensor_validate_capi_413e95d1d1dfba3d(swig_type_52 arg1, swig_type_53 arg2);
+extern swig_type_54 _wrap_dlb_tensor_element_count_capi_413e95d1d1dfba3d(swig_type_55 arg1, swig_type_56 arg2);
+extern swig_type_57 _wrap_dlb_tensor_byte_size_capi_413e95d1d1dfba3d(swig_type_58 arg1, swig_type_59 arg2, swig_type_60 arg3);
+extern swig_type_61 _wrap_dlb_tensor_byte_span_capi_413e95d1d1dfba3d(swig_type_62 arg1, swig_type_63 arg2, swig_type_64 arg3, swig_type_65 arg4);
+extern swig_type_66 _wrap_dlb_shape_element_count_capi_413e95d1d1dfba3d(swig_type_67 arg1, swig_type_68 arg2);
+extern swig_type_69 _wrap_dlb_tensor_get_shape_capi_413e95d1d1dfba3d(swig_type_70 arg1, swig_type_71 arg2);
+extern swig_type_72 _wrap_dlb_tensor_get_strides_capi_413e95d1d1dfba3d(swig_type_73 arg1, swig_type_74 arg2);
+extern swig_intgo _wrap_dlb_tensor_is_c_contiguous_capi_413e95d1d1dfba3d(swig_type_75 arg1);
+extern swig_intgo _wrap_dlb_tensor_is_f_contiguous_capi_413e95d1d1dfba3d(swig_type_76 arg1);
+extern swig_intgo _wrap_dlb_tensor_is_aligned_capi_413e95d1d1dfba3d(swig_type_77 arg1, swig_type_78 arg2);
+extern swig_intgo _wrap_dlb_tensor_is_host_readable_capi_413e95d1d1dfba3d(swig_type_79 arg1);
+extern swig_type_80 _wrap_dlb_tensor_flags_capi_413e95d1d1dfba3d(swig_type_81 arg1);
+extern swig_intgo _wrap_dlb_tensor_is_read_only_capi_413e95d1d1dfba3d(swig_type_82 arg1);
+extern swig_type_83 _wrap_dlb_tensor_host_data_capi_413e95d1d1dfba3d(swig_type_84 arg1, swig_intgo arg2, swig_type_85 arg3, swig_type_86 arg4);
+extern swig_type_87 _wrap_dlb_tensor_element_data_capi_413e95d1d1dfba3d(swig_type_88 arg1, swig_type_89 arg2, swig_intgo arg3, swig_type_90 arg4);
+extern swig_type_91 _wrap_dlb_tensor_host_elements_capi_413e95d1d1dfba3d(swig_type_92 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_93 arg4, swig_type_94 arg5);
+extern swig_type_95 _wrap_dlb_tensor_typed_element_capi_413e95d1d1dfba3d(swig_type_96 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_97 arg4, swig_type_98 arg5);
+extern swig_type_99 _wrap_dlb_tensor_slice_capi_413e95d1d1dfba3d(swig_type_100 arg1, swig_type_101 arg2);
+extern swig_type_102 _wrap_dlb_tensor_select_capi_413e95d1d1dfba3d(swig_type_103 arg1, swig_intgo arg2, swig_type_104 arg3);
+extern swig_type_105 _wrap_dlb_tensor_reshape_capi_413e95d1d1dfba3d(swig_type_106 arg1, swig_type_107 arg2);
+extern swig_type_108 _wrap_dlb_tensor_permute_capi_413e95d1d1dfba3d(swig_type_109 arg1, swig_type_110 arg2);
+extern swig_type_111 _wrap_dlb_tensor_transpose_capi_413e95d1d1dfba3d(swig_type_112 arg1);
+extern swig_type_113 _wrap_dlb_tensor_copy_capi_413e95d1d1dfba3d(swig_type_114 arg1, swig_type_115 arg2);
+extern swig_type_116 _wrap_dlb_tensor_copy_into_capi_413e95d1d1dfba3d(swig_type_117 arg1, swig_type_118 arg2);
+extern swig_type_119 _wrap_dlb_tensor_copy_to_host_capi_413e95d1d1dfba3d(swig_type_120 arg1, swig_intgo arg2, swig_type_121 arg3, swig_type_122 arg4);
+extern swig_type_123 _wrap_dlb_tensor_copy_from_host_capi_413e95d1d1dfba3d(swig_type_124 arg1, swig_intgo arg2, swig_type_125 arg3, swig_type_126 arg4);
+extern swig_type_127 _wrap_dlb_tensor_copy_async_capi_413e95d1d1dfba3d(swig_type_128 arg1, swig_type_129 arg2, swig_type_130 arg3);
+extern swig_type_131 _wrap_dlb_tensor_copy_into_async_capi_413e95d1d1dfba3d(swig_type_132 arg1, swig_type_133 arg2, swig_type_134 arg3);
+extern swig_type_135 _wrap_dlb_device_synchronize_capi_413e95d1d1dfba3d(swig_type_136 arg1, swig_type_137 arg2);
+extern swig_type_138 _wrap_dlb_cuda_is_available_capi_413e95d1d1dfba3d(void);
+extern swig_type_139 _wrap_dlb_cuda_device_count_capi_413e95d1d1dfba3d(swig_type_140 arg1);
+extern swig_type_141 _wrap_dlb_cuda_pointer_device_capi_413e95d1d1dfba3d(swig_type_142 arg1, swig_type_143 arg2);
+extern swig_type_144 _wrap_dlb_cuda_stream_handshake_capi_413e95d1d1dfba3d(swig_intgo arg1, swig_type_145 arg2, swig_type_146 arg3);
+extern swig_type_147 _wrap_dlb_opencl_is_available_capi_413e95d1d1dfba3d(void);
+extern swig_type_148 _wrap_dlb_opencl_device_count_capi_413e95d1d1dfba3d(swig_type_149 arg1);
+extern swig_type_150 _wrap_dlb_opencl_device_objects_capi_413e95d1d1dfba3d(swig_intgo arg1, swig_type_151 arg2, swig_type_152 arg3, swig_type_153 arg4, swig_type_154 arg5);
+extern swig_type_155 _wrap_dlb_opencl_device_name_capi_413e95d1d1dfba3d(swig_intgo arg1, swig_type_156 arg2);
+extern swig_type_157 _wrap_dlb_opencl_queue_handshake_capi_413e95d1d1dfba3d(swig_type_158 arg1, swig_type_159 arg2);
+extern swig_type_160 _wrap_dlb_tensor_allocate_shareable_capi_413e95d1d1dfba3d(swig_type_161 arg1, swig_intgo arg2, swig_type_162 arg3, swig_type_163 arg4, swig_type_164 arg5);
+extern swig_intgo _wrap_dlb_tensor_is_shareable_capi_413e95d1d1dfba3d(swig_type_165 arg1);
+extern swig_intgo _wrap_dlb_tensor_shareable_kind_capi_413e95d1d1dfba3d(swig_type_166 arg1);
+extern swig_intgo _wrap_DLB_TIMEOUT_NONE_capi_413e95d1d1dfba3d(void);
+extern swig_type_167 _wrap_dlb_channel_listen_capi_413e95d1d1dfba3d(swig_type_168 arg1);
+extern swig_type_169 _wrap_dlb_channel_accept_capi_413e95d1d1dfba3d(swig_type_170 arg1);
+extern swig_type_171 _wrap_dlb_channel_connect_capi_413e95d1d1dfba3d(swig_type_172 arg1);
+extern swig_type_173 _wrap_dlb_channel_connect_with_capi_413e95d1d1dfba3d(swig_type_174 arg1, swig_intgo arg2, swig_type_175 arg3);
+extern swig_type_176 _wrap_dlb_channel_set_timeout_capi_413e95d1d1dfba3d(swig_type_177 arg1, swig_type_178 arg2);
+extern swig_type_179 _wrap_dlb_channel_allow_uid_capi_413e95d1d1dfba3d(swig_type_180 arg1, swig_intgo arg2);
+extern swig_type_181 _wrap_dlb_channel_peer_capi_413e95d1d1dfba3d(swig_type_182 arg1, swig_type_183 arg2, swig_type_184 arg3);
+extern swig_type_185 _wrap_dlb_channel_send_capi_413e95d1d1dfba3d(swig_type_186 arg1, swig_type_187 arg2, swig_intgo arg3);
+extern swig_type_188 _wrap_dlb_channel_send_cuda_capi_413e95d1d1dfba3d(swig_type_189 arg1, swig_type_190 arg2, swig_type_191 arg3, swig_intgo arg4);
+extern swig_type_192 _wrap_dlb_channel_receive_capi_413e95d1d1dfba3d(swig_type_193 arg1);
+extern swig_type_194 _wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(swig_type_195 arg1, swig_type_196 arg2);
+extern void _wrap_dlb_channel_shutdown_capi_413e95d1d1dfba3d(swig_type_197 arg1);
+extern void _wrap_dlb_channel_close_capi_413e95d1d1dfba3d(swig_type_198 arg1);
+extern swig_type_199 _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(swig_type_200 arg1, swig_type_201 arg2, swig_type_202 arg3, swig_type_203 arg4, swig_type_204 arg5, swig_intgo arg6, swig_type_205 arg7, swig_type_206 arg8, swig_type_207 arg9);
+extern swig_type_208 _wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(swig_type_209 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_210 arg4, swig_type_211 arg5, swig_type_212 arg6, swig_type_213 arg7, swig_type_214 arg8);
+extern swig_type_215 _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(swig_type_216 arg1, swig_type_217 arg2, swig_intgo arg3, swig_type_218 arg4, swig_type_219 arg5, swig_type_220 arg6, swig_type_221 arg7, swig_type_222 arg8, swig_intgo arg9, swig_type_223 arg10, swig_type_224 arg11, swig_type_225 arg12);
+extern swig_type_226 _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(swig_type_227 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(swig_type_228 arg1);
+extern swig_type_229 _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(swig_type_230 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(swig_type_231 arg1);
+extern swig_type_232 _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(swig_type_233 arg1);
 #undef intgo
 */
 import "C"
@@ -440,27 +440,27 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_capi_9f183fb045c69652(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_capi_413e95d1d1dfba3d(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_go_error_status(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_go_error_status_capi_9f183fb045c69652(C.swig_type_1(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_go_error_status_capi_413e95d1d1dfba3d(C.swig_type_1(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_go_error_message(arg1 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_dlbx_go_error_message_capi_9f183fb045c69652(C.swig_type_3(_swig_i_0))
+	swig_r_p := C._wrap_dlbx_go_error_message_capi_413e95d1d1dfba3d(C.swig_type_3(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -469,12 +469,12 @@ func Dlbx_go_error_message(arg1 int64) (_swig_ret string) {
 
 func Dlbx_go_error_free(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlbx_go_error_free_capi_9f183fb045c69652(C.swig_type_4(_swig_i_0))
+	C._wrap_dlbx_go_error_free_capi_413e95d1d1dfba3d(C.swig_type_4(_swig_i_0))
 }
 
 func _swig_getDLB_SLICE_NONE() (_swig_ret int64) {
 	var swig_r int64
-	swig_r = (int64)(C._wrap_DLB_SLICE_NONE_capi_9f183fb045c69652())
+	swig_r = (int64)(C._wrap_DLB_SLICE_NONE_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -482,7 +482,7 @@ var DLB_SLICE_NONE int64 = _swig_getDLB_SLICE_NONE()
 
 func _swig_getDLB_CUDA_STREAM_NONE() (_swig_ret int64) {
 	var swig_r int64
-	swig_r = (int64)(C._wrap_DLB_CUDA_STREAM_NONE_capi_9f183fb045c69652())
+	swig_r = (int64)(C._wrap_DLB_CUDA_STREAM_NONE_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -495,7 +495,7 @@ type DLDeviceType int
 
 func _swig_getkDLCPU() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLCPU_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLCPU_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -503,7 +503,7 @@ var KDLCPU int = _swig_getkDLCPU()
 
 func _swig_getkDLCUDA() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLCUDA_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLCUDA_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -511,7 +511,7 @@ var KDLCUDA int = _swig_getkDLCUDA()
 
 func _swig_getkDLCUDAHost() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLCUDAHost_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLCUDAHost_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -519,7 +519,7 @@ var KDLCUDAHost int = _swig_getkDLCUDAHost()
 
 func _swig_getkDLOpenCL() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLOpenCL_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLOpenCL_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -527,7 +527,7 @@ var KDLOpenCL int = _swig_getkDLOpenCL()
 
 func _swig_getkDLVulkan() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLVulkan_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLVulkan_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -535,7 +535,7 @@ var KDLVulkan int = _swig_getkDLVulkan()
 
 func _swig_getkDLMetal() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLMetal_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLMetal_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -543,7 +543,7 @@ var KDLMetal int = _swig_getkDLMetal()
 
 func _swig_getkDLVPI() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLVPI_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLVPI_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -551,7 +551,7 @@ var KDLVPI int = _swig_getkDLVPI()
 
 func _swig_getkDLROCM() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLROCM_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLROCM_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -559,7 +559,7 @@ var KDLROCM int = _swig_getkDLROCM()
 
 func _swig_getkDLROCMHost() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLROCMHost_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLROCMHost_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -567,7 +567,7 @@ var KDLROCMHost int = _swig_getkDLROCMHost()
 
 func _swig_getkDLExtDev() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLExtDev_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLExtDev_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -575,7 +575,7 @@ var KDLExtDev int = _swig_getkDLExtDev()
 
 func _swig_getkDLCUDAManaged() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLCUDAManaged_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLCUDAManaged_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -583,7 +583,7 @@ var KDLCUDAManaged int = _swig_getkDLCUDAManaged()
 
 func _swig_getkDLOneAPI() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLOneAPI_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLOneAPI_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -591,7 +591,7 @@ var KDLOneAPI int = _swig_getkDLOneAPI()
 
 func _swig_getkDLWebGPU() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLWebGPU_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLWebGPU_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -599,7 +599,7 @@ var KDLWebGPU int = _swig_getkDLWebGPU()
 
 func _swig_getkDLHexagon() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLHexagon_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLHexagon_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -607,7 +607,7 @@ var KDLHexagon int = _swig_getkDLHexagon()
 
 func _swig_getkDLMAIA() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLMAIA_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLMAIA_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -615,7 +615,7 @@ var KDLMAIA int = _swig_getkDLMAIA()
 
 func _swig_getkDLTrn() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLTrn_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLTrn_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -623,7 +623,7 @@ var KDLTrn int = _swig_getkDLTrn()
 
 func _swig_getkDLTPU() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLTPU_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLTPU_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -631,7 +631,7 @@ var KDLTPU int = _swig_getkDLTPU()
 
 func _swig_getkDLTPUHost() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLTPUHost_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLTPUHost_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -641,7 +641,7 @@ type DLDataTypeCode int
 
 func _swig_getkDLInt() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLInt_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLInt_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -649,7 +649,7 @@ var KDLInt int = _swig_getkDLInt()
 
 func _swig_getkDLUInt() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLUInt_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLUInt_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -657,7 +657,7 @@ var KDLUInt int = _swig_getkDLUInt()
 
 func _swig_getkDLFloat() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -665,7 +665,7 @@ var KDLFloat int = _swig_getkDLFloat()
 
 func _swig_getkDLOpaqueHandle() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLOpaqueHandle_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLOpaqueHandle_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -673,7 +673,7 @@ var KDLOpaqueHandle int = _swig_getkDLOpaqueHandle()
 
 func _swig_getkDLBfloat() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLBfloat_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLBfloat_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -681,7 +681,7 @@ var KDLBfloat int = _swig_getkDLBfloat()
 
 func _swig_getkDLComplex() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLComplex_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLComplex_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -689,7 +689,7 @@ var KDLComplex int = _swig_getkDLComplex()
 
 func _swig_getkDLBool() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLBool_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLBool_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -697,7 +697,7 @@ var KDLBool int = _swig_getkDLBool()
 
 func _swig_getkDLFloat8_e3m4() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e3m4_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e3m4_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -705,7 +705,7 @@ var KDLFloat8_e3m4 int = _swig_getkDLFloat8_e3m4()
 
 func _swig_getkDLFloat8_e4m3() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e4m3_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e4m3_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -713,7 +713,7 @@ var KDLFloat8_e4m3 int = _swig_getkDLFloat8_e4m3()
 
 func _swig_getkDLFloat8_e4m3b11fnuz() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e4m3b11fnuz_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e4m3b11fnuz_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -721,7 +721,7 @@ var KDLFloat8_e4m3b11fnuz int = _swig_getkDLFloat8_e4m3b11fnuz()
 
 func _swig_getkDLFloat8_e4m3fn() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e4m3fn_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e4m3fn_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -729,7 +729,7 @@ var KDLFloat8_e4m3fn int = _swig_getkDLFloat8_e4m3fn()
 
 func _swig_getkDLFloat8_e4m3fnuz() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e4m3fnuz_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e4m3fnuz_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -737,7 +737,7 @@ var KDLFloat8_e4m3fnuz int = _swig_getkDLFloat8_e4m3fnuz()
 
 func _swig_getkDLFloat8_e5m2() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e5m2_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e5m2_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -745,7 +745,7 @@ var KDLFloat8_e5m2 int = _swig_getkDLFloat8_e5m2()
 
 func _swig_getkDLFloat8_e5m2fnuz() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e5m2fnuz_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e5m2fnuz_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -753,7 +753,7 @@ var KDLFloat8_e5m2fnuz int = _swig_getkDLFloat8_e5m2fnuz()
 
 func _swig_getkDLFloat8_e8m0fnu() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat8_e8m0fnu_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat8_e8m0fnu_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -761,7 +761,7 @@ var KDLFloat8_e8m0fnu int = _swig_getkDLFloat8_e8m0fnu()
 
 func _swig_getkDLFloat6_e2m3fn() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat6_e2m3fn_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat6_e2m3fn_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -769,7 +769,7 @@ var KDLFloat6_e2m3fn int = _swig_getkDLFloat6_e2m3fn()
 
 func _swig_getkDLFloat6_e3m2fn() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat6_e3m2fn_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat6_e3m2fn_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -777,7 +777,7 @@ var KDLFloat6_e3m2fn int = _swig_getkDLFloat6_e3m2fn()
 
 func _swig_getkDLFloat4_e2m1fn() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLFloat4_e2m1fn_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLFloat4_e2m1fn_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -785,7 +785,7 @@ var KDLFloat4_e2m1fn int = _swig_getkDLFloat4_e2m1fn()
 
 func _swig_getkDLBcomplex() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_kDLBcomplex_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_kDLBcomplex_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -793,7 +793,7 @@ var KDLBcomplex int = _swig_getkDLBcomplex()
 
 func _swig_getDLPACK_FLAG_BITMASK_READ_ONLY() (_swig_ret uint64) {
 	var swig_r uint64
-	swig_r = (uint64)(C._wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_9f183fb045c69652())
+	swig_r = (uint64)(C._wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -801,7 +801,7 @@ var DLPACK_FLAG_BITMASK_READ_ONLY uint64 = _swig_getDLPACK_FLAG_BITMASK_READ_ONL
 
 func _swig_getDLPACK_FLAG_BITMASK_IS_COPIED() (_swig_ret uint64) {
 	var swig_r uint64
-	swig_r = (uint64)(C._wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_9f183fb045c69652())
+	swig_r = (uint64)(C._wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -809,7 +809,7 @@ var DLPACK_FLAG_BITMASK_IS_COPIED uint64 = _swig_getDLPACK_FLAG_BITMASK_IS_COPIE
 
 func _swig_getDLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED() (_swig_ret uint64) {
 	var swig_r uint64
-	swig_r = (uint64)(C._wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_9f183fb045c69652())
+	swig_r = (uint64)(C._wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -817,7 +817,7 @@ var DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED uint64 = _swig_getDLPACK_FLAG_BIT
 
 func Dlb_version_string() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_dlb_version_string_capi_9f183fb045c69652()
+	swig_r_p := C._wrap_dlb_version_string_capi_413e95d1d1dfba3d()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -851,7 +851,7 @@ const DLB_CHANNEL_CLOSED_MESSAGE string = "the channel is closed"
 func Dlb_status_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_dlb_status_name_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_dlb_status_name_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -865,7 +865,7 @@ func Dlb_dtype_parse(arg1 string, arg2 []int32) (_swig_ret int64) {
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_dtype_parse_capi_9f183fb045c69652(*(*C.swig_type_13)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_dtype_parse_capi_413e95d1d1dfba3d(*(*C.swig_type_13)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -879,7 +879,7 @@ func Dlb_dtype_format(arg1 int, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_dtype_format_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_dtype_format_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -889,7 +889,7 @@ func Dlb_dtype_format(arg1 int, arg2 []byte) (_swig_ret int64) {
 func Dlb_dtype_code_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_dlb_dtype_code_name_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_dlb_dtype_code_name_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -900,35 +900,35 @@ func Dlb_dtype_bits_allowed(arg1 int, arg2 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_dlb_dtype_bits_allowed_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int)(C._wrap_dlb_dtype_bits_allowed_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_dtype_validate(arg1 int) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_dtype_validate_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_dtype_validate_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_dtype_element_bits(arg1 int) (_swig_ret uint) {
 	var swig_r uint
 	_swig_i_0 := arg1
-	swig_r = (uint)(C._wrap_dlb_dtype_element_bits_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0)))
+	swig_r = (uint)(C._wrap_dlb_dtype_element_bits_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_dtype_is_subbyte(arg1 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_dtype_is_subbyte_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_dtype_is_subbyte_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_dtype_element_size(arg1 int) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := arg1
-	swig_r = (uint64)(C._wrap_dlb_dtype_element_size_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_dlb_dtype_element_size_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -938,7 +938,7 @@ func Dlb_dtype_storage_size(arg1 int, arg2 int64, arg3 uint64, arg4 []int64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_dtype_storage_size_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), C.swig_type_21(_swig_i_1), C.swig_type_22(_swig_i_2), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int64)(C._wrap_dlb_dtype_storage_size_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0), C.swig_type_21(_swig_i_1), C.swig_type_22(_swig_i_2), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -950,7 +950,7 @@ const DLB_DEVICE_NAME_SIZE int = 48
 func Dlb_device_type_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_dlb_device_type_name_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_dlb_device_type_name_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -960,14 +960,14 @@ func Dlb_device_type_name(arg1 int) (_swig_ret string) {
 func Dlb_device_type_is_known(arg1 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_device_type_is_known_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_device_type_is_known_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_device_is_host_readable(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_device_is_host_readable_capi_9f183fb045c69652(C.swig_type_25(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_device_is_host_readable_capi_413e95d1d1dfba3d(C.swig_type_25(_swig_i_0)))
 	return swig_r
 }
 
@@ -975,7 +975,7 @@ func Dlb_device_format(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_device_format_capi_9f183fb045c69652(C.swig_type_27(_swig_i_0), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_device_format_capi_413e95d1d1dfba3d(C.swig_type_27(_swig_i_0), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -987,7 +987,7 @@ func Dlb_device_parse(arg1 string, arg2 []int64) (_swig_ret int64) {
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_device_parse_capi_9f183fb045c69652(*(*C.swig_type_30)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_device_parse_capi_413e95d1d1dfba3d(*(*C.swig_type_30)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1000,7 +1000,7 @@ func Dlb_device_parse(arg1 string, arg2 []int64) (_swig_ret int64) {
 func Dlb_backend_is_registered(arg1 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_backend_is_registered_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_backend_is_registered_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -1013,7 +1013,7 @@ func Dlb_tensor_allocate(arg1 int64, arg2 int, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_tensor_allocate_capi_9f183fb045c69652(C.swig_type_33(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_3)), C.swig_type_36(_swig_i_4)))
+	swig_r = (int64)(C._wrap_dlb_tensor_allocate_capi_413e95d1d1dfba3d(C.swig_type_33(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_3)), C.swig_type_36(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1026,59 +1026,59 @@ func Dlb_tensor_allocate(arg1 int64, arg2 int, arg3 []int64, arg4 []int64, arg5 
 func Dlb_tensor_import(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_tensor_import_capi_9f183fb045c69652(C.swig_type_38(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_tensor_import_capi_413e95d1d1dfba3d(C.swig_type_38(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_import_legacy(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_tensor_import_legacy_capi_9f183fb045c69652(C.swig_type_40(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_tensor_import_legacy_capi_413e95d1d1dfba3d(C.swig_type_40(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_export_legacy(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_tensor_export_legacy_capi_9f183fb045c69652(C.swig_type_42(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_tensor_export_legacy_capi_413e95d1d1dfba3d(C.swig_type_42(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_free(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_tensor_free_capi_9f183fb045c69652(C.swig_type_43(_swig_i_0))
+	C._wrap_dlb_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_43(_swig_i_0))
 }
 
 func Dlb_tensor_free_legacy(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_tensor_free_legacy_capi_9f183fb045c69652(C.swig_type_44(_swig_i_0))
+	C._wrap_dlb_tensor_free_legacy_capi_413e95d1d1dfba3d(C.swig_type_44(_swig_i_0))
 }
 
 func Dlb_tensor_share(arg1 int64, arg2 uint64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_share_capi_9f183fb045c69652(C.swig_type_46(_swig_i_0), C.swig_type_47(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_share_capi_413e95d1d1dfba3d(C.swig_type_46(_swig_i_0), C.swig_type_47(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_tensor_is_dlbridge(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_dlbridge_capi_9f183fb045c69652(C.swig_type_48(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_dlbridge_capi_413e95d1d1dfba3d(C.swig_type_48(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_is_exclusive(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_exclusive_capi_9f183fb045c69652(C.swig_type_49(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_exclusive_capi_413e95d1d1dfba3d(C.swig_type_49(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_live_count() (_swig_ret int64) {
 	var swig_r int64
-	swig_r = (int64)(C._wrap_dlb_tensor_live_count_capi_9f183fb045c69652())
+	swig_r = (int64)(C._wrap_dlb_tensor_live_count_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -1086,7 +1086,7 @@ func Dlb_tensor_validate(arg1 int64, arg2 uint64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_validate_capi_9f183fb045c69652(C.swig_type_52(_swig_i_0), C.swig_type_53(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_validate_capi_413e95d1d1dfba3d(C.swig_type_52(_swig_i_0), C.swig_type_53(_swig_i_1)))
 	return swig_r
 }
 
@@ -1094,7 +1094,7 @@ func Dlb_tensor_element_count(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_element_count_capi_9f183fb045c69652(C.swig_type_55(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_element_count_capi_413e95d1d1dfba3d(C.swig_type_55(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1106,7 +1106,7 @@ func Dlb_tensor_byte_size(arg1 int64, arg2 uint64, arg3 []int64) (_swig_ret int6
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_byte_size_capi_9f183fb045c69652(C.swig_type_58(_swig_i_0), C.swig_type_59(_swig_i_1), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int64)(C._wrap_dlb_tensor_byte_size_capi_413e95d1d1dfba3d(C.swig_type_58(_swig_i_0), C.swig_type_59(_swig_i_1), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1119,7 +1119,7 @@ func Dlb_tensor_byte_span(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_tensor_byte_span_capi_9f183fb045c69652(C.swig_type_62(_swig_i_0), C.swig_type_63(_swig_i_1), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int64)(C._wrap_dlb_tensor_byte_span_capi_413e95d1d1dfba3d(C.swig_type_62(_swig_i_0), C.swig_type_63(_swig_i_1), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1133,7 +1133,7 @@ func Dlb_shape_element_count(arg1 []int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_shape_element_count_capi_9f183fb045c69652(*(*C.swig_type_67)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_shape_element_count_capi_413e95d1d1dfba3d(*(*C.swig_type_67)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1147,7 +1147,7 @@ func Dlb_tensor_get_shape(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_get_shape_capi_9f183fb045c69652(C.swig_type_70(_swig_i_0), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_get_shape_capi_413e95d1d1dfba3d(C.swig_type_70(_swig_i_0), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1158,7 +1158,7 @@ func Dlb_tensor_get_strides(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_get_strides_capi_9f183fb045c69652(C.swig_type_73(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_get_strides_capi_413e95d1d1dfba3d(C.swig_type_73(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1168,14 +1168,14 @@ func Dlb_tensor_get_strides(arg1 int64, arg2 []int64) (_swig_ret int64) {
 func Dlb_tensor_is_c_contiguous(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_c_contiguous_capi_9f183fb045c69652(C.swig_type_75(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_c_contiguous_capi_413e95d1d1dfba3d(C.swig_type_75(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_is_f_contiguous(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_f_contiguous_capi_9f183fb045c69652(C.swig_type_76(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_f_contiguous_capi_413e95d1d1dfba3d(C.swig_type_76(_swig_i_0)))
 	return swig_r
 }
 
@@ -1183,28 +1183,28 @@ func Dlb_tensor_is_aligned(arg1 int64, arg2 uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_dlb_tensor_is_aligned_capi_9f183fb045c69652(C.swig_type_77(_swig_i_0), C.swig_type_78(_swig_i_1)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_aligned_capi_413e95d1d1dfba3d(C.swig_type_77(_swig_i_0), C.swig_type_78(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_tensor_is_host_readable(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_host_readable_capi_9f183fb045c69652(C.swig_type_79(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_host_readable_capi_413e95d1d1dfba3d(C.swig_type_79(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_flags(arg1 int64) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := arg1
-	swig_r = (uint64)(C._wrap_dlb_tensor_flags_capi_9f183fb045c69652(C.swig_type_81(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_dlb_tensor_flags_capi_413e95d1d1dfba3d(C.swig_type_81(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_tensor_is_read_only(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_read_only_capi_9f183fb045c69652(C.swig_type_82(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_read_only_capi_413e95d1d1dfba3d(C.swig_type_82(_swig_i_0)))
 	return swig_r
 }
 
@@ -1214,7 +1214,7 @@ func Dlb_tensor_host_data(arg1 int64, arg2 int, arg3 []int64, arg4 []int64) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_tensor_host_data_capi_9f183fb045c69652(C.swig_type_84(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int64)(C._wrap_dlb_tensor_host_data_capi_413e95d1d1dfba3d(C.swig_type_84(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1230,7 +1230,7 @@ func Dlb_tensor_element_data(arg1 int64, arg2 []int64, arg3 int, arg4 []int64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_tensor_element_data_capi_9f183fb045c69652(C.swig_type_88(_swig_i_0), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int64)(C._wrap_dlb_tensor_element_data_capi_413e95d1d1dfba3d(C.swig_type_88(_swig_i_0), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1251,7 +1251,7 @@ func Dlb_tensor_host_elements(arg1 int64, arg2 int, arg3 uint, arg4 []int64, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_tensor_host_elements_capi_9f183fb045c69652(C.swig_type_92(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int64)(C._wrap_dlb_tensor_host_elements_capi_413e95d1d1dfba3d(C.swig_type_92(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -1268,7 +1268,7 @@ func Dlb_tensor_typed_element(arg1 int64, arg2 int, arg3 uint, arg4 []int64, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_tensor_typed_element_capi_9f183fb045c69652(C.swig_type_96(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int64)(C._wrap_dlb_tensor_typed_element_capi_413e95d1d1dfba3d(C.swig_type_96(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -1282,7 +1282,7 @@ func Dlb_tensor_slice(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_slice_capi_9f183fb045c69652(C.swig_type_100(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_slice_capi_413e95d1d1dfba3d(C.swig_type_100(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1294,7 +1294,7 @@ func Dlb_tensor_select(arg1 int64, arg2 int, arg3 int64) (_swig_ret int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_select_capi_9f183fb045c69652(C.swig_type_103(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_104(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_select_capi_413e95d1d1dfba3d(C.swig_type_103(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_104(_swig_i_2)))
 	return swig_r
 }
 
@@ -1302,7 +1302,7 @@ func Dlb_tensor_reshape(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_reshape_capi_9f183fb045c69652(C.swig_type_106(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_reshape_capi_413e95d1d1dfba3d(C.swig_type_106(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1313,7 +1313,7 @@ func Dlb_tensor_permute(arg1 int64, arg2 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_permute_capi_9f183fb045c69652(C.swig_type_109(_swig_i_0), *(*C.swig_type_110)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_tensor_permute_capi_413e95d1d1dfba3d(C.swig_type_109(_swig_i_0), *(*C.swig_type_110)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1323,7 +1323,7 @@ func Dlb_tensor_permute(arg1 int64, arg2 []int32) (_swig_ret int64) {
 func Dlb_tensor_transpose(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_tensor_transpose_capi_9f183fb045c69652(C.swig_type_112(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_tensor_transpose_capi_413e95d1d1dfba3d(C.swig_type_112(_swig_i_0)))
 	return swig_r
 }
 
@@ -1331,7 +1331,7 @@ func Dlb_tensor_copy(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_capi_9f183fb045c69652(C.swig_type_114(_swig_i_0), C.swig_type_115(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_capi_413e95d1d1dfba3d(C.swig_type_114(_swig_i_0), C.swig_type_115(_swig_i_1)))
 	return swig_r
 }
 
@@ -1339,7 +1339,7 @@ func Dlb_tensor_copy_into(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(C.swig_type_117(_swig_i_0), C.swig_type_118(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_capi_413e95d1d1dfba3d(C.swig_type_117(_swig_i_0), C.swig_type_118(_swig_i_1)))
 	return swig_r
 }
 
@@ -1349,7 +1349,7 @@ func Dlb_tensor_copy_to_host(arg1 int64, arg2 int, arg3 int64, arg4 uint64) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(C.swig_type_120(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_121(_swig_i_2), C.swig_type_122(_swig_i_3)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_to_host_capi_413e95d1d1dfba3d(C.swig_type_120(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_121(_swig_i_2), C.swig_type_122(_swig_i_3)))
 	return swig_r
 }
 
@@ -1359,7 +1359,7 @@ func Dlb_tensor_copy_from_host(arg1 int64, arg2 int, arg3 int64, arg4 uint64) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(C.swig_type_124(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_125(_swig_i_2), C.swig_type_126(_swig_i_3)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_from_host_capi_413e95d1d1dfba3d(C.swig_type_124(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_type_125(_swig_i_2), C.swig_type_126(_swig_i_3)))
 	return swig_r
 }
 
@@ -1368,7 +1368,7 @@ func Dlb_tensor_copy_async(arg1 int64, arg2 int64, arg3 int64) (_swig_ret int64)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(C.swig_type_128(_swig_i_0), C.swig_type_129(_swig_i_1), C.swig_type_130(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_async_capi_413e95d1d1dfba3d(C.swig_type_128(_swig_i_0), C.swig_type_129(_swig_i_1), C.swig_type_130(_swig_i_2)))
 	return swig_r
 }
 
@@ -1377,7 +1377,7 @@ func Dlb_tensor_copy_into_async(arg1 int64, arg2 int64, arg3 int64) (_swig_ret i
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(C.swig_type_132(_swig_i_0), C.swig_type_133(_swig_i_1), C.swig_type_134(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_tensor_copy_into_async_capi_413e95d1d1dfba3d(C.swig_type_132(_swig_i_0), C.swig_type_133(_swig_i_1), C.swig_type_134(_swig_i_2)))
 	return swig_r
 }
 
@@ -1385,20 +1385,20 @@ func Dlb_device_synchronize(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_device_synchronize_capi_9f183fb045c69652(C.swig_type_136(_swig_i_0), C.swig_type_137(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_device_synchronize_capi_413e95d1d1dfba3d(C.swig_type_136(_swig_i_0), C.swig_type_137(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_cuda_is_available() (_swig_ret int64) {
 	var swig_r int64
-	swig_r = (int64)(C._wrap_dlb_cuda_is_available_capi_9f183fb045c69652())
+	swig_r = (int64)(C._wrap_dlb_cuda_is_available_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
 func Dlb_cuda_device_count(arg1 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_cuda_device_count_capi_9f183fb045c69652(*(*C.swig_type_140)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_cuda_device_count_capi_413e95d1d1dfba3d(*(*C.swig_type_140)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1409,7 +1409,7 @@ func Dlb_cuda_pointer_device(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(C.swig_type_142(_swig_i_0), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_cuda_pointer_device_capi_413e95d1d1dfba3d(C.swig_type_142(_swig_i_0), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1421,20 +1421,20 @@ func Dlb_cuda_stream_handshake(arg1 int, arg2 int64, arg3 int64) (_swig_ret int6
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), C.swig_type_145(_swig_i_1), C.swig_type_146(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_cuda_stream_handshake_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0), C.swig_type_145(_swig_i_1), C.swig_type_146(_swig_i_2)))
 	return swig_r
 }
 
 func Dlb_opencl_is_available() (_swig_ret int64) {
 	var swig_r int64
-	swig_r = (int64)(C._wrap_dlb_opencl_is_available_capi_9f183fb045c69652())
+	swig_r = (int64)(C._wrap_dlb_opencl_is_available_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
 func Dlb_opencl_device_count(arg1 []int32) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_opencl_device_count_capi_9f183fb045c69652(*(*C.swig_type_149)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_count_capi_413e95d1d1dfba3d(*(*C.swig_type_149)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1448,7 +1448,7 @@ func Dlb_opencl_device_objects(arg1 int, arg2 []int64, arg3 []int64, arg4 []int6
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_objects_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1468,7 +1468,7 @@ func Dlb_opencl_device_name(arg1 int, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_opencl_device_name_capi_9f183fb045c69652(C.swig_intgo(_swig_i_0), *(*C.swig_type_156)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlb_opencl_device_name_capi_413e95d1d1dfba3d(C.swig_intgo(_swig_i_0), *(*C.swig_type_156)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1479,7 +1479,7 @@ func Dlb_opencl_queue_handshake(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(C.swig_type_158(_swig_i_0), C.swig_type_159(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_opencl_queue_handshake_capi_413e95d1d1dfba3d(C.swig_type_158(_swig_i_0), C.swig_type_159(_swig_i_1)))
 	return swig_r
 }
 
@@ -1490,7 +1490,7 @@ func Dlb_tensor_allocate_shareable(arg1 int64, arg2 int, arg3 []int64, arg4 []in
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int64)(C._wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(C.swig_type_161(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_163)(unsafe.Pointer(&_swig_i_3)), C.swig_type_164(_swig_i_4)))
+	swig_r = (int64)(C._wrap_dlb_tensor_allocate_shareable_capi_413e95d1d1dfba3d(C.swig_type_161(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_163)(unsafe.Pointer(&_swig_i_3)), C.swig_type_164(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1503,7 +1503,7 @@ func Dlb_tensor_allocate_shareable(arg1 int64, arg2 int, arg3 []int64, arg4 []in
 func Dlb_tensor_is_shareable(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(C.swig_type_165(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_is_shareable_capi_413e95d1d1dfba3d(C.swig_type_165(_swig_i_0)))
 	return swig_r
 }
 
@@ -1515,13 +1515,13 @@ const DLB_SHAREABLE_CUDA_IPC int = 3
 func Dlb_tensor_shareable_kind(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(C.swig_type_166(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_tensor_shareable_kind_capi_413e95d1d1dfba3d(C.swig_type_166(_swig_i_0)))
 	return swig_r
 }
 
 func _swig_getDLB_TIMEOUT_NONE() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_DLB_TIMEOUT_NONE_capi_9f183fb045c69652())
+	swig_r = (int)(C._wrap_DLB_TIMEOUT_NONE_capi_413e95d1d1dfba3d())
 	return swig_r
 }
 
@@ -1533,7 +1533,7 @@ func Dlb_channel_listen(arg1 string) (_swig_ret int64) {
 	var swig_r int64
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
-	swig_r = (int64)(C._wrap_dlb_channel_listen_capi_9f183fb045c69652(*(*C.swig_type_168)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_channel_listen_capi_413e95d1d1dfba3d(*(*C.swig_type_168)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1543,7 +1543,7 @@ func Dlb_channel_listen(arg1 string) (_swig_ret int64) {
 func Dlb_channel_accept(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_channel_accept_capi_9f183fb045c69652(C.swig_type_170(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_channel_accept_capi_413e95d1d1dfba3d(C.swig_type_170(_swig_i_0)))
 	return swig_r
 }
 
@@ -1551,7 +1551,7 @@ func Dlb_channel_connect(arg1 string) (_swig_ret int64) {
 	var swig_r int64
 	var _swig_i_0 string
 	_swig_i_0 = arg1 + "\x00"
-	swig_r = (int64)(C._wrap_dlb_channel_connect_capi_9f183fb045c69652(*(*C.swig_type_172)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int64)(C._wrap_dlb_channel_connect_capi_413e95d1d1dfba3d(*(*C.swig_type_172)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1564,7 +1564,7 @@ func Dlb_channel_connect_with(arg1 string, arg2 uint, arg3 int64) (_swig_ret int
 	_swig_i_0 = arg1 + "\x00"
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_connect_with_capi_9f183fb045c69652(*(*C.swig_type_174)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1), C.swig_type_175(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_channel_connect_with_capi_413e95d1d1dfba3d(*(*C.swig_type_174)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1), C.swig_type_175(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = _swig_i_0
 	}
@@ -1575,7 +1575,7 @@ func Dlb_channel_set_timeout(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_set_timeout_capi_9f183fb045c69652(C.swig_type_177(_swig_i_0), C.swig_type_178(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_set_timeout_capi_413e95d1d1dfba3d(C.swig_type_177(_swig_i_0), C.swig_type_178(_swig_i_1)))
 	return swig_r
 }
 
@@ -1583,7 +1583,7 @@ func Dlb_channel_allow_uid(arg1 int64, arg2 uint) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(C.swig_type_180(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_allow_uid_capi_413e95d1d1dfba3d(C.swig_type_180(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -1592,7 +1592,7 @@ func Dlb_channel_peer(arg1 int64, arg2 []int32, arg3 []int32) (_swig_ret int64) 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_9f183fb045c69652(C.swig_type_182(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int64)(C._wrap_dlb_channel_peer_capi_413e95d1d1dfba3d(C.swig_type_182(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1609,7 +1609,7 @@ func Dlb_channel_send(arg1 int64, arg2 int64, arg3 uint) (_swig_ret int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_send_capi_9f183fb045c69652(C.swig_type_186(_swig_i_0), C.swig_type_187(_swig_i_1), C.swig_intgo(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_channel_send_capi_413e95d1d1dfba3d(C.swig_type_186(_swig_i_0), C.swig_type_187(_swig_i_1), C.swig_intgo(_swig_i_2)))
 	return swig_r
 }
 
@@ -1619,14 +1619,14 @@ func Dlb_channel_send_cuda(arg1 int64, arg2 int64, arg3 int64, arg4 uint) (_swig
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int64)(C._wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(C.swig_type_189(_swig_i_0), C.swig_type_190(_swig_i_1), C.swig_type_191(_swig_i_2), C.swig_intgo(_swig_i_3)))
+	swig_r = (int64)(C._wrap_dlb_channel_send_cuda_capi_413e95d1d1dfba3d(C.swig_type_189(_swig_i_0), C.swig_type_190(_swig_i_1), C.swig_type_191(_swig_i_2), C.swig_intgo(_swig_i_3)))
 	return swig_r
 }
 
 func Dlb_channel_receive(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_9f183fb045c69652(C.swig_type_193(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlb_channel_receive_capi_413e95d1d1dfba3d(C.swig_type_193(_swig_i_0)))
 	return swig_r
 }
 
@@ -1634,18 +1634,18 @@ func Dlb_cuda_wait_received(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(C.swig_type_195(_swig_i_0), C.swig_type_196(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(C.swig_type_195(_swig_i_0), C.swig_type_196(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_channel_shutdown(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_shutdown_capi_9f183fb045c69652(C.swig_type_197(_swig_i_0))
+	C._wrap_dlb_channel_shutdown_capi_413e95d1d1dfba3d(C.swig_type_197(_swig_i_0))
 }
 
 func Dlb_channel_close(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_close_capi_9f183fb045c69652(C.swig_type_198(_swig_i_0))
+	C._wrap_dlb_channel_close_capi_413e95d1d1dfba3d(C.swig_type_198(_swig_i_0))
 }
 
 func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 int64, arg6 int, arg7 uint64, arg8 uint64, arg9 int64) (_swig_ret int64) {
@@ -1659,7 +1659,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(C.swig_type_200(_swig_i_0), C.swig_type_201(_swig_i_1), *(*C.swig_type_202)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_3)), C.swig_type_204(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_205(_swig_i_6), C.swig_type_206(_swig_i_7), C.swig_type_207(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(C.swig_type_200(_swig_i_0), C.swig_type_201(_swig_i_1), *(*C.swig_type_202)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_3)), C.swig_type_204(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_205(_swig_i_6), C.swig_type_206(_swig_i_7), C.swig_type_207(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1669,53 +1669,9 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	return swig_r
 }
 
-func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_9f183fb045c69652(C.swig_type_209(_swig_i_0)))
-	return swig_r
-}
+const DLBX_EXTENTS_BY_VALUE int = 4
 
-func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_9f183fb045c69652(*(*C.swig_type_210)(unsafe.Pointer(&_swig_i_0))))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg1
-	}
-	return swig_r
-}
-
-func Dlbx_release_queued() (_swig_ret int64) {
-	var swig_r int64
-	swig_r = (int64)(C._wrap_dlbx_release_queued_capi_9f183fb045c69652())
-	return swig_r
-}
-
-func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(C.swig_type_212(_swig_i_0)))
-	return swig_r
-}
-
-func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(C.swig_type_213(_swig_i_0)))
-	return swig_r
-}
-
-func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_9f183fb045c69652(C.swig_type_215(_swig_i_0)))
-	return swig_r
-}
-
-const DLBX_GO_EXTENTS_BY_VALUE int = 4
-
-func Dlbx_go_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 uint64) (_swig_ret int64) {
+func Dlbx_tensor_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 uint64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
@@ -1725,11 +1681,11 @@ func Dlbx_go_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, arg5 i
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int64)(C._wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(C.swig_type_217(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_218(_swig_i_3), C.swig_type_219(_swig_i_4), C.swig_type_220(_swig_i_5), C.swig_type_221(_swig_i_6), C.swig_type_222(_swig_i_7)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(C.swig_type_209(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_210(_swig_i_3), C.swig_type_211(_swig_i_4), C.swig_type_212(_swig_i_5), C.swig_type_213(_swig_i_6), C.swig_type_214(_swig_i_7)))
 	return swig_r
 }
 
-func Dlbx_go_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int, arg10 uint64, arg11 uint64, arg12 int64) (_swig_ret int64) {
+func Dlbx_tensor_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg5 int64, arg6 int64, arg7 int64, arg8 int64, arg9 int, arg10 uint64, arg11 uint64, arg12 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
@@ -1743,6 +1699,50 @@ func Dlbx_go_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg5 in
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int64)(C._wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(C.swig_type_224(_swig_i_0), C.swig_type_225(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_226(_swig_i_3), C.swig_type_227(_swig_i_4), C.swig_type_228(_swig_i_5), C.swig_type_229(_swig_i_6), C.swig_type_230(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_231(_swig_i_9), C.swig_type_232(_swig_i_10), C.swig_type_233(_swig_i_11)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(C.swig_type_216(_swig_i_0), C.swig_type_217(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_218(_swig_i_3), C.swig_type_219(_swig_i_4), C.swig_type_220(_swig_i_5), C.swig_type_221(_swig_i_6), C.swig_type_222(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_223(_swig_i_9), C.swig_type_224(_swig_i_10), C.swig_type_225(_swig_i_11)))
+	return swig_r
+}
+
+func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_227(_swig_i_0)))
+	return swig_r
+}
+
+func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(*(*C.swig_type_228)(unsafe.Pointer(&_swig_i_0))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg1
+	}
+	return swig_r
+}
+
+func Dlbx_release_queued() (_swig_ret int64) {
+	var swig_r int64
+	swig_r = (int64)(C._wrap_dlbx_release_queued_capi_413e95d1d1dfba3d())
+	return swig_r
+}
+
+func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(C.swig_type_230(_swig_i_0)))
+	return swig_r
+}
+
+func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(C.swig_type_231(_swig_i_0)))
+	return swig_r
+}
+
+func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(C.swig_type_233(_swig_i_0)))
 	return swig_r
 }

@@ -297,6 +297,29 @@ static dlb_status dlbx_tensor_wrap(void* data, uint64_t buffer_size, int32_t ndi
 }
 
 
+#define DLBX_EXTENTS_BY_VALUE 4
+static dlb_status dlbx_tensor_allocate_compact(DLDevice device, DLDataType dtype, int32_t ndim,
+                                               int64_t e0, int64_t e1, int64_t e2, int64_t e3,
+                                               uint64_t flags, DLManagedTensorVersioned** out,
+                                               dlb_error* error) {
+  const int64_t shape[DLBX_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
+  return dlb_tensor_allocate(device, dtype, ndim,
+                             ndim >= 0 && ndim <= DLBX_EXTENTS_BY_VALUE ? shape : NULL, NULL,
+                             flags, out, error);
+}
+static dlb_status dlbx_tensor_wrap_compact(void* data, uint64_t buffer_size, int32_t ndim,
+                                           int64_t e0, int64_t e1, int64_t e2, int64_t e3,
+                                           DLDevice device, DLDataType dtype,
+                                           uint64_t byte_offset, uint64_t flags,
+                                           int64_t release_token, DLManagedTensorVersioned** out,
+                                           dlb_error* error) {
+  const int64_t shape[DLBX_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
+  return dlbx_tensor_wrap(data, buffer_size, ndim,
+                          ndim >= 0 && ndim <= DLBX_EXTENTS_BY_VALUE ? shape : NULL, NULL, device,
+                          dtype, byte_offset, flags, release_token, out, error);
+}
+
+
 /* Fields of the managed struct: C reads them in place, a target language holds only the
  * address. The core has accessors for the flags (dlb_tensor_flags) and the shape and strides
  * (dlb_tensor_get_shape/get_strides), not for these three plain fields. */
@@ -310,33 +333,11 @@ static DLDevice dlbx_tensor_device(const DLManagedTensorVersioned* tensor) {
   return tensor->dl_tensor.device;
 }
 
-
-#define DLBX_GO_EXTENTS_BY_VALUE 4
-static dlb_status dlbx_go_allocate_compact(DLDevice device, DLDataType dtype, int32_t rank,
-                                           int64_t e0, int64_t e1, int64_t e2, int64_t e3,
-                                           uint64_t flags, DLManagedTensorVersioned** out,
-                                           dlb_error* error) {
-  const int64_t shape[DLBX_GO_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
-  return dlb_tensor_allocate(device, dtype, rank,
-                             rank >= 0 && rank <= DLBX_GO_EXTENTS_BY_VALUE ? shape : NULL, NULL,
-                             flags, out, error);
-}
-static dlb_status dlbx_go_wrap_compact(void* data, uint64_t buffer_size, int32_t rank, int64_t e0,
-                                       int64_t e1, int64_t e2, int64_t e3, DLDevice device,
-                                       DLDataType dtype, uint64_t byte_offset, uint64_t flags,
-                                       int64_t release_token, DLManagedTensorVersioned** out,
-                                       dlb_error* error) {
-  const int64_t shape[DLBX_GO_EXTENTS_BY_VALUE] = {e0, e1, e2, e3};
-  return dlbx_tensor_wrap(data, buffer_size, rank,
-                          rank >= 0 && rank <= DLBX_GO_EXTENTS_BY_VALUE ? shape : NULL, NULL,
-                          device, dtype, byte_offset, flags, release_token, out, error);
-}
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_9f183fb045c69652(void *_swig_go_0) {
+void _wrap_Swig_free_capi_413e95d1d1dfba3d(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -346,7 +347,7 @@ void _wrap_Swig_free_capi_9f183fb045c69652(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_9f183fb045c69652(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -359,7 +360,7 @@ void *_wrap_Swig_malloc_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlbx_go_error_status_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   int64_t arg1 ;
   int32_t result;
   intgo _swig_go_result;
@@ -372,7 +373,7 @@ intgo _wrap_dlbx_go_error_status_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-_gostring_ _wrap_dlbx_go_error_message_capi_9f183fb045c69652(long long _swig_go_0) {
+_gostring_ _wrap_dlbx_go_error_message_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   int64_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -385,7 +386,7 @@ _gostring_ _wrap_dlbx_go_error_message_capi_9f183fb045c69652(long long _swig_go_
 }
 
 
-void _wrap_dlbx_go_error_free_capi_9f183fb045c69652(long long _swig_go_0) {
+void _wrap_dlbx_go_error_free_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   int64_t arg1 ;
   
   arg1 = (int64_t)_swig_go_0; 
@@ -395,7 +396,7 @@ void _wrap_dlbx_go_error_free_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-long long _wrap_DLB_SLICE_NONE_capi_9f183fb045c69652() {
+long long _wrap_DLB_SLICE_NONE_capi_413e95d1d1dfba3d() {
   int64_t result;
   long long _swig_go_result;
   
@@ -406,7 +407,7 @@ long long _wrap_DLB_SLICE_NONE_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_DLB_CUDA_STREAM_NONE_capi_9f183fb045c69652() {
+long long _wrap_DLB_CUDA_STREAM_NONE_capi_413e95d1d1dfba3d() {
   int64_t result;
   long long _swig_go_result;
   
@@ -417,7 +418,7 @@ long long _wrap_DLB_CUDA_STREAM_NONE_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLCPU_capi_9f183fb045c69652() {
+intgo _wrap_kDLCPU_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -429,7 +430,7 @@ intgo _wrap_kDLCPU_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLCUDA_capi_9f183fb045c69652() {
+intgo _wrap_kDLCUDA_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -441,7 +442,7 @@ intgo _wrap_kDLCUDA_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLCUDAHost_capi_9f183fb045c69652() {
+intgo _wrap_kDLCUDAHost_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -453,7 +454,7 @@ intgo _wrap_kDLCUDAHost_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLOpenCL_capi_9f183fb045c69652() {
+intgo _wrap_kDLOpenCL_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -465,7 +466,7 @@ intgo _wrap_kDLOpenCL_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLVulkan_capi_9f183fb045c69652() {
+intgo _wrap_kDLVulkan_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -477,7 +478,7 @@ intgo _wrap_kDLVulkan_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLMetal_capi_9f183fb045c69652() {
+intgo _wrap_kDLMetal_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -489,7 +490,7 @@ intgo _wrap_kDLMetal_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLVPI_capi_9f183fb045c69652() {
+intgo _wrap_kDLVPI_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -501,7 +502,7 @@ intgo _wrap_kDLVPI_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLROCM_capi_9f183fb045c69652() {
+intgo _wrap_kDLROCM_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -513,7 +514,7 @@ intgo _wrap_kDLROCM_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLROCMHost_capi_9f183fb045c69652() {
+intgo _wrap_kDLROCMHost_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -525,7 +526,7 @@ intgo _wrap_kDLROCMHost_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLExtDev_capi_9f183fb045c69652() {
+intgo _wrap_kDLExtDev_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -537,7 +538,7 @@ intgo _wrap_kDLExtDev_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLCUDAManaged_capi_9f183fb045c69652() {
+intgo _wrap_kDLCUDAManaged_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -549,7 +550,7 @@ intgo _wrap_kDLCUDAManaged_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLOneAPI_capi_9f183fb045c69652() {
+intgo _wrap_kDLOneAPI_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -561,7 +562,7 @@ intgo _wrap_kDLOneAPI_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLWebGPU_capi_9f183fb045c69652() {
+intgo _wrap_kDLWebGPU_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -573,7 +574,7 @@ intgo _wrap_kDLWebGPU_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLHexagon_capi_9f183fb045c69652() {
+intgo _wrap_kDLHexagon_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -585,7 +586,7 @@ intgo _wrap_kDLHexagon_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLMAIA_capi_9f183fb045c69652() {
+intgo _wrap_kDLMAIA_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -597,7 +598,7 @@ intgo _wrap_kDLMAIA_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLTrn_capi_9f183fb045c69652() {
+intgo _wrap_kDLTrn_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -609,7 +610,7 @@ intgo _wrap_kDLTrn_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLTPU_capi_9f183fb045c69652() {
+intgo _wrap_kDLTPU_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -621,7 +622,7 @@ intgo _wrap_kDLTPU_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLTPUHost_capi_9f183fb045c69652() {
+intgo _wrap_kDLTPUHost_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -633,7 +634,7 @@ intgo _wrap_kDLTPUHost_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLInt_capi_9f183fb045c69652() {
+intgo _wrap_kDLInt_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -645,7 +646,7 @@ intgo _wrap_kDLInt_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLUInt_capi_9f183fb045c69652() {
+intgo _wrap_kDLUInt_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -657,7 +658,7 @@ intgo _wrap_kDLUInt_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -669,7 +670,7 @@ intgo _wrap_kDLFloat_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLOpaqueHandle_capi_9f183fb045c69652() {
+intgo _wrap_kDLOpaqueHandle_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -681,7 +682,7 @@ intgo _wrap_kDLOpaqueHandle_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLBfloat_capi_9f183fb045c69652() {
+intgo _wrap_kDLBfloat_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -693,7 +694,7 @@ intgo _wrap_kDLBfloat_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLComplex_capi_9f183fb045c69652() {
+intgo _wrap_kDLComplex_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -705,7 +706,7 @@ intgo _wrap_kDLComplex_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLBool_capi_9f183fb045c69652() {
+intgo _wrap_kDLBool_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -717,7 +718,7 @@ intgo _wrap_kDLBool_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e3m4_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e3m4_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -729,7 +730,7 @@ intgo _wrap_kDLFloat8_e3m4_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e4m3_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -741,7 +742,7 @@ intgo _wrap_kDLFloat8_e4m3_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -753,7 +754,7 @@ intgo _wrap_kDLFloat8_e4m3b11fnuz_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3fn_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e4m3fn_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -765,7 +766,7 @@ intgo _wrap_kDLFloat8_e4m3fn_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e4m3fnuz_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e4m3fnuz_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -777,7 +778,7 @@ intgo _wrap_kDLFloat8_e4m3fnuz_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e5m2_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e5m2_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -789,7 +790,7 @@ intgo _wrap_kDLFloat8_e5m2_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e5m2fnuz_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e5m2fnuz_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -801,7 +802,7 @@ intgo _wrap_kDLFloat8_e5m2fnuz_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat8_e8m0fnu_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat8_e8m0fnu_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -813,7 +814,7 @@ intgo _wrap_kDLFloat8_e8m0fnu_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat6_e2m3fn_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat6_e2m3fn_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -825,7 +826,7 @@ intgo _wrap_kDLFloat6_e2m3fn_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat6_e3m2fn_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat6_e3m2fn_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -837,7 +838,7 @@ intgo _wrap_kDLFloat6_e3m2fn_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLFloat4_e2m1fn_capi_9f183fb045c69652() {
+intgo _wrap_kDLFloat4_e2m1fn_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -849,7 +850,7 @@ intgo _wrap_kDLFloat4_e2m1fn_capi_9f183fb045c69652() {
 }
 
 
-intgo _wrap_kDLBcomplex_capi_9f183fb045c69652() {
+intgo _wrap_kDLBcomplex_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -861,7 +862,7 @@ intgo _wrap_kDLBcomplex_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_9f183fb045c69652() {
+long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_413e95d1d1dfba3d() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -872,7 +873,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_READ_ONLY_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_9f183fb045c69652() {
+long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_413e95d1d1dfba3d() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -883,7 +884,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_IS_COPIED_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_9f183fb045c69652() {
+long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_413e95d1d1dfba3d() {
   unsigned long result;
   long long _swig_go_result;
   
@@ -894,7 +895,7 @@ long long _wrap_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED_capi_9f183fb045c69652
 }
 
 
-_gostring_ _wrap_dlb_version_string_capi_9f183fb045c69652() {
+_gostring_ _wrap_dlb_version_string_capi_413e95d1d1dfba3d() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -905,7 +906,7 @@ _gostring_ _wrap_dlb_version_string_capi_9f183fb045c69652() {
 }
 
 
-_gostring_ _wrap_dlb_status_name_capi_9f183fb045c69652(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_status_name_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   dlb_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -918,7 +919,7 @@ _gostring_ _wrap_dlb_status_name_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_parse_capi_9f183fb045c69652(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_dtype_parse_capi_413e95d1d1dfba3d(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
   char *arg1 = (char *) 0 ;
   DLDataType *arg2 = (DLDataType *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -966,7 +967,7 @@ long long _wrap_dlb_dtype_parse_capi_9f183fb045c69652(_gostring_ _swig_go_0, _go
 }
 
 
-long long _wrap_dlb_dtype_format_capi_9f183fb045c69652(intgo _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_dtype_format_capi_413e95d1d1dfba3d(intgo _swig_go_0, _goslice_ _swig_go_1) {
   DLDataType arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -1005,7 +1006,7 @@ long long _wrap_dlb_dtype_format_capi_9f183fb045c69652(intgo _swig_go_0, _goslic
 }
 
 
-_gostring_ _wrap_dlb_dtype_code_name_capi_9f183fb045c69652(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_dtype_code_name_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   int32_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1018,7 +1019,7 @@ _gostring_ _wrap_dlb_dtype_code_name_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_bits_allowed_capi_9f183fb045c69652(intgo _swig_go_0, intgo _swig_go_1) {
+intgo _wrap_dlb_dtype_bits_allowed_capi_413e95d1d1dfba3d(intgo _swig_go_0, intgo _swig_go_1) {
   int32_t arg1 ;
   int32_t arg2 ;
   int result;
@@ -1033,7 +1034,7 @@ intgo _wrap_dlb_dtype_bits_allowed_capi_9f183fb045c69652(intgo _swig_go_0, intgo
 }
 
 
-long long _wrap_dlb_dtype_validate_capi_9f183fb045c69652(intgo _swig_go_0) {
+long long _wrap_dlb_dtype_validate_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   DLDataType arg1 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   dlb_status result;
@@ -1058,7 +1059,7 @@ long long _wrap_dlb_dtype_validate_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_element_bits_capi_9f183fb045c69652(intgo _swig_go_0) {
+intgo _wrap_dlb_dtype_element_bits_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   DLDataType arg1 ;
   uint32_t result;
   intgo _swig_go_result;
@@ -1071,7 +1072,7 @@ intgo _wrap_dlb_dtype_element_bits_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_dtype_is_subbyte_capi_9f183fb045c69652(intgo _swig_go_0) {
+intgo _wrap_dlb_dtype_is_subbyte_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   DLDataType arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1084,7 +1085,7 @@ intgo _wrap_dlb_dtype_is_subbyte_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_element_size_capi_9f183fb045c69652(intgo _swig_go_0) {
+long long _wrap_dlb_dtype_element_size_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   DLDataType arg1 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1097,7 +1098,7 @@ long long _wrap_dlb_dtype_element_size_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_dtype_storage_size_capi_9f183fb045c69652(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_dtype_storage_size_capi_413e95d1d1dfba3d(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
   DLDataType arg1 ;
   int64_t arg2 ;
   uint64_t arg3 ;
@@ -1142,7 +1143,7 @@ long long _wrap_dlb_dtype_storage_size_capi_9f183fb045c69652(intgo _swig_go_0, l
 }
 
 
-_gostring_ _wrap_dlb_device_type_name_capi_9f183fb045c69652(intgo _swig_go_0) {
+_gostring_ _wrap_dlb_device_type_name_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   int32_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1155,7 +1156,7 @@ _gostring_ _wrap_dlb_device_type_name_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_device_type_is_known_capi_9f183fb045c69652(intgo _swig_go_0) {
+intgo _wrap_dlb_device_type_is_known_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   int32_t arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1168,7 +1169,7 @@ intgo _wrap_dlb_device_type_is_known_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_device_is_host_readable_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_device_is_host_readable_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLDevice arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1181,7 +1182,7 @@ intgo _wrap_dlb_device_is_host_readable_capi_9f183fb045c69652(long long _swig_go
 }
 
 
-long long _wrap_dlb_device_format_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_device_format_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLDevice arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -1220,7 +1221,7 @@ long long _wrap_dlb_device_format_capi_9f183fb045c69652(long long _swig_go_0, _g
 }
 
 
-long long _wrap_dlb_device_parse_capi_9f183fb045c69652(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_device_parse_capi_413e95d1d1dfba3d(_gostring_ _swig_go_0, _goslice_ _swig_go_1) {
   char *arg1 = (char *) 0 ;
   DLDevice *arg2 = (DLDevice *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1268,7 +1269,7 @@ long long _wrap_dlb_device_parse_capi_9f183fb045c69652(_gostring_ _swig_go_0, _g
 }
 
 
-intgo _wrap_dlb_backend_is_registered_capi_9f183fb045c69652(intgo _swig_go_0) {
+intgo _wrap_dlb_backend_is_registered_capi_413e95d1d1dfba3d(intgo _swig_go_0) {
   int32_t arg1 ;
   int result;
   intgo _swig_go_result;
@@ -1281,7 +1282,7 @@ intgo _wrap_dlb_backend_is_registered_capi_9f183fb045c69652(intgo _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_allocate_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+long long _wrap_dlb_tensor_allocate_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -1345,7 +1346,7 @@ long long _wrap_dlb_tensor_allocate_capi_9f183fb045c69652(long long _swig_go_0, 
 }
 
 
-long long _wrap_dlb_tensor_import_capi_9f183fb045c69652(long long _swig_go_0) {
+long long _wrap_dlb_tensor_import_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1376,7 +1377,7 @@ long long _wrap_dlb_tensor_import_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_import_legacy_capi_9f183fb045c69652(long long _swig_go_0) {
+long long _wrap_dlb_tensor_import_legacy_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensor *arg1 = (DLManagedTensor *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1407,7 +1408,7 @@ long long _wrap_dlb_tensor_import_legacy_capi_9f183fb045c69652(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_export_legacy_capi_9f183fb045c69652(long long _swig_go_0) {
+long long _wrap_dlb_tensor_export_legacy_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensor **arg2 = (DLManagedTensor **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1438,7 +1439,7 @@ long long _wrap_dlb_tensor_export_legacy_capi_9f183fb045c69652(long long _swig_g
 }
 
 
-void _wrap_dlb_tensor_free_capi_9f183fb045c69652(long long _swig_go_0) {
+void _wrap_dlb_tensor_free_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   
   arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
@@ -1448,7 +1449,7 @@ void _wrap_dlb_tensor_free_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-void _wrap_dlb_tensor_free_legacy_capi_9f183fb045c69652(long long _swig_go_0) {
+void _wrap_dlb_tensor_free_legacy_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensor *arg1 = (DLManagedTensor *) 0 ;
   
   arg1 = (DLManagedTensor *)(intptr_t)_swig_go_0; 
@@ -1458,7 +1459,7 @@ void _wrap_dlb_tensor_free_legacy_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlb_tensor_share_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_share_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   uint64_t arg2 ;
   DLManagedTensorVersioned **arg3 = (DLManagedTensorVersioned **) 0 ;
@@ -1491,7 +1492,7 @@ long long _wrap_dlb_tensor_share_capi_9f183fb045c69652(long long _swig_go_0, lon
 }
 
 
-intgo _wrap_dlb_tensor_is_dlbridge_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_dlbridge_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1504,7 +1505,7 @@ intgo _wrap_dlb_tensor_is_dlbridge_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_tensor_is_exclusive_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_exclusive_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1517,7 +1518,7 @@ intgo _wrap_dlb_tensor_is_exclusive_capi_9f183fb045c69652(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_tensor_live_count_capi_9f183fb045c69652() {
+long long _wrap_dlb_tensor_live_count_capi_413e95d1d1dfba3d() {
   int64_t result;
   long long _swig_go_result;
   
@@ -1528,7 +1529,7 @@ long long _wrap_dlb_tensor_live_count_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_dlb_tensor_validate_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_validate_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1557,7 +1558,7 @@ long long _wrap_dlb_tensor_validate_capi_9f183fb045c69652(long long _swig_go_0, 
 }
 
 
-long long _wrap_dlb_tensor_element_count_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_element_count_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -1600,7 +1601,7 @@ long long _wrap_dlb_tensor_element_count_capi_9f183fb045c69652(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_byte_size_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+long long _wrap_dlb_tensor_byte_size_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -1645,7 +1646,7 @@ long long _wrap_dlb_tensor_byte_size_capi_9f183fb045c69652(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_byte_span_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_byte_span_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1706,7 +1707,7 @@ long long _wrap_dlb_tensor_byte_span_capi_9f183fb045c69652(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_shape_element_count_capi_9f183fb045c69652(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_shape_element_count_capi_413e95d1d1dfba3d(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   int32_t arg1 ;
   int64_t *arg2 = (int64_t *) 0 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1759,7 +1760,7 @@ long long _wrap_dlb_shape_element_count_capi_9f183fb045c69652(_goslice_ _swig_go
 }
 
 
-long long _wrap_dlb_tensor_get_shape_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_get_shape_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1800,7 +1801,7 @@ long long _wrap_dlb_tensor_get_shape_capi_9f183fb045c69652(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_get_strides_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_get_strides_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -1841,7 +1842,7 @@ long long _wrap_dlb_tensor_get_strides_capi_9f183fb045c69652(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_c_contiguous_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_c_contiguous_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1856,7 +1857,7 @@ intgo _wrap_dlb_tensor_is_c_contiguous_capi_9f183fb045c69652(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_f_contiguous_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_f_contiguous_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1871,7 +1872,7 @@ intgo _wrap_dlb_tensor_is_f_contiguous_capi_9f183fb045c69652(long long _swig_go_
 }
 
 
-intgo _wrap_dlb_tensor_is_aligned_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+intgo _wrap_dlb_tensor_is_aligned_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   uint64_t arg2 ;
   int result;
@@ -1888,7 +1889,7 @@ intgo _wrap_dlb_tensor_is_aligned_capi_9f183fb045c69652(long long _swig_go_0, lo
 }
 
 
-intgo _wrap_dlb_tensor_is_host_readable_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_host_readable_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLTensor *arg1 = (DLTensor *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1903,7 +1904,7 @@ intgo _wrap_dlb_tensor_is_host_readable_capi_9f183fb045c69652(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_flags_capi_9f183fb045c69652(long long _swig_go_0) {
+long long _wrap_dlb_tensor_flags_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1916,7 +1917,7 @@ long long _wrap_dlb_tensor_flags_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-intgo _wrap_dlb_tensor_is_read_only_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_read_only_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1929,7 +1930,7 @@ intgo _wrap_dlb_tensor_is_read_only_capi_9f183fb045c69652(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_tensor_host_data_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_host_data_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int arg2 ;
   void **arg3 = (void **) 0 ;
@@ -1988,7 +1989,7 @@ long long _wrap_dlb_tensor_host_data_capi_9f183fb045c69652(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_element_data_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+long long _wrap_dlb_tensor_element_data_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -2042,7 +2043,7 @@ long long _wrap_dlb_tensor_element_data_capi_9f183fb045c69652(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_host_elements_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+long long _wrap_dlb_tensor_host_elements_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   uint32_t arg3 ;
@@ -2103,7 +2104,7 @@ long long _wrap_dlb_tensor_host_elements_capi_9f183fb045c69652(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_typed_element_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+long long _wrap_dlb_tensor_typed_element_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   uint32_t arg3 ;
@@ -2159,7 +2160,7 @@ long long _wrap_dlb_tensor_typed_element_capi_9f183fb045c69652(long long _swig_g
 }
 
 
-long long _wrap_dlb_tensor_slice_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_slice_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   dlb_slice *arg3 = (dlb_slice *) 0 ;
@@ -2214,7 +2215,7 @@ long long _wrap_dlb_tensor_slice_capi_9f183fb045c69652(long long _swig_go_0, _go
 }
 
 
-long long _wrap_dlb_tensor_select_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_select_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t arg3 ;
@@ -2249,7 +2250,7 @@ long long _wrap_dlb_tensor_select_capi_9f183fb045c69652(long long _swig_go_0, in
 }
 
 
-long long _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_reshape_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int64_t *arg3 = (int64_t *) 0 ;
@@ -2294,7 +2295,7 @@ long long _wrap_dlb_tensor_reshape_capi_9f183fb045c69652(long long _swig_go_0, _
 }
 
 
-long long _wrap_dlb_tensor_permute_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_tensor_permute_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int32_t arg2 ;
   int32_t *arg3 = (int32_t *) 0 ;
@@ -2336,7 +2337,7 @@ long long _wrap_dlb_tensor_permute_capi_9f183fb045c69652(long long _swig_go_0, _
 }
 
 
-long long _wrap_dlb_tensor_transpose_capi_9f183fb045c69652(long long _swig_go_0) {
+long long _wrap_dlb_tensor_transpose_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2367,7 +2368,7 @@ long long _wrap_dlb_tensor_transpose_capi_9f183fb045c69652(long long _swig_go_0)
 }
 
 
-long long _wrap_dlb_tensor_copy_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_copy_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice arg2 ;
   DLManagedTensorVersioned **arg3 = (DLManagedTensorVersioned **) 0 ;
@@ -2400,7 +2401,7 @@ long long _wrap_dlb_tensor_copy_capi_9f183fb045c69652(long long _swig_go_0, long
 }
 
 
-long long _wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_tensor_copy_into_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2427,7 +2428,7 @@ long long _wrap_dlb_tensor_copy_into_capi_9f183fb045c69652(long long _swig_go_0,
 }
 
 
-long long _wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+long long _wrap_dlb_tensor_copy_to_host_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2458,7 +2459,7 @@ long long _wrap_dlb_tensor_copy_to_host_capi_9f183fb045c69652(long long _swig_go
 }
 
 
-long long _wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+long long _wrap_dlb_tensor_copy_from_host_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDataType arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2489,7 +2490,7 @@ long long _wrap_dlb_tensor_copy_from_host_capi_9f183fb045c69652(long long _swig_
 }
 
 
-long long _wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_copy_async_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLDevice arg2 ;
   void *arg3 = (void *) 0 ;
@@ -2524,7 +2525,7 @@ long long _wrap_dlb_tensor_copy_async_capi_9f183fb045c69652(long long _swig_go_0
 }
 
 
-long long _wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_tensor_copy_into_async_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2553,7 +2554,7 @@ long long _wrap_dlb_tensor_copy_into_async_capi_9f183fb045c69652(long long _swig
 }
 
 
-long long _wrap_dlb_device_synchronize_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_device_synchronize_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLDevice arg1 ;
   void *arg2 = (void *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2580,7 +2581,7 @@ long long _wrap_dlb_device_synchronize_capi_9f183fb045c69652(long long _swig_go_
 }
 
 
-long long _wrap_dlb_cuda_is_available_capi_9f183fb045c69652() {
+long long _wrap_dlb_cuda_is_available_capi_413e95d1d1dfba3d() {
   dlb_error *arg1 = (dlb_error *) 0 ;
   dlb_status result;
   long long _swig_go_result;
@@ -2603,7 +2604,7 @@ long long _wrap_dlb_cuda_is_available_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_dlb_cuda_device_count_capi_9f183fb045c69652(_goslice_ _swig_go_0) {
+long long _wrap_dlb_cuda_device_count_capi_413e95d1d1dfba3d(_goslice_ _swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   int32_t value_tmp1 ;
@@ -2642,7 +2643,7 @@ long long _wrap_dlb_cuda_device_count_capi_9f183fb045c69652(_goslice_ _swig_go_0
 }
 
 
-long long _wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_cuda_pointer_device_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   DLDevice *arg2 = (DLDevice *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2683,7 +2684,7 @@ long long _wrap_dlb_cuda_pointer_device_capi_9f183fb045c69652(long long _swig_go
 }
 
 
-long long _wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_cuda_stream_handshake_capi_413e95d1d1dfba3d(intgo _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   int32_t arg1 ;
   void *arg2 = (void *) 0 ;
   int64_t arg3 ;
@@ -2712,7 +2713,7 @@ long long _wrap_dlb_cuda_stream_handshake_capi_9f183fb045c69652(intgo _swig_go_0
 }
 
 
-long long _wrap_dlb_opencl_is_available_capi_9f183fb045c69652() {
+long long _wrap_dlb_opencl_is_available_capi_413e95d1d1dfba3d() {
   dlb_error *arg1 = (dlb_error *) 0 ;
   dlb_status result;
   long long _swig_go_result;
@@ -2735,7 +2736,7 @@ long long _wrap_dlb_opencl_is_available_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_dlb_opencl_device_count_capi_9f183fb045c69652(_goslice_ _swig_go_0) {
+long long _wrap_dlb_opencl_device_count_capi_413e95d1d1dfba3d(_goslice_ _swig_go_0) {
   int32_t *arg1 = (int32_t *) 0 ;
   dlb_error *arg2 = (dlb_error *) 0 ;
   int32_t value_tmp1 ;
@@ -2774,7 +2775,7 @@ long long _wrap_dlb_opencl_device_count_capi_9f183fb045c69652(_goslice_ _swig_go
 }
 
 
-long long _wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(intgo _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
+long long _wrap_dlb_opencl_device_objects_capi_413e95d1d1dfba3d(intgo _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4) {
   int32_t arg1 ;
   void **arg2 = (void **) 0 ;
   void **arg3 = (void **) 0 ;
@@ -2863,7 +2864,7 @@ long long _wrap_dlb_opencl_device_objects_capi_9f183fb045c69652(intgo _swig_go_0
 }
 
 
-long long _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(intgo _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_dlb_opencl_device_name_capi_413e95d1d1dfba3d(intgo _swig_go_0, _goslice_ _swig_go_1) {
   int32_t arg1 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2902,7 +2903,7 @@ long long _wrap_dlb_opencl_device_name_capi_9f183fb045c69652(intgo _swig_go_0, _
 }
 
 
-long long _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_opencl_queue_handshake_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   void *arg1 = (void *) 0 ;
   void *arg2 = (void *) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -2929,7 +2930,7 @@ long long _wrap_dlb_opencl_queue_handshake_capi_9f183fb045c69652(long long _swig
 }
 
 
-long long _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+long long _wrap_dlb_tensor_allocate_shareable_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -2993,7 +2994,7 @@ long long _wrap_dlb_tensor_allocate_shareable_capi_9f183fb045c69652(long long _s
 }
 
 
-intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_is_shareable_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -3006,7 +3007,7 @@ intgo _wrap_dlb_tensor_is_shareable_capi_9f183fb045c69652(long long _swig_go_0) 
 }
 
 
-intgo _wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(long long _swig_go_0) {
+intgo _wrap_dlb_tensor_shareable_kind_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -3019,7 +3020,7 @@ intgo _wrap_dlb_tensor_shareable_kind_capi_9f183fb045c69652(long long _swig_go_0
 }
 
 
-intgo _wrap_DLB_TIMEOUT_NONE_capi_9f183fb045c69652() {
+intgo _wrap_DLB_TIMEOUT_NONE_capi_413e95d1d1dfba3d() {
   int result;
   intgo _swig_go_result;
   
@@ -3030,7 +3031,7 @@ intgo _wrap_DLB_TIMEOUT_NONE_capi_9f183fb045c69652() {
 }
 
 
-long long _wrap_dlb_channel_listen_capi_9f183fb045c69652(_gostring_ _swig_go_0) {
+long long _wrap_dlb_channel_listen_capi_413e95d1d1dfba3d(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   dlb_channel **arg2 = (dlb_channel **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -3068,7 +3069,7 @@ long long _wrap_dlb_channel_listen_capi_9f183fb045c69652(_gostring_ _swig_go_0) 
 }
 
 
-long long _wrap_dlb_channel_accept_capi_9f183fb045c69652(long long _swig_go_0) {
+long long _wrap_dlb_channel_accept_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   dlb_channel **arg2 = (dlb_channel **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -3099,7 +3100,7 @@ long long _wrap_dlb_channel_accept_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlb_channel_connect_capi_9f183fb045c69652(_gostring_ _swig_go_0) {
+long long _wrap_dlb_channel_connect_capi_413e95d1d1dfba3d(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   dlb_channel **arg2 = (dlb_channel **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -3137,7 +3138,7 @@ long long _wrap_dlb_channel_connect_capi_9f183fb045c69652(_gostring_ _swig_go_0)
 }
 
 
-long long _wrap_dlb_channel_connect_with_capi_9f183fb045c69652(_gostring_ _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_channel_connect_with_capi_413e95d1d1dfba3d(_gostring_ _swig_go_0, intgo _swig_go_1, long long _swig_go_2) {
   char *arg1 = (char *) 0 ;
   uint32_t arg2 ;
   int64_t arg3 ;
@@ -3179,7 +3180,7 @@ long long _wrap_dlb_channel_connect_with_capi_9f183fb045c69652(_gostring_ _swig_
 }
 
 
-long long _wrap_dlb_channel_set_timeout_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_channel_set_timeout_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   int64_t arg2 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -3206,7 +3207,7 @@ long long _wrap_dlb_channel_set_timeout_capi_9f183fb045c69652(long long _swig_go
 }
 
 
-long long _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1) {
+long long _wrap_dlb_channel_allow_uid_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   uint32_t arg2 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -3233,7 +3234,7 @@ long long _wrap_dlb_channel_allow_uid_capi_9f183fb045c69652(long long _swig_go_0
 }
 
 
-long long _wrap_dlb_channel_peer_capi_9f183fb045c69652(long long _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+long long _wrap_dlb_channel_peer_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   int32_t *arg2 = (int32_t *) 0 ;
   uint32_t *arg3 = (uint32_t *) 0 ;
@@ -3290,7 +3291,7 @@ long long _wrap_dlb_channel_peer_capi_9f183fb045c69652(long long _swig_go_0, _go
 }
 
 
-long long _wrap_dlb_channel_send_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2) {
+long long _wrap_dlb_channel_send_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   uint32_t arg3 ;
@@ -3319,7 +3320,7 @@ long long _wrap_dlb_channel_send_capi_9f183fb045c69652(long long _swig_go_0, lon
 }
 
 
-long long _wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2, intgo _swig_go_3) {
+long long _wrap_dlb_channel_send_cuda_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2, intgo _swig_go_3) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   DLManagedTensorVersioned *arg2 = (DLManagedTensorVersioned *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3350,7 +3351,7 @@ long long _wrap_dlb_channel_send_cuda_capi_9f183fb045c69652(long long _swig_go_0
 }
 
 
-long long _wrap_dlb_channel_receive_capi_9f183fb045c69652(long long _swig_go_0) {
+long long _wrap_dlb_channel_receive_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   DLManagedTensorVersioned **arg2 = (DLManagedTensorVersioned **) 0 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -3381,7 +3382,7 @@ long long _wrap_dlb_channel_receive_capi_9f183fb045c69652(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1) {
+long long _wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int64_t arg2 ;
   dlb_error *arg3 = (dlb_error *) 0 ;
@@ -3408,7 +3409,7 @@ long long _wrap_dlb_cuda_wait_received_capi_9f183fb045c69652(long long _swig_go_
 }
 
 
-void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(long long _swig_go_0) {
+void _wrap_dlb_channel_shutdown_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   
   arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
@@ -3418,7 +3419,7 @@ void _wrap_dlb_channel_shutdown_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-void _wrap_dlb_channel_close_capi_9f183fb045c69652(long long _swig_go_0) {
+void _wrap_dlb_channel_close_capi_413e95d1d1dfba3d(long long _swig_go_0) {
   dlb_channel *arg1 = (dlb_channel *) 0 ;
   
   arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
@@ -3428,7 +3429,7 @@ void _wrap_dlb_channel_close_capi_9f183fb045c69652(long long _swig_go_0) {
 }
 
 
-long long _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
+long long _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;
   int32_t arg3 ;
@@ -3500,95 +3501,7 @@ long long _wrap_dlbx_tensor_wrap_capi_9f183fb045c69652(long long _swig_go_0, lon
 }
 
 
-long long _wrap_dlbx_tensor_free_capi_9f183fb045c69652(long long _swig_go_0) {
-  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  result = (int64_t)dlbx_tensor_free(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_dlbx_release_drain_capi_9f183fb045c69652(_goslice_ _swig_go_0) {
-  int32_t arg1 ;
-  int64_t *arg2 = (int64_t *) 0 ;
-  int64_t values_tmp1[DLB_MAX_NDIM] ;
-  int64_t out_length1 ;
-  int32_t result;
-  intgo _swig_go_result;
-  
-  
-  out_length1 = DLB_ARRAY_LENGTH(_swig_go_0);
-  DLB_CHECK_LENGTH(out_length1, INT64_MAX, "the output array", _swig_go_result);
-  arg1 = (int32_t)(out_length1 > DLB_MAX_NDIM ? DLB_MAX_NDIM : out_length1);
-  memset(values_tmp1, 0, (size_t)arg1 * sizeof values_tmp1[0]);
-  arg2 = values_tmp1;
-  
-  
-  result = (int32_t)dlbx_release_drain(arg1,arg2);
-  _swig_go_result = result; 
-  
-  if (arg1 > 0) DLB_ARRAY_SET_I64(_swig_go_0, arg1, arg2);
-  
-  return _swig_go_result;
-}
-
-
-long long _wrap_dlbx_release_queued_capi_9f183fb045c69652() {
-  int64_t *result = 0 ;
-  long long _swig_go_result;
-  
-  
-  result = (int64_t *)dlbx_release_queued();
-  _swig_go_result = (int64_t)(intptr_t)result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_dlbx_tensor_ndim_capi_9f183fb045c69652(long long _swig_go_0) {
-  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
-  int32_t result;
-  intgo _swig_go_result;
-  
-  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  result = (int32_t)dlbx_tensor_ndim((struct DLManagedTensorVersioned const *)arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_dlbx_tensor_dtype_capi_9f183fb045c69652(long long _swig_go_0) {
-  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
-  DLDataType result;
-  intgo _swig_go_result;
-  
-  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  result = dlbx_tensor_dtype((struct DLManagedTensorVersioned const *)arg1);
-  _swig_go_result = dlbx_pack_dtype(result); 
-  return _swig_go_result;
-}
-
-
-long long _wrap_dlbx_tensor_device_capi_9f183fb045c69652(long long _swig_go_0) {
-  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
-  DLDevice result;
-  long long _swig_go_result;
-  
-  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
-  
-  result = dlbx_tensor_device((struct DLManagedTensorVersioned const *)arg1);
-  _swig_go_result = dlbx_pack_device(result); 
-  return _swig_go_result;
-}
-
-
-long long _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7) {
+long long _wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7) {
   DLDevice arg1 ;
   DLDataType arg2 ;
   int32_t arg3 ;
@@ -3618,7 +3531,7 @@ long long _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(long long _swig_g
   arg7 = (int64_t)_swig_go_6; 
   arg8 = (uint64_t)_swig_go_7; 
   
-  result = (dlb_status)dlbx_go_allocate_compact(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10);
+  result = (dlb_status)dlbx_tensor_allocate_compact(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10);
   
   if (result != DLB_OK) {
     DLB_THROW_STATUS(result, dlb_err_.message);
@@ -3633,7 +3546,7 @@ long long _wrap_dlbx_go_allocate_compact_capi_9f183fb045c69652(long long _swig_g
 }
 
 
-long long _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, intgo _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11) {
+long long _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, long long _swig_go_7, intgo _swig_go_8, long long _swig_go_9, long long _swig_go_10, long long _swig_go_11) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;
   int32_t arg3 ;
@@ -3671,7 +3584,7 @@ long long _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(long long _swig_go_0,
   arg11 = (uint64_t)_swig_go_10; 
   arg12 = (int64_t)_swig_go_11; 
   
-  result = (dlb_status)dlbx_go_wrap_compact(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12,arg13,arg14);
+  result = (dlb_status)dlbx_tensor_wrap_compact(arg1,arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10,arg11,arg12,arg13,arg14);
   
   if (result != DLB_OK) {
     DLB_THROW_STATUS(result, dlb_err_.message);
@@ -3682,6 +3595,94 @@ long long _wrap_dlbx_go_wrap_compact_capi_9f183fb045c69652(long long _swig_go_0,
   
   _swig_go_result = (long long)(intptr_t)*arg13;
   
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(long long _swig_go_0) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  result = (int64_t)dlbx_tensor_free(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(_goslice_ _swig_go_0) {
+  int32_t arg1 ;
+  int64_t *arg2 = (int64_t *) 0 ;
+  int64_t values_tmp1[DLB_MAX_NDIM] ;
+  int64_t out_length1 ;
+  int32_t result;
+  intgo _swig_go_result;
+  
+  
+  out_length1 = DLB_ARRAY_LENGTH(_swig_go_0);
+  DLB_CHECK_LENGTH(out_length1, INT64_MAX, "the output array", _swig_go_result);
+  arg1 = (int32_t)(out_length1 > DLB_MAX_NDIM ? DLB_MAX_NDIM : out_length1);
+  memset(values_tmp1, 0, (size_t)arg1 * sizeof values_tmp1[0]);
+  arg2 = values_tmp1;
+  
+  
+  result = (int32_t)dlbx_release_drain(arg1,arg2);
+  _swig_go_result = result; 
+  
+  if (arg1 > 0) DLB_ARRAY_SET_I64(_swig_go_0, arg1, arg2);
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d() {
+  int64_t *result = 0 ;
+  long long _swig_go_result;
+  
+  
+  result = (int64_t *)dlbx_release_queued();
+  _swig_go_result = (int64_t)(intptr_t)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(long long _swig_go_0) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  int32_t result;
+  intgo _swig_go_result;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  result = (int32_t)dlbx_tensor_ndim((struct DLManagedTensorVersioned const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(long long _swig_go_0) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  DLDataType result;
+  intgo _swig_go_result;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  result = dlbx_tensor_dtype((struct DLManagedTensorVersioned const *)arg1);
+  _swig_go_result = dlbx_pack_dtype(result); 
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(long long _swig_go_0) {
+  DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
+  DLDevice result;
+  long long _swig_go_result;
+  
+  arg1 = (DLManagedTensorVersioned *)(intptr_t)_swig_go_0; 
+  
+  result = dlbx_tensor_device((struct DLManagedTensorVersioned const *)arg1);
+  _swig_go_result = dlbx_pack_device(result); 
   return _swig_go_result;
 }
 

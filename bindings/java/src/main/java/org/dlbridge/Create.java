@@ -10,8 +10,21 @@ final class Create {
   private Create() {}
 
   static Tensor allocate(Device device, DType dtype, long[] shape, long[] strides, long flags) {
+    // Compact ranks 0 to 4 pass their extents as arguments (dlbridge.i's shared fast path, as
+    // wrap below); every other tensor, and a null shape, takes the general call.
+    int ndim = shape != null ? shape.length : -1;
+    if (strides == null && ndim >= 0 && ndim <= DLBridgeNative.DLBX_EXTENTS_BY_VALUE) {
+      return new Tensor(DLBridgeNative.dlbx_tensor_allocate_compact(device.packed(),
+          dtype.packed(), ndim, extent(shape, 0), extent(shape, 1), extent(shape, 2),
+          extent(shape, 3), flags));
+    }
     return new Tensor(DLBridgeNative.dlb_tensor_allocate(device.packed(), dtype.packed(), shape,
         strides, flags));
+  }
+
+  /** Extent {@code i} of a shape of at most four, 0 past its end (the fast path's arguments). */
+  private static long extent(long[] shape, int i) {
+    return i < shape.length ? shape[i] : 0;
   }
 
   static Tensor allocateShareable(Device device, DType dtype, long[] shape) {
@@ -34,13 +47,14 @@ final class Create {
     int slot = Slots.acquire();
     long h;
     try {
-      // Ranks 0 to 4 pass their extents as arguments (the same core call, no long[] for JNI
-      // to read: about 20 ns of a 75 ns wrap + close, docs/java.md).
+      // Ranks 0 to 4 pass their extents as arguments (the shared fast path of dlbridge.i: the
+      // same core call, no long[] for JNI to read: about 20 ns of a 75 ns wrap + close,
+      // docs/java.md).
       int ndim = shape != null ? shape.length : -1;
-      h = ndim >= 0 && ndim <= 4
-          ? DLBridgeNative.dlbx_java_wrap4(buffer, ndim, ndim > 0 ? shape[0] : 0,
-              ndim > 1 ? shape[1] : 0, ndim > 2 ? shape[2] : 0, ndim > 3 ? shape[3] : 0, CPU,
-              dtype.packed(), position, wrapFlags, Lifecycle.token(slot))
+      h = ndim >= 0 && ndim <= DLBridgeNative.DLBX_EXTENTS_BY_VALUE
+          ? DLBridgeNative.dlbx_tensor_wrap_compact(buffer, ndim, extent(shape, 0),
+              extent(shape, 1), extent(shape, 2), extent(shape, 3), CPU, dtype.packed(),
+              position, wrapFlags, Lifecycle.token(slot))
           : DLBridgeNative.dlbx_tensor_wrap(buffer, shape, null, CPU, dtype.packed(), position,
               wrapFlags, Lifecycle.token(slot));
     } catch (RuntimeException | Error e) {

@@ -15,9 +15,10 @@ import java.nio.ByteBuffer;
  *   <li>C: the same cycle looped in C against the core (bench/binding_cycles.c);
  *   <li>floor: what any Java binding of this C API must pay for the cycle: the same native calls
  *       made bare, straight through the generated layer (DLBridgeNative: the JNI transitions, the
- *       typemaps and the core's own work; a rank-2 wrap is dlbx_java_wrap4, as in Tensor.wrap),
- *       plus, per tensor, an owner object and a phantom reference registered in a table and
- *       dropped again (the least a GC safety net costs).
+ *       typemaps and the core's own work; a rank-2 wrap or allocate is dlbx_tensor_wrap_compact
+ *       or dlbx_tensor_allocate_compact, as in Tensor.wrap and Tensor.allocate), plus, per
+ *       tensor, an owner object and a phantom reference registered in a table and dropped again
+ *       (the least a GC safety net costs).
  * </ul>
  *
  * "over floor" is Java minus floor: what this binding adds (its slots, locks, states, tokens).
@@ -113,7 +114,8 @@ public final class Bench {
     double wrapFloor = nsPerOp(k -> {
       for (int i = 0; i < k; i++) {
         register(i);
-        long h = DLBridgeNative.dlbx_java_wrap4(buf, 2, 16, 16, 0, 0, CPU, F32, 0, 0, TOKEN);
+        long h = DLBridgeNative.dlbx_tensor_wrap_compact(buf, 2, 16, 16, 0, 0, CPU, F32, 0, 0,
+            TOKEN);
         DLBridgeNative.dlbx_tensor_free(h);
         unregister(i);
       }
@@ -121,7 +123,7 @@ public final class Bench {
     double allocFloor = nsPerOp(k -> {
       for (int i = 0; i < k; i++) {
         register(i);
-        long h = DLBridgeNative.dlb_tensor_allocate(CPU, F32, shape, null, 0);
+        long h = DLBridgeNative.dlbx_tensor_allocate_compact(CPU, F32, 2, 16, 16, 0, 0, 0);
         DLBridgeNative.dlbx_tensor_free(h);
         unregister(i);
       }
@@ -129,7 +131,8 @@ public final class Bench {
     double exchangeFloor = nsPerOp(k -> {
       for (int i = 0; i < k; i++) {
         register(i);
-        long h = DLBridgeNative.dlbx_java_wrap4(buf, 2, 16, 16, 0, 0, CPU, F32, 0, 0, TOKEN);
+        long h = DLBridgeNative.dlbx_tensor_wrap_compact(buf, 2, 16, 16, 0, 0, CPU, F32, 0, 0,
+            TOKEN);
         unregister(i);
         register(i + 1);
         DLBridgeNative.dlbx_tensor_free(DLBridgeNative.dlb_tensor_import(h));
@@ -139,12 +142,39 @@ public final class Bench {
     double legacyFloor = nsPerOp(k -> {
       for (int i = 0; i < k; i++) {
         register(i);
-        long h = DLBridgeNative.dlbx_java_wrap4(buf, 2, 16, 16, 0, 0, CPU, F32, 0, 0, TOKEN);
+        long h = DLBridgeNative.dlbx_tensor_wrap_compact(buf, 2, 16, 16, 0, 0, CPU, F32, 0, 0,
+            TOKEN);
         long l = DLBridgeNative.dlb_tensor_export_legacy(h);
         unregister(i);
         register(i + 1);
         DLBridgeNative.dlbx_tensor_free(DLBridgeNative.dlb_tensor_import_legacy(l));
         unregister(i + 1);
+      }
+    }, n);
+    // The shared fast path (dlbridge.i: extents by value) against the general call (a long[]
+    // for JNI to measure and copy), the bare native calls of each cycle.
+    double wrapByValue = nsPerOp(k -> {
+      for (int i = 0; i < k; i++) {
+        DLBridgeNative.dlbx_tensor_free(DLBridgeNative.dlbx_tensor_wrap_compact(buf, 2, 16, 16,
+            0, 0, CPU, F32, 0, 0, TOKEN));
+      }
+    }, n);
+    double wrapArray = nsPerOp(k -> {
+      for (int i = 0; i < k; i++) {
+        DLBridgeNative.dlbx_tensor_free(DLBridgeNative.dlbx_tensor_wrap(buf, shape, null, CPU,
+            F32, 0, 0, TOKEN));
+      }
+    }, n);
+    double allocByValue = nsPerOp(k -> {
+      for (int i = 0; i < k; i++) {
+        DLBridgeNative.dlbx_tensor_free(DLBridgeNative.dlbx_tensor_allocate_compact(CPU, F32, 2,
+            16, 16, 0, 0, 0));
+      }
+    }, n);
+    double allocArray = nsPerOp(k -> {
+      for (int i = 0; i < k; i++) {
+        DLBridgeNative.dlbx_tensor_free(DLBridgeNative.dlb_tensor_allocate(CPU, F32, shape, null,
+            0));
       }
     }, n);
     // The same cycles looped in C against the core, in this process (src/test/c/bench_helpers.c).
@@ -165,6 +195,14 @@ public final class Bench {
     row("allocate 16x16 float32 + close", alloc, cAlloc, allocFloor);
     row("wrap + exportVersioned + importVersioned + close", exchange, cExchange, exchangeFloor);
     row("wrap + exportLegacy + importLegacy + close", legacy, cLegacy, legacyFloor);
+    System.out.printf("the shared fast path (extents by value) against a long[], bare calls:%n");
+    byValue("wrap 16x16 + free", wrapByValue, wrapArray);
+    byValue("allocate 16x16 + free", allocByValue, allocArray);
+  }
+
+  private static void byValue(String name, double byValue, double array) {
+    System.out.printf("  %-50s %7.1f ns by value, %7.1f ns with a long[] (%.2fx)%n", name,
+        byValue, array, byValue / array);
   }
 
   private static void call(String name, double java) {
