@@ -142,8 +142,8 @@ struct Slot;
 
 // The pool slot behind `tensor` (itself, a view or a share of a tensor over one), or NULL.
 Slot* pool_slot_of(const DLManagedTensorVersioned* tensor);
-// Memory of the pool slot `ctx` when `release` is the pool's release function: exposed once its
-// segment was sent. False for anything else.
+// Memory of the pool slot `ctx` when `release` is the pool's release function: exposed while
+// the peer holds a send of it. False for anything else.
 bool pool_memory_is_exposed(dlb_release_fn release, void* ctx);
 
 // What a send of a pool slot carries besides its descriptor.

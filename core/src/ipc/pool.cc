@@ -300,9 +300,11 @@ Slot* pool_slot_of(const DLManagedTensorVersioned* tensor) {
 
 bool pool_memory_is_exposed(dlb_release_fn release, void* ctx) {
   if (release != release_slot) return false;
+  // While the peer holds a send of the slot it may write it; once given back, no tensor of the
+  // peer reaches it.
   const Slot* slot = static_cast<Slot*>(ctx);
   std::lock_guard<std::mutex> lock(slot->segment->pool->mutex);
-  return slot->segment->sent;
+  return slot->lent > 0;
 }
 
 bool pool_belongs(const dlb_channel* channel, const Slot* slot) {

@@ -41,6 +41,10 @@ pub const DLB_SHAREABLE_CUDA_IPC: i32 = 3;
 pub const DLB_TIMEOUT_NONE: i32 = -1;
 pub const DLB_UID_SELF: i64 = 4294967295;
 pub const DLB_SEND_COPY: i32 = 1;
+pub const DLB_POOL_DEFAULT_LIMIT: i32 = 1073741824;
+pub const DLB_HUGE_PAGES_NONE: i32 = 0;
+pub const DLB_HUGE_PAGES_TRANSPARENT: i32 = 1;
+pub const DLB_HUGE_PAGES_HUGETLB: i32 = 2;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -827,6 +831,46 @@ extern "C" {
     pub fn dlb_channel_receive(
         channel: *mut dlb_channel,
         out: *mut *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dlb_pool_stats {
+    pub segments: u64,
+    pub bytes: u64,
+    pub limit: u64,
+    pub live: u64,
+    pub lent: u64,
+    pub returned: u64,
+    pub lost: u64,
+    pub huge_pages: i32,
+    pub reserved: i32,
+}
+extern "C" {
+    pub fn dlb_channel_allocate(
+        channel: *mut dlb_channel,
+        device: DLDevice,
+        dtype: DLDataType,
+        ndim: i32,
+        shape: *const i64,
+        strides: *const i64,
+        flags: u64,
+        out: *mut *mut DLManagedTensorVersioned,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_set_pool_limit(
+        channel: *mut dlb_channel,
+        bytes: u64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_pool_stats(
+        channel: *mut dlb_channel,
+        out: *mut dlb_pool_stats,
         error: *mut dlb_error,
     ) -> dlb_status;
 }

@@ -33,6 +33,40 @@ use std::ptr::{self, NonNull};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The most memory a channel's pool keeps unless [`Channel::set_pool_limit`] says otherwise.
+pub const POOL_DEFAULT_LIMIT: u64 = ffi::DLB_POOL_DEFAULT_LIMIT as u64;
+
+/// What [`PoolStats::huge_pages`] reports (`DLB_HUGE_PAGES_*`): integers, as the core's.
+pub mod huge_pages {
+    /// Small pages only (or no segment of 2 MiB yet).
+    pub const NONE: i32 = dlbridge_sys::DLB_HUGE_PAGES_NONE as i32;
+    /// Transparent huge pages were asked for.
+    pub const TRANSPARENT: i32 = dlbridge_sys::DLB_HUGE_PAGES_TRANSPARENT as i32;
+    /// Segments of reserved hugetlbfs pages.
+    pub const HUGETLB: i32 = dlbridge_sys::DLB_HUGE_PAGES_HUGETLB as i32;
+}
+
+/// The state of a channel's pool ([`Channel::pool_stats`], `dlb_pool_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Segments the pool keeps.
+    pub segments: u64,
+    /// Their size in all, in bytes.
+    pub bytes: u64,
+    /// The most the pool may keep ([`Channel::set_pool_limit`]).
+    pub limit: u64,
+    /// Tensors of this process over the pool's slots.
+    pub live: u64,
+    /// Sends the peer has not given back yet.
+    pub lent: u64,
+    /// Sends the peer gave back since the channel opened.
+    pub returned: u64,
+    /// Sends the peer could not take (it ran out of file descriptors or mappings).
+    pub lost: u64,
+    /// What the large segments got: one of the [`huge_pages`] constants.
+    pub huge_pages: i32,
+}
+
 impl Tensor {
     /// Allocates a compact, zero-filled tensor in memory another process can map
     /// (`dlb_tensor_allocate_shareable`): on [`Device::CPU`] a sealed memfd; on a CUDA device
@@ -439,6 +473,61 @@ impl Channel {
         // SAFETY: a valid channel and tensor, borrowed for the call.
         err.check(unsafe {
             ffi::dlb_channel_send(self.ptr(), tensor.raw(), options, err.as_mut_ptr())
+        })
+    }
+
+    /// Lends a tensor of `dtype` and `shape` (compact, row-major, on the CPU) from this
+    /// channel's pool (`dlb_channel_allocate`): the fast way to send a stream of tensors (see
+    /// docs/ipc.md, "The pool"). Its memory is not zero-filled; it is exclusive until sent, so
+    /// safe code fills it. Its slot goes back to the pool once this process and the peer have
+    /// both dropped their tensors over it, also after the channel is gone. It goes out on this
+    /// channel only. Errors: the layout's own; [`LIMIT`](crate::status::LIMIT) (larger than the
+    /// pool's limit), [`TIMEOUT`](crate::status::TIMEOUT) (the pool stayed full),
+    /// [`PEER_CLOSED`](crate::status::PEER_CLOSED).
+    pub fn allocate(&self, dtype: DType, shape: &[i64]) -> Result<Tensor> {
+        // SAFETY: a valid channel; shape holds its length of values for the call; on success
+        // the caller owns the new tensor.
+        made_by(|out, err| unsafe {
+            ffi::dlb_channel_allocate(
+                self.ptr(),
+                Device::CPU.into(),
+                dtype.into(),
+                count_of(shape.len()),
+                shape.as_ptr(),
+                ptr::null(),
+                0,
+                out,
+                err,
+            )
+        })
+    }
+
+    /// The most memory this channel's pool may keep, in bytes (`dlb_channel_set_pool_limit`;
+    /// [`POOL_DEFAULT_LIMIT`] at first). Error: 0 ([`INVALID_ARGUMENT`](crate::status::INVALID_ARGUMENT)).
+    pub fn set_pool_limit(&self, bytes: u64) -> Result<()> {
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel.
+        err.check(unsafe { ffi::dlb_channel_set_pool_limit(self.ptr(), bytes, err.as_mut_ptr()) })
+    }
+
+    /// The state of this channel's pool, after taking back what the peer gave back
+    /// (`dlb_channel_pool_stats`): [`PoolStats::lent`] is the peer's part, the delivery
+    /// acknowledgement.
+    pub fn pool_stats(&self) -> Result<PoolStats> {
+        // SAFETY: dlb_pool_stats is plain integers, for which all zeros is a value.
+        let mut out: ffi::dlb_pool_stats = unsafe { std::mem::zeroed() };
+        let err = ErrorBuf::new();
+        // SAFETY: a valid channel; out valid for writes.
+        err.check(unsafe { ffi::dlb_channel_pool_stats(self.ptr(), &mut out, err.as_mut_ptr()) })?;
+        Ok(PoolStats {
+            segments: out.segments,
+            bytes: out.bytes,
+            limit: out.limit,
+            live: out.live,
+            lent: out.lent,
+            returned: out.returned,
+            lost: out.lost,
+            huge_pages: out.huge_pages,
         })
     }
 

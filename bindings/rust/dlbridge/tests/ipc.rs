@@ -782,3 +782,64 @@ fn the_channel_statuses_have_their_names() {
     );
     assert_eq!((status::NO_LISTENER, status::LIMIT), (11, 16));
 }
+
+/// Issue 33: a channel's pool. A tensor lent by it is filled by safe code, sent, and its slot
+/// comes back when the receiver drops what it received; a lent tensor cannot be sent on.
+#[test]
+fn a_pool_tensor_is_filled_sent_and_its_slot_comes_back() {
+    let (dir, path) = scratch_socket("pool");
+    let listener = Listener::bind(&path).unwrap();
+    let sender = Channel::connect(&path).unwrap();
+    let receiver = listener.accept().unwrap();
+    let stats = sender.pool_stats().unwrap();
+    assert_eq!(
+        (stats.segments, stats.limit),
+        (0, dlbridge::ipc::POOL_DEFAULT_LIMIT)
+    );
+    {
+        let mut t = sender.allocate(DType::FLOAT32, &[2, 3]).unwrap();
+        assert!(t.is_exclusive()); // not sent yet
+        t.copy_from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
+            .unwrap();
+        sender.send(&t).unwrap();
+        assert!(!t.is_exclusive()); // the peer holds it now
+        let got = receiver.receive().unwrap();
+        assert_eq!(
+            got.to_vec::<f32>().unwrap(),
+            vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+        );
+        assert!(!got.is_shareable());
+        assert_error(
+            receiver.send(&got).unwrap_err(),
+            status::UNSUPPORTED,
+            "the tensor was lent by its sender's pool and goes back to it when freed: it cannot \
+             be sent on; send a copy",
+        );
+        assert_eq!(sender.pool_stats().unwrap().lent, 1);
+    }
+    let stats = sender.pool_stats().unwrap();
+    assert_eq!(
+        (stats.lent, stats.returned, stats.live, stats.segments),
+        (0, 1, 0, 1)
+    );
+    assert!(matches!(
+        stats.huge_pages,
+        dlbridge::ipc::huge_pages::NONE
+            | dlbridge::ipc::huge_pages::TRANSPARENT
+            | dlbridge::ipc::huge_pages::HUGETLB
+    ));
+    assert_error(
+        sender.set_pool_limit(0).unwrap_err(),
+        status::INVALID_ARGUMENT,
+        "a pool limit of 0 bytes leaves no room",
+    );
+    sender.set_pool_limit(1 << 20).unwrap();
+    assert_error(
+        sender.allocate(DType::UINT8, &[4]).unwrap_err(),
+        status::LIMIT,
+        "a tensor of 4 bytes needs a pool segment of 2097152 bytes, more than the channel's pool \
+         limit of 1048576 bytes (dlb_channel_set_pool_limit)",
+    );
+    drop((sender, receiver, listener));
+    let _ = std::fs::remove_dir_all(dir);
+}
