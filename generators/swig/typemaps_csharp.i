@@ -21,7 +21,7 @@
 %define DLB_CS_CONSTANT(NAME, CS_VALUE, C_VALUE)
 %csconstvalue(CS_VALUE) NAME;
 %{
-typedef char dlb_cs_constant_##NAME[(NAME) == (C_VALUE) ? 1 : -1];
+typedef char dlbx_csharp_constant_##NAME[(NAME) == (C_VALUE) ? 1 : -1];
 %}
 %enddef
 DLB_CS_CONSTANT(DLPACK_FLAG_BITMASK_READ_ONLY, "1UL", 1u)
@@ -37,7 +37,7 @@ DLB_CS_CONSTANT(DLB_CUDA_STREAM_NONE, "long.MinValue", INT64_MIN)
  * when the call returns. */
 %{
 #include "dlbridge_csharp.h"
-#define DLB_THROW_STATUS(status, message) dlb_cs_throw_status((int32_t)(status), (message))
+#define DLB_THROW_STATUS(status, message) dlbx_csharp_throw_status((int32_t)(status), (message))
 %}
 
 /* The gate: every generated method first asks DLBridge.NativeLibrary whether the native library
@@ -78,7 +78,7 @@ DLB_CS_GATED(uint64_t)
     return global::DLBridge.NativeExceptions.Utf8($imcall);
   }
 
-/* 2. Arrays cross as a {length, data} pair (dlb_cs_array, DLBridge.NativeArray) that the C#
+/* 2. Arrays cross as a {length, data} pair (dlbx_csharp_array, DLBridge.NativeArray) that the C#
  * wrapper fills from the managed array it pins with `fixed` for the duration of the call; a null
  * array has length -1. long[], int[] and byte[] have the widths of int64_t, int32_t, int8_t. */
 %{
@@ -92,7 +92,7 @@ DLB_CS_GATED(uint64_t)
 
 /* 3. The C# types of an array parameter group. */
 %define DLB_ARRAY_TYPES_CS(PARAMS, CSTYPE, PTRTYPE)
-%typemap(ctype) PARAMS "dlb_cs_array"
+%typemap(ctype) PARAMS "dlbx_csharp_array"
 %typemap(imtype) PARAMS "global::DLBridge.NativeArray"
 %typemap(cstype) PARAMS "CSTYPE"
 %typemap(csin, pre="    fixed (PTRTYPE swig_ptr_$csinput = $csinput) {",

@@ -5,14 +5,14 @@
 
 #include "dlbridge/dlbridge.h"
 
-static dlb_cs_exception_fn g_throw = NULL;
+static dlbx_csharp_exception_fn g_throw = NULL;
 
-void dlb_cs_register_exception(dlb_cs_exception_fn callback) {
+void dlbx_csharp_register_exception(dlbx_csharp_exception_fn callback) {
   __atomic_store_n(&g_throw, callback, __ATOMIC_RELEASE);
 }
 
-void dlb_cs_throw_status(int32_t status, const char* message) {
-  dlb_cs_exception_fn callback = __atomic_load_n(&g_throw, __ATOMIC_ACQUIRE);
+void dlbx_csharp_throw_status(int32_t status, const char* message) {
+  dlbx_csharp_exception_fn callback = __atomic_load_n(&g_throw, __ATOMIC_ACQUIRE);
   if (callback != NULL) {
     callback(status, message);
   } else {

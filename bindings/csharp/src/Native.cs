@@ -7,7 +7,7 @@ using System.Text;
 using System.Threading;
 
 namespace DLBridge {
-  /// <summary>An array argument as it crosses to C (dlb_cs_array): the pinned elements and
+  /// <summary>An array argument as it crosses to C (dlbx_csharp_array): the pinned elements and
   /// their count, -1 for a null array.</summary>
   [StructLayout(LayoutKind.Sequential)]
   internal unsafe struct NativeArray {
@@ -33,7 +33,7 @@ namespace DLBridge {
     private static int pendingCount;
 
     internal static void Register() {
-      NativeMethods.dlb_cs_register_exception(callback);
+      NativeMethods.dlbx_csharp_register_exception(callback);
     }
 
     private static unsafe void OnException(int status, IntPtr message) {
@@ -68,7 +68,7 @@ namespace DLBridge {
   /// <summary>The one entry point of native/dlbridge_csharp.c (dlbridge_csharp.h).</summary>
   internal static class NativeMethods {
     [DllImport(NativeLibrary.Name, CallingConvention = CallingConvention.Cdecl)]
-    internal static extern void dlb_cs_register_exception(Delegate callback);
+    internal static extern void dlbx_csharp_register_exception(Delegate callback);
   }
 
   /// <summary>The native library, loaded (or found missing) once, before the first call into it:

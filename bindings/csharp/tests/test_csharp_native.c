@@ -21,13 +21,13 @@
 /* ---- the exported entry points (as SWIG generates them; see DLBridgeNativePINVOKE.cs) ------- */
 const char* CSharp_DLBridge_dlb_status_name(int status);
 const char* CSharp_DLBridge_dlb_version_string(void);
-long long CSharp_DLBridge_dlb_dtype_parse(char* name, dlb_cs_array out);
-long long CSharp_DLBridge_dlb_dtype_format(int dtype, dlb_cs_array buffer);
+long long CSharp_DLBridge_dlb_dtype_parse(char* name, dlbx_csharp_array out);
+long long CSharp_DLBridge_dlb_dtype_format(int dtype, dlbx_csharp_array buffer);
 unsigned long long CSharp_DLBridge_dlb_dtype_element_size(int dtype);
-long long CSharp_DLBridge_dlb_device_parse(char* text, dlb_cs_array out);
-long long CSharp_DLBridge_dlb_device_format(long long device, dlb_cs_array buffer);
-long long CSharp_DLBridge_dlb_tensor_allocate(long long device, int dtype, dlb_cs_array shape,
-                                              dlb_cs_array strides, unsigned long long flags);
+long long CSharp_DLBridge_dlb_device_parse(char* text, dlbx_csharp_array out);
+long long CSharp_DLBridge_dlb_device_format(long long device, dlbx_csharp_array buffer);
+long long CSharp_DLBridge_dlb_tensor_allocate(long long device, int dtype, dlbx_csharp_array shape,
+                                              dlbx_csharp_array strides, unsigned long long flags);
 long long CSharp_DLBridge_dlb_tensor_import(long long src);
 long long CSharp_DLBridge_dlb_tensor_import_legacy(long long src);
 long long CSharp_DLBridge_dlb_tensor_export_legacy(long long src);
@@ -35,33 +35,33 @@ void CSharp_DLBridge_dlb_tensor_free(long long tensor);
 void CSharp_DLBridge_dlb_tensor_free_legacy(long long tensor);
 long long CSharp_DLBridge_dlb_tensor_share(long long tensor, unsigned long long add_flags);
 long long CSharp_DLBridge_dlb_tensor_live_count(void);
-long long CSharp_DLBridge_dlb_tensor_element_count(long long tensor, dlb_cs_array out);
-long long CSharp_DLBridge_dlb_tensor_get_shape(long long tensor, dlb_cs_array out);
-long long CSharp_DLBridge_dlb_tensor_get_strides(long long tensor, dlb_cs_array out);
+long long CSharp_DLBridge_dlb_tensor_element_count(long long tensor, dlbx_csharp_array out);
+long long CSharp_DLBridge_dlb_tensor_get_shape(long long tensor, dlbx_csharp_array out);
+long long CSharp_DLBridge_dlb_tensor_get_strides(long long tensor, dlbx_csharp_array out);
 unsigned long long CSharp_DLBridge_dlb_tensor_flags(long long tensor);
-long long CSharp_DLBridge_dlb_tensor_host_data(long long tensor, int writable, dlb_cs_array data,
-                                               dlb_cs_array size);
-long long CSharp_DLBridge_dlb_tensor_slice(long long tensor, dlb_cs_array triples);
+long long CSharp_DLBridge_dlb_tensor_host_data(long long tensor, int writable,
+                                               dlbx_csharp_array data, dlbx_csharp_array size);
+long long CSharp_DLBridge_dlb_tensor_slice(long long tensor, dlbx_csharp_array triples);
 long long CSharp_DLBridge_dlb_tensor_select(long long tensor, int axis, long long index);
-long long CSharp_DLBridge_dlb_tensor_reshape(long long tensor, dlb_cs_array shape);
-long long CSharp_DLBridge_dlb_tensor_permute(long long tensor, dlb_cs_array axes);
+long long CSharp_DLBridge_dlb_tensor_reshape(long long tensor, dlbx_csharp_array shape);
+long long CSharp_DLBridge_dlb_tensor_permute(long long tensor, dlbx_csharp_array axes);
 long long CSharp_DLBridge_dlb_tensor_transpose(long long tensor);
 long long CSharp_DLBridge_dlb_tensor_copy(long long tensor, long long device);
 long long CSharp_DLBridge_dlb_tensor_copy_into(long long src, long long dst);
 long long CSharp_DLBridge_dlb_device_synchronize(long long device, long long stream);
 long long CSharp_DLBridge_dlb_cuda_is_available(void);
-long long CSharp_DLBridge_dlb_cuda_device_count(dlb_cs_array count);
-long long CSharp_DLBridge_dlb_opencl_device_count(dlb_cs_array count);
+long long CSharp_DLBridge_dlb_cuda_device_count(dlbx_csharp_array count);
+long long CSharp_DLBridge_dlb_opencl_device_count(dlbx_csharp_array count);
 int CSharp_DLBridge_dlbx_tensor_ndim(long long tensor);
 int CSharp_DLBridge_dlbx_tensor_dtype(long long tensor);
 long long CSharp_DLBridge_dlbx_tensor_device(long long tensor);
 long long CSharp_DLBridge_dlbx_tensor_wrap(long long data, unsigned long long buffer_size,
-                                           dlb_cs_array shape, dlb_cs_array strides,
+                                           dlbx_csharp_array shape, dlbx_csharp_array strides,
                                            long long device, int dtype,
                                            unsigned long long byte_offset,
                                            unsigned long long flags, long long token);
 long long CSharp_DLBridge_dlbx_tensor_free(long long tensor);
-int CSharp_DLBridge_dlbx_release_drain(dlb_cs_array out);
+int CSharp_DLBridge_dlbx_release_drain(dlbx_csharp_array out);
 long long CSharp_DLBridge_dlbx_release_queued(void);
 
 /* ---- the fake runtime ----------------------------------------------------------------------- */
@@ -102,13 +102,13 @@ static int raised(int32_t status, const char* message) {
   return ok;
 }
 
-static dlb_cs_array arr(int64_t n, void* data) {
-  dlb_cs_array a;
+static dlbx_csharp_array arr(int64_t n, void* data) {
+  dlbx_csharp_array a;
   a.length = n;
   a.data = data;
   return a;
 }
-static const dlb_cs_array null_array = {-1, NULL};
+static const dlbx_csharp_array null_array = {-1, NULL};
 
 static long long cpu(void) { return (long long)kDLCPU << 32; }
 static int f32(void) { return kDLFloat | (32 << 8) | (1 << 16); }
@@ -485,7 +485,7 @@ static void test_concurrent_release(void) {
 }
 
 int main(void) {
-  dlb_cs_register_exception(on_exception);
+  dlbx_csharp_register_exception(on_exception);
   test_constants_and_names();
   test_allocate_and_query();
   test_views_and_copies();
