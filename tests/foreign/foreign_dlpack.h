@@ -1,7 +1,7 @@
 /* foreign_dlpack.h - a foreign DLPack producer and consumer for the bindings' tests: no dlbridge
  * inside, it speaks DLPack only, as any other native library would. Tensors cross as addresses
  * (int64_t), the way every binding's tests hand them around. The Java tests reach it through
- * thin JNI wrappers (bindings/java/src/test/c/test_helpers.c), the C# tests through DllImport. */
+ * thin JNI wrappers (bindings/java/tests/test_helpers.c), the C# tests through DllImport. */
 #ifndef DLBRIDGE_TESTS_FOREIGN_DLPACK_H
 #define DLBRIDGE_TESTS_FOREIGN_DLPACK_H
 

@@ -177,7 +177,8 @@ public final class Bench {
             0));
       }
     }, n);
-    // The same cycles looped in C against the core, in this process (src/test/c/bench_helpers.c).
+    // The same cycles looped in C against the core, in this process
+    // (bindings/java/tests/bench_helpers.c).
     double cWrap = nsPerOp(BenchNative::wrapFree, 2_000_000);
     double cAlloc = nsPerOp(BenchNative::allocateFree, 2_000_000);
     double cExchange = nsPerOp(BenchNative::wrapExportImportFree, 2_000_000);

@@ -5,8 +5,8 @@ import java.net.URISyntaxException;
 import java.net.URL;
 
 /**
- * JNI entry points of src/test/c/bench_helpers.c: the bench's cycles run {@code n} times in C,
- * straight against the core, for the C column of {@link Bench}.
+ * JNI entry points of bindings/java/tests/bench_helpers.c: the bench's cycles run {@code n}
+ * times in C, straight against the core, for the C column of {@link Bench}.
  */
 final class BenchNative {
   static {

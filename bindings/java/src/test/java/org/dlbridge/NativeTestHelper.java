@@ -1,8 +1,8 @@
 package org.dlbridge;
 
 /**
- * JNI entry points of src/test/c/test_helpers.c: a DLPack producer/consumer written in C, with
- * no dlbridge inside (tests/foreign/foreign_dlpack.c). Public for the parity program
+ * JNI entry points of bindings/java/tests/test_helpers.c: a DLPack producer/consumer written in
+ * C, with no dlbridge inside (tests/foreign/foreign_dlpack.c). Public for the parity program
  * (org.dlbridge.parity), which otherwise uses only the binding's public API.
  */
 public final class NativeTestHelper {
