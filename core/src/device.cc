@@ -26,25 +26,6 @@ static_assert(names_match_standard_types(), "kDeviceNames and kStandardDeviceTyp
 
 }  // namespace
 
-namespace dlb {
-
-bool is_pointer_addressable(int32_t device_type) {
-  switch (device_type) {
-    case kDLCPU:
-    case kDLCUDA:
-    case kDLCUDAHost:
-    case kDLROCM:
-    case kDLROCMHost:
-    case kDLCUDAManaged:
-    case kDLOneAPI:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace dlb
-
 extern "C" {
 
 DLB_API const char* dlb_device_type_name(int32_t device_type) {

@@ -92,7 +92,14 @@ inline bool dtype_is_valid(DLDataType dtype) {
 
 // True for devices whose `data` is a real address on which offsets may be computed; false for
 // opaque handles (OpenCL cl_mem, Metal, Vulkan, WebGPU, ...) and implementation-defined types.
-bool is_pointer_addressable(int32_t device_type);
+// Inline (a bit test): every validation and every new tensor asks.
+inline constexpr uint32_t kPointerAddressableDeviceTypes =
+    (1u << kDLCPU) | (1u << kDLCUDA) | (1u << kDLCUDAHost) | (1u << kDLROCM) |
+    (1u << kDLROCMHost) | (1u << kDLCUDAManaged) | (1u << kDLOneAPI);
+inline bool is_pointer_addressable(int32_t device_type) {
+  return device_type >= 0 && device_type < 32 &&
+         ((kPointerAddressableDeviceTypes >> device_type) & 1u) != 0;
+}
 
 // The device types DLPack defines: 1 to 20 except 5 and 6 (regardless of registered backends).
 inline constexpr uint32_t kStandardDeviceTypes = 0x1FFF9Eu;

@@ -99,35 +99,45 @@ void fold_offset(int32_t device_type, void** data, uint64_t* byte_offset) {
 // it costs a frame and six saved registers, more than a wrap or share spends on its own work.
 __attribute__((always_inline)) inline Block* init_block(void* memory, Block* parent, Owner owner,
                                                        uint64_t flags, const DLTensor& layout) {
-  // Read before the block is written, which the compiler must assume could change `layout`.
+  // Everything is read before the block is written, which the compiler must assume could change
+  // `layout`; and the fields are stored once each: reading back a field just written as part of
+  // a wider store, half of it overwritten since, stalls the load (no store forwarding).
   const int32_t ndim = layout.ndim;
   const int64_t* const shape = layout.shape;
   const int64_t* const strides = layout.strides;
+  void* data = layout.data;
+  uint64_t byte_offset = layout.byte_offset;
+  const DLDevice device = layout.device;
+  const DLDataType dtype = layout.dtype;
+  fold_offset(device.device_type, &data, &byte_offset);
   // Default-initialised on purpose: every member that is read is assigned below.
   auto* block = new (memory) Block;
   auto* dims = reinterpret_cast<int64_t*>(static_cast<char*>(memory) + kHeaderSize);
-  DLTensor& t = block->managed.dl_tensor;
-  t = layout;
-  // Never NULL, even for scalars: some consumers read shape without checking ndim.
-  t.shape = dims;
-  t.strides = dims + (ndim > 0 ? ndim : 1);
   if (ndim > 0) {
-    copy_dims(t.shape, shape, ndim);
+    copy_dims(dims, shape, ndim);
     if (strides != nullptr) {
-      copy_dims(t.strides, strides, ndim);
+      copy_dims(dims + ndim, strides, ndim);
     } else {
-      dlb_compact_strides(ndim, shape, t.strides);
+      dlb_compact_strides(ndim, shape, dims + ndim);
     }
   } else {
     dims[0] = 1;
     dims[1] = 1;
   }
-  fold_offset(t.device.device_type, &t.data, &t.byte_offset);
   block->managed.version.major = DLB_DLPACK_PRODUCED_MAJOR;
   block->managed.version.minor = DLB_DLPACK_PRODUCED_MINOR;
   block->managed.manager_ctx = block;
   block->managed.deleter = block_deleter;
   block->managed.flags = flags;
+  DLTensor& t = block->managed.dl_tensor;
+  t.data = data;
+  t.device = device;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  // Never NULL, even for scalars: some consumers read shape without checking ndim.
+  t.shape = dims;
+  t.strides = dims + (ndim > 0 ? ndim : 1);
+  t.byte_offset = byte_offset;
   block->refs.store(1, std::memory_order_relaxed);
   block->parent = parent;
   block->owner = owner;
