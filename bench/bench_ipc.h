@@ -14,7 +14,8 @@ typedef struct bench_size_plan {
   uint64_t bytes;
   int warmups;     /* ping-pongs before the timed ones (page faults of a first use, caches) */
   int pingpongs;   /* timed ping-pongs: one-way latency and round trip samples */
-  int bursts;      /* timed bursts: throughput samples */
+  int bursts;      /* timed bursts, after one untimed (a pool grows to a burst's depth): throughput
+                      samples */
   int burst_length;
   int iceoryx_queue; /* the iceoryx subscriber's queue capacity (its pool holds this + 2) */
 } bench_size_plan;
