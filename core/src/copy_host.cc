@@ -2,18 +2,15 @@
 // copies whose source and destination overlap.
 //
 // The host kernel first simplifies the layout (drops extent-1 dimensions, orders dimensions
-// by the destination's strides, merges dimensions that are contiguous in both tensors), then
-// picks one of three loops for the innermost work: a memcpy of whole rows, a strided row copy
-// specialised per element size, or a cache-blocked 2-d tile copy when the source is contiguous
-// along a different dimension than the destination (a transpose).
+// by the destination's strides, merges dimensions that are contiguous in both tensors, and
+// takes a short innermost dimension contiguous in both as one wider element), then picks one
+// of two loops for the innermost work: a row copy (a memcpy of whole rows, or a strided row
+// copy specialised per element size), or, when the source is contiguous along a different
+// dimension than the destination (a transpose), the 2-d block copies of copy_transpose.cc.
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#include <xmmintrin.h>
-#endif
-
+#include "copy_transpose.hpp"
 #include "internal.hpp"
 
 namespace {
@@ -44,132 +41,24 @@ void row_copy_any(char* d, const char* s, int64_t n, int64_t ds, int64_t ss, siz
   for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * ds, s + i * ss, size);
 }
 
-// Copies an nj x nk block where the destination is contiguous along k and the source along j:
-// blocking keeps both the rows read and the rows written in cache.
-template <size_t E>
-void tile_copy(char* d, const char* s, const Dim& j, const Dim& k) {
-  constexpr int64_t kBlock = E >= 8 ? 16 : 32;
-  for (int64_t j0 = 0; j0 < j.n; j0 += kBlock) {
-    const int64_t j1 = j0 + kBlock < j.n ? j0 + kBlock : j.n;
-    for (int64_t k0 = 0; k0 < k.n; k0 += kBlock) {
-      const int64_t k1 = k0 + kBlock < k.n ? k0 + kBlock : k.n;
-      for (int64_t jj = j0; jj < j1; ++jj) {
-        char* drow = d + jj * j.ds;
-        const char* srow = s + jj * j.ss;
-        for (int64_t kk = k0; kk < k1; ++kk) std::memcpy(drow + kk * k.ds, srow + kk * k.ss, E);
-      }
-    }
+// Copies a j.n x k.n block where the destination is contiguous along k and the source along j,
+// or nearly so. Reversing a dimension on both sides changes nothing copied, so the block is
+// turned until the destination steps forward along k and the source along j, which is what
+// the register transposes need.
+void tile_copy(char* d, const char* s, Dim j, Dim k, size_t size, bool stream, dlb::CopyIsa isa) {
+  if (k.ds < 0) {
+    d += (k.n - 1) * k.ds;
+    s += (k.n - 1) * k.ss;
+    k.ds = -k.ds;
+    k.ss = -k.ss;
   }
-}
-
-#if defined(__SSE2__)
-// Above this many output bytes, transposes bypass the cache with streaming stores: the output
-// will not fit in cache anyway, and streaming avoids reading every destination line first.
-constexpr uint64_t kStreamingThreshold = uint64_t{8} << 20;
-
-template <bool kStream>
-inline void store4(char* p, __m128 v) {
-  if (kStream) _mm_stream_ps(reinterpret_cast<float*>(p), v);
-  else _mm_storeu_ps(reinterpret_cast<float*>(p), v);
-}
-
-template <bool kStream>
-inline void store8(char* p, __m128d v) {
-  if (kStream) _mm_stream_pd(reinterpret_cast<double*>(p), v);
-  else _mm_storeu_pd(reinterpret_cast<double*>(p), v);
-}
-
-// Transposes 4-byte elements in register-sized 4x4 blocks, 16 destination columns (one cache
-// line) at a time. Requires k.ds == 4 and j.ss == 4. The shuffles move bits without arithmetic,
-// so any 4-byte payload (NaNs included) is copied exactly.
-template <bool kStream>
-void transpose4(char* d, const char* s, const Dim& j, const Dim& k) {
-  const int64_t nk = k.n & ~int64_t{15}, nj = j.n & ~int64_t{3};
-  for (int64_t k0 = 0; k0 < nk; k0 += 16) {
-    for (int64_t j0 = 0; j0 < nj; j0 += 4) {
-      for (int64_t kk = k0; kk < k0 + 16; kk += 4) {
-        const char* sp = s + kk * k.ss + j0 * 4;
-        __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(sp));
-        __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(sp + k.ss));
-        __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(sp + 2 * k.ss));
-        __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(sp + 3 * k.ss));
-        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-        char* dp = d + j0 * j.ds + kk * 4;
-        store4<kStream>(dp, r0);
-        store4<kStream>(dp + j.ds, r1);
-        store4<kStream>(dp + 2 * j.ds, r2);
-        store4<kStream>(dp + 3 * j.ds, r3);
-      }
-    }
-    for (int64_t jj = nj; jj < j.n; ++jj) {
-      for (int64_t kk = k0; kk < k0 + 16; ++kk) std::memcpy(d + jj * j.ds + kk * 4, s + jj * 4 + kk * k.ss, 4);
-    }
+  if (j.ss < 0) {
+    d += (j.n - 1) * j.ds;
+    s += (j.n - 1) * j.ss;
+    j.ds = -j.ds;
+    j.ss = -j.ss;
   }
-  for (int64_t kk = nk; kk < k.n; ++kk) {
-    for (int64_t jj = 0; jj < j.n; ++jj) std::memcpy(d + jj * j.ds + kk * 4, s + jj * 4 + kk * k.ss, 4);
-  }
-  if (kStream) _mm_sfence();
-}
-
-// The same for 8-byte elements: 2x2 blocks, 8 destination columns at a time.
-template <bool kStream>
-void transpose8(char* d, const char* s, const Dim& j, const Dim& k) {
-  const int64_t nk = k.n & ~int64_t{7}, nj = j.n & ~int64_t{1};
-  for (int64_t k0 = 0; k0 < nk; k0 += 8) {
-    for (int64_t j0 = 0; j0 < nj; j0 += 2) {
-      for (int64_t kk = k0; kk < k0 + 8; kk += 2) {
-        const char* sp = s + kk * k.ss + j0 * 8;
-        const __m128d r0 = _mm_loadu_pd(reinterpret_cast<const double*>(sp));
-        const __m128d r1 = _mm_loadu_pd(reinterpret_cast<const double*>(sp + k.ss));
-        char* dp = d + j0 * j.ds + kk * 8;
-        store8<kStream>(dp, _mm_unpacklo_pd(r0, r1));
-        store8<kStream>(dp + j.ds, _mm_unpackhi_pd(r0, r1));
-      }
-    }
-    for (int64_t jj = nj; jj < j.n; ++jj) {
-      for (int64_t kk = k0; kk < k0 + 8; ++kk) std::memcpy(d + jj * j.ds + kk * 8, s + jj * 8 + kk * k.ss, 8);
-    }
-  }
-  for (int64_t kk = nk; kk < k.n; ++kk) {
-    for (int64_t jj = 0; jj < j.n; ++jj) std::memcpy(d + jj * j.ds + kk * 8, s + jj * 8 + kk * k.ss, 8);
-  }
-  if (kStream) _mm_sfence();
-}
-
-// Picks a register transpose when the layout is a plain 2-d transpose of 4- or 8-byte
-// elements; returns false to fall back to the generic tile copy.
-bool transpose_simd(char* d, const char* s, const Dim& j, const Dim& k, size_t size, bool large) {
-  const int64_t e = static_cast<int64_t>(size);
-  if ((size != 4 && size != 8) || k.ds != e || j.ss != e) return false;
-  // Streaming stores need 16-byte aligned destinations.
-  const bool stream = large && (reinterpret_cast<uintptr_t>(d) % 16) == 0 && j.ds % 16 == 0;
-  if (size == 4) {
-    if (stream) transpose4<true>(d, s, j, k);
-    else transpose4<false>(d, s, j, k);
-  } else {
-    if (stream) transpose8<true>(d, s, j, k);
-    else transpose8<false>(d, s, j, k);
-  }
-  return true;
-}
-#else
-constexpr uint64_t kStreamingThreshold = 0;
-bool transpose_simd(char*, const char*, const Dim&, const Dim&, size_t, bool) { return false; }
-#endif
-
-void tile_copy_any(char* d, const char* s, const Dim& j, const Dim& k, size_t size, bool large) {
-  if (transpose_simd(d, s, j, k, size, large)) return;
-  switch (size) {
-    case 1: tile_copy<1>(d, s, j, k); return;
-    case 2: tile_copy<2>(d, s, j, k); return;
-    case 4: tile_copy<4>(d, s, j, k); return;
-    case 8: tile_copy<8>(d, s, j, k); return;
-    case 16: tile_copy<16>(d, s, j, k); return;
-    default:
-      for (int64_t jj = 0; jj < j.n; ++jj) {
-        row_copy_any(d + jj * j.ds, s + jj * j.ss, k.n, k.ds, k.ss, size);
-      }
-  }
+  dlb::transpose_block(d, s, j, k, size, isa, stream);
 }
 
 void row_dispatch(char* d, const char* s, const Dim& r, size_t size) {
@@ -221,7 +110,7 @@ void strided_copy(char* d, const char* s, int32_t ndim, const int64_t* shape,
                   const int64_t* src_strides, const int64_t* dst_strides, size_t size) {
   Dim dims[DLB_MAX_NDIM];
   int32_t n = 0;
-  const int64_t e = static_cast<int64_t>(size);
+  int64_t e = static_cast<int64_t>(size);
   for (int32_t i = 0; i < ndim; ++i) {
     if (shape[i] == 1) continue;
     dims[n++] = Dim{shape[i], src_strides[i] * e, dst_strides[i] * e};
@@ -231,6 +120,17 @@ void strided_copy(char* d, const char* s, int32_t ndim, const int64_t* shape,
     return;
   }
   n = dlb::simplify_dims(dims, n);
+  uint64_t bytes = size;
+  for (int32_t i = 0; i < n; ++i) bytes *= static_cast<uint64_t>(dims[i].n);
+  // A few elements contiguous in both layouts (the two floats of a complex64 stored as a
+  // trailing dimension, an RGB pixel) move as one wider element: a transpose of them then
+  // still gets the register kernels.
+  if (n >= 2 && dims[n - 1].ss == e && dims[n - 1].ds == e && dims[n - 1].n * e <= 8 &&
+      (dims[n - 1].n * e & (dims[n - 1].n * e - 1)) == 0) {
+    e *= dims[n - 1].n;
+    size = static_cast<size_t>(e);
+    --n;
+  }
   const Dim inner = dims[n - 1];
   // A transpose: the source is contiguous along another dimension than the innermost one.
   int32_t tile = -1;
@@ -247,13 +147,12 @@ void strided_copy(char* d, const char* s, int32_t ndim, const int64_t* shape,
   for (int32_t i = 0; i < n - 1; ++i) {
     if (i != tile) outer[m++] = dims[i];
   }
-  int64_t count = 1;
-  for (int32_t i = 0; i < n; ++i) count *= dims[i].n;
-  const bool large = kStreamingThreshold > 0 && static_cast<uint64_t>(count) * size >= kStreamingThreshold;
+  const dlb::CopyIsa isa = dlb::active_copy_isa();
+  const bool stream = bytes >= dlb::streaming_threshold();
   int64_t index[DLB_MAX_NDIM] = {};
   int64_t doff = 0, soff = 0;
   for (;;) {
-    if (tile >= 0) tile_copy_any(d + doff, s + soff, dims[tile], inner, size, large);
+    if (tile >= 0) tile_copy(d + doff, s + soff, dims[tile], inner, size, stream, isa);
     else row_dispatch(d + doff, s + soff, inner, size);
     int32_t k = m - 1;
     for (; k >= 0; --k) {
