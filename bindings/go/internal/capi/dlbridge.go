@@ -227,12 +227,12 @@ typedef long long swig_type_194;
 typedef long long swig_type_195;
 typedef long long swig_type_196;
 typedef long long swig_type_197;
-typedef long long swig_type_198;
-typedef long long swig_type_199;
+typedef _goslice_ swig_type_198;
+typedef _goslice_ swig_type_199;
 typedef long long swig_type_200;
 typedef long long swig_type_201;
-typedef _goslice_ swig_type_202;
-typedef _goslice_ swig_type_203;
+typedef long long swig_type_202;
+typedef long long swig_type_203;
 typedef long long swig_type_204;
 typedef long long swig_type_205;
 typedef long long swig_type_206;
@@ -241,8 +241,8 @@ typedef long long swig_type_208;
 typedef long long swig_type_209;
 typedef long long swig_type_210;
 typedef long long swig_type_211;
-typedef long long swig_type_212;
-typedef long long swig_type_213;
+typedef _goslice_ swig_type_212;
+typedef _goslice_ swig_type_213;
 typedef long long swig_type_214;
 typedef long long swig_type_215;
 typedef long long swig_type_216;
@@ -257,12 +257,22 @@ typedef long long swig_type_224;
 typedef long long swig_type_225;
 typedef long long swig_type_226;
 typedef long long swig_type_227;
-typedef _goslice_ swig_type_228;
+typedef long long swig_type_228;
 typedef long long swig_type_229;
 typedef long long swig_type_230;
 typedef long long swig_type_231;
 typedef long long swig_type_232;
 typedef long long swig_type_233;
+typedef long long swig_type_234;
+typedef long long swig_type_235;
+typedef long long swig_type_236;
+typedef long long swig_type_237;
+typedef _goslice_ swig_type_238;
+typedef long long swig_type_239;
+typedef long long swig_type_240;
+typedef long long swig_type_241;
+typedef long long swig_type_242;
+typedef long long swig_type_243;
 extern void _wrap_Swig_free_capi_413e95d1d1dfba3d(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_413e95d1d1dfba3d(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_413e95d1d1dfba3d(swig_type_1 arg1);
@@ -389,18 +399,21 @@ extern swig_type_181 _wrap_dlb_channel_peer_capi_413e95d1d1dfba3d(swig_type_182 
 extern swig_type_185 _wrap_dlb_channel_send_capi_413e95d1d1dfba3d(swig_type_186 arg1, swig_type_187 arg2, swig_intgo arg3);
 extern swig_type_188 _wrap_dlb_channel_send_cuda_capi_413e95d1d1dfba3d(swig_type_189 arg1, swig_type_190 arg2, swig_type_191 arg3, swig_intgo arg4);
 extern swig_type_192 _wrap_dlb_channel_receive_capi_413e95d1d1dfba3d(swig_type_193 arg1);
-extern swig_type_194 _wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(swig_type_195 arg1, swig_type_196 arg2);
-extern void _wrap_dlb_channel_shutdown_capi_413e95d1d1dfba3d(swig_type_197 arg1);
-extern void _wrap_dlb_channel_close_capi_413e95d1d1dfba3d(swig_type_198 arg1);
-extern swig_type_199 _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(swig_type_200 arg1, swig_type_201 arg2, swig_type_202 arg3, swig_type_203 arg4, swig_type_204 arg5, swig_intgo arg6, swig_type_205 arg7, swig_type_206 arg8, swig_type_207 arg9);
-extern swig_type_208 _wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(swig_type_209 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_210 arg4, swig_type_211 arg5, swig_type_212 arg6, swig_type_213 arg7, swig_type_214 arg8);
-extern swig_type_215 _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(swig_type_216 arg1, swig_type_217 arg2, swig_intgo arg3, swig_type_218 arg4, swig_type_219 arg5, swig_type_220 arg6, swig_type_221 arg7, swig_type_222 arg8, swig_intgo arg9, swig_type_223 arg10, swig_type_224 arg11, swig_type_225 arg12);
-extern swig_type_226 _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(swig_type_227 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(swig_type_228 arg1);
-extern swig_type_229 _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(swig_type_230 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(swig_type_231 arg1);
-extern swig_type_232 _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(swig_type_233 arg1);
+extern swig_type_194 _wrap_DLB_POOL_DEFAULT_LIMIT_capi_413e95d1d1dfba3d(void);
+extern swig_type_195 _wrap_dlb_channel_allocate_capi_413e95d1d1dfba3d(swig_type_196 arg1, swig_type_197 arg2, swig_intgo arg3, swig_type_198 arg4, swig_type_199 arg5, swig_type_200 arg6);
+extern swig_type_201 _wrap_dlb_channel_set_pool_limit_capi_413e95d1d1dfba3d(swig_type_202 arg1, swig_type_203 arg2);
+extern swig_type_204 _wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(swig_type_205 arg1, swig_type_206 arg2);
+extern void _wrap_dlb_channel_shutdown_capi_413e95d1d1dfba3d(swig_type_207 arg1);
+extern void _wrap_dlb_channel_close_capi_413e95d1d1dfba3d(swig_type_208 arg1);
+extern swig_type_209 _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(swig_type_210 arg1, swig_type_211 arg2, swig_type_212 arg3, swig_type_213 arg4, swig_type_214 arg5, swig_intgo arg6, swig_type_215 arg7, swig_type_216 arg8, swig_type_217 arg9);
+extern swig_type_218 _wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(swig_type_219 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_220 arg4, swig_type_221 arg5, swig_type_222 arg6, swig_type_223 arg7, swig_type_224 arg8);
+extern swig_type_225 _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(swig_type_226 arg1, swig_type_227 arg2, swig_intgo arg3, swig_type_228 arg4, swig_type_229 arg5, swig_type_230 arg6, swig_type_231 arg7, swig_type_232 arg8, swig_intgo arg9, swig_type_233 arg10, swig_type_234 arg11, swig_type_235 arg12);
+extern swig_type_236 _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(swig_type_237 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(swig_type_238 arg1);
+extern swig_type_239 _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(swig_type_240 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(swig_type_241 arg1);
+extern swig_type_242 _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(swig_type_243 arg1);
 #undef intgo
 */
 import "C"
@@ -1630,22 +1643,60 @@ func Dlb_channel_receive(arg1 int64) (_swig_ret int64) {
 	return swig_r
 }
 
+func _swig_getDLB_POOL_DEFAULT_LIMIT() (_swig_ret uint64) {
+	var swig_r uint64
+	swig_r = (uint64)(C._wrap_DLB_POOL_DEFAULT_LIMIT_capi_413e95d1d1dfba3d())
+	return swig_r
+}
+
+var DLB_POOL_DEFAULT_LIMIT uint64 = _swig_getDLB_POOL_DEFAULT_LIMIT()
+
+const DLB_HUGE_PAGES_NONE int = 0
+const DLB_HUGE_PAGES_TRANSPARENT int = 1
+const DLB_HUGE_PAGES_HUGETLB int = 2
+
+func Dlb_channel_allocate(arg1 int64, arg2 int64, arg3 int, arg4 []int64, arg5 []int64, arg6 uint64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int64)(C._wrap_dlb_channel_allocate_capi_413e95d1d1dfba3d(C.swig_type_196(_swig_i_0), C.swig_type_197(_swig_i_1), C.swig_intgo(_swig_i_2), *(*C.swig_type_198)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_199)(unsafe.Pointer(&_swig_i_4)), C.swig_type_200(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg5
+	}
+	return swig_r
+}
+
+func Dlb_channel_set_pool_limit(arg1 int64, arg2 uint64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	swig_r = (int64)(C._wrap_dlb_channel_set_pool_limit_capi_413e95d1d1dfba3d(C.swig_type_202(_swig_i_0), C.swig_type_203(_swig_i_1)))
+	return swig_r
+}
+
 func Dlb_cuda_wait_received(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(C.swig_type_195(_swig_i_0), C.swig_type_196(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(C.swig_type_205(_swig_i_0), C.swig_type_206(_swig_i_1)))
 	return swig_r
 }
 
 func Dlb_channel_shutdown(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_shutdown_capi_413e95d1d1dfba3d(C.swig_type_197(_swig_i_0))
+	C._wrap_dlb_channel_shutdown_capi_413e95d1d1dfba3d(C.swig_type_207(_swig_i_0))
 }
 
 func Dlb_channel_close(arg1 int64) {
 	_swig_i_0 := arg1
-	C._wrap_dlb_channel_close_capi_413e95d1d1dfba3d(C.swig_type_198(_swig_i_0))
+	C._wrap_dlb_channel_close_capi_413e95d1d1dfba3d(C.swig_type_208(_swig_i_0))
 }
 
 func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 int64, arg6 int, arg7 uint64, arg8 uint64, arg9 int64) (_swig_ret int64) {
@@ -1659,7 +1710,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(C.swig_type_200(_swig_i_0), C.swig_type_201(_swig_i_1), *(*C.swig_type_202)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_3)), C.swig_type_204(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_205(_swig_i_6), C.swig_type_206(_swig_i_7), C.swig_type_207(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(C.swig_type_210(_swig_i_0), C.swig_type_211(_swig_i_1), *(*C.swig_type_212)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_213)(unsafe.Pointer(&_swig_i_3)), C.swig_type_214(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_215(_swig_i_6), C.swig_type_216(_swig_i_7), C.swig_type_217(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1681,7 +1732,7 @@ func Dlbx_tensor_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int64)(C._wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(C.swig_type_209(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_210(_swig_i_3), C.swig_type_211(_swig_i_4), C.swig_type_212(_swig_i_5), C.swig_type_213(_swig_i_6), C.swig_type_214(_swig_i_7)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(C.swig_type_219(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_220(_swig_i_3), C.swig_type_221(_swig_i_4), C.swig_type_222(_swig_i_5), C.swig_type_223(_swig_i_6), C.swig_type_224(_swig_i_7)))
 	return swig_r
 }
 
@@ -1699,21 +1750,21 @@ func Dlbx_tensor_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(C.swig_type_216(_swig_i_0), C.swig_type_217(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_218(_swig_i_3), C.swig_type_219(_swig_i_4), C.swig_type_220(_swig_i_5), C.swig_type_221(_swig_i_6), C.swig_type_222(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_223(_swig_i_9), C.swig_type_224(_swig_i_10), C.swig_type_225(_swig_i_11)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(C.swig_type_226(_swig_i_0), C.swig_type_227(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_228(_swig_i_3), C.swig_type_229(_swig_i_4), C.swig_type_230(_swig_i_5), C.swig_type_231(_swig_i_6), C.swig_type_232(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_233(_swig_i_9), C.swig_type_234(_swig_i_10), C.swig_type_235(_swig_i_11)))
 	return swig_r
 }
 
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_227(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_237(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(*(*C.swig_type_228)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(*(*C.swig_type_238)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1729,20 +1780,20 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(C.swig_type_230(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(C.swig_type_240(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(C.swig_type_231(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(C.swig_type_241(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(C.swig_type_233(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(C.swig_type_243(_swig_i_0)))
 	return swig_r
 }

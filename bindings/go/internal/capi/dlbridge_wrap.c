@@ -3382,6 +3382,110 @@ long long _wrap_dlb_channel_receive_capi_413e95d1d1dfba3d(long long _swig_go_0) 
 }
 
 
+long long _wrap_DLB_POOL_DEFAULT_LIMIT_capi_413e95d1d1dfba3d() {
+  unsigned long long result;
+  long long _swig_go_result;
+  
+  
+  result = (unsigned long long)((1ull << 30));
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_allocate_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  DLDevice arg2 ;
+  DLDataType arg3 ;
+  int32_t arg4 ;
+  int64_t *arg5 = (int64_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  uint64_t arg7 ;
+  DLManagedTensorVersioned **arg8 = (DLManagedTensorVersioned **) 0 ;
+  dlb_error *arg9 = (dlb_error *) 0 ;
+  int64_t shape_tmp4[DLB_MAX_NDIM] ;
+  int64_t shape_length4 ;
+  int64_t strides_tmp6[DLB_MAX_NDIM] ;
+  int64_t strides_length6 ;
+  DLManagedTensorVersioned *out_tmp8 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg8 = &out_tmp8;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg9 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  arg2 = dlbx_unpack_device((int64_t)_swig_go_1); 
+  arg3 = dlbx_unpack_dtype((int32_t)_swig_go_2); 
+  
+  shape_length4 = DLB_ARRAY_LENGTH(_swig_go_3);
+  DLB_CHECK_SHAPE_LENGTH(shape_length4, _swig_go_result);
+  DLB_CHECK_LENGTH(shape_length4, DLB_MAX_NDIM, "shape", _swig_go_result);
+  arg4 = (int32_t)shape_length4;
+  if (arg4 > 0) DLB_ARRAY_GET_I64(_swig_go_3, arg4, shape_tmp4);
+  arg5 = shape_tmp4;
+  const int32_t dlbx_shape_ndim_ = arg4;
+  (void)dlbx_shape_ndim_;
+  
+  
+  arg6 = NULL;
+  strides_length6 = DLB_ARRAY_LENGTH(_swig_go_4);
+  if (strides_length6 >= 0) {
+    if (strides_length6 != (int64_t)dlbx_shape_ndim_) {
+      DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, DLB_STRIDES_LENGTH_MESSAGE);
+      return _swig_go_result;
+    }
+    if (dlbx_shape_ndim_ > 0) DLB_ARRAY_GET_I64(_swig_go_4, dlbx_shape_ndim_, strides_tmp6);
+    arg6 = strides_tmp6;
+  }
+  
+  arg7 = (uint64_t)_swig_go_5; 
+  
+  result = (dlb_status)dlb_channel_allocate(arg1,arg2,arg3,arg4,(long const *)arg5,(long const *)arg6,arg7,arg8,arg9);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg8;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_set_pool_limit_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  uint64_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  arg2 = (uint64_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_set_pool_limit(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlb_cuda_wait_received_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
   DLManagedTensorVersioned *arg1 = (DLManagedTensorVersioned *) 0 ;
   int64_t arg2 ;
