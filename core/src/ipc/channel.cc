@@ -107,6 +107,21 @@ int wait_ready(int fd, short events, const Deadline& deadline, const char* what,
   }
 }
 
+// A positive time limit is also the socket's receive timeout (SO_RCVTIMEO), so that the wait
+// for the next tensor is one blocking recvmsg, as without a limit, rather than a recvmsg that
+// finds nothing, a poll and a second recvmsg. The rest of a tensor's frames, and a limit of 0,
+// keep to MSG_DONTWAIT and poll.
+void set_receive_timeout(const dlb_channel* channel) {
+  const int64_t ns = channel->timeout_ns > 0 ? channel->timeout_ns : 0;  // 0: no timeout
+  timeval limit{static_cast<time_t>(ns / 1000000000),
+                static_cast<suseconds_t>((ns % 1000000000 + 999) / 1000)};
+  if (limit.tv_usec == 1000000) {
+    limit.tv_sec += 1;
+    limit.tv_usec = 0;
+  }
+  setsockopt(channel->fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+}
+
 dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns) {
   auto* channel = static_cast<dlb_channel*>(std::calloc(1, sizeof(dlb_channel)));
   if (channel != nullptr) {
@@ -115,6 +130,7 @@ dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns) {
     channel->peer_pid = -1;
     channel->timeout_ns = timeout_ns;
     channel->pool_limit = DLB_POOL_DEFAULT_LIMIT;
+    if (!listener && timeout_ns > 0) set_receive_timeout(channel);
   }
   return channel;
 }
@@ -251,8 +267,11 @@ int receive_frame(dlb_channel* channel, void* frame, size_t size, bool first, co
   char* bytes = static_cast<char*>(frame);
   size_t received = 0;
   constexpr int kMaxFds = 253;  // SCM_MAX_FD: the most one message can carry
-  const int flags = MSG_CMSG_CLOEXEC | (deadline.unlimited() ? 0 : MSG_DONTWAIT);
+  // The wait for a tensor's first byte blocks (up to SO_RCVTIMEO with a positive limit).
+  const bool blocking_first = first && channel->timeout_ns > 0;
   while (received < size) {
+    const bool blocking = deadline.unlimited() || (blocking_first && received == 0 && got->count == 0);
+    const int flags = MSG_CMSG_CLOEXEC | (blocking ? 0 : MSG_DONTWAIT);
     iovec io{bytes + received, size - received};
     msghdr message{};
     message.msg_iov = &io;
@@ -265,7 +284,9 @@ int receive_frame(dlb_channel* channel, void* frame, size_t size, bool first, co
     if (n < 0) {
       if (errno == EINTR) continue;
       int status;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) && blocking) {
+        status = fail(error, DLB_ERR_TIMEOUT, "receiving on the channel: the time limit ran out");
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
         status = wait_ready(channel->fd, POLLIN, deadline, "receiving on the channel", error);
         if (status == DLB_OK) continue;
       } else {
@@ -578,6 +599,7 @@ DLB_API dlb_status dlb_channel_set_timeout(dlb_channel* channel, int64_t timeout
   const int status = check_timeout(timeout_ns, error);
   if (status != DLB_OK) return status;
   channel->timeout_ns = timeout_ns;
+  if (!channel->listener) set_receive_timeout(channel);
   return DLB_OK;
 }
 

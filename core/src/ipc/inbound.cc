@@ -37,7 +37,7 @@ struct Inbound {
   std::mutex mutex;  // guards release_fd, dead, pending and holders
   int release_fd = -1;
   bool dead = false;  // the peer's end is gone: returns are dropped
-  std::vector<ReleaseRecord> pending;  // returns the release socket had no room for yet
+  std::vector<unsigned char> pending;  // returns (ReleaseRecords) the socket had no room for yet
   long holders = 1;   // the channel, and each kept segment
   // The channel's thread alone touches these.
   std::unordered_map<uint32_t, InSegment*> segments;
@@ -52,17 +52,17 @@ struct Lent {
   uint32_t slot;
 };
 
-// Sends what is pending, without waiting (under the lock).
+// Sends what is pending, without waiting (under the lock). The release socket is a stream: a
+// send may take part of it, and the rest waits for the next try.
 void flush_locked(Inbound* inbound) {
   size_t done = 0;
   while (done < inbound->pending.size()) {
-    const size_t count = std::min(inbound->pending.size() - done, kMaxReleasesPerDatagram);
-    const ssize_t n = send(inbound->release_fd, &inbound->pending[done],
-                           count * sizeof(ReleaseRecord), MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t n = send(inbound->release_fd, inbound->pending.data() + done,
+                           inbound->pending.size() - done, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n >= 0) {
-      done += count;
+      done += static_cast<size_t>(n);
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      break;  // the peer's side is full: the next receive, send or free tries again
+      break;  // the peer's side is full: the next receive, free or close tries again
     } else if (errno != EINTR) {
       inbound->dead = true;  // the peer's pool is gone; nothing more to tell it
       inbound->pending.clear();
@@ -73,9 +73,11 @@ void flush_locked(Inbound* inbound) {
 }
 
 void give_back(Inbound* inbound, uint32_t segment, uint32_t slot, uint32_t outcome) {
+  const ReleaseRecord record{segment, slot, outcome, 0};
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
   std::lock_guard<std::mutex> lock(inbound->mutex);
   if (inbound->dead) return;
-  inbound->pending.push_back(ReleaseRecord{segment, slot, outcome, 0});
+  inbound->pending.insert(inbound->pending.end(), bytes, bytes + sizeof record);
   flush_locked(inbound);
 }
 
@@ -117,14 +119,14 @@ void tell_lost(dlb_channel* channel, const PoolExtension& extension, uint32_t ou
   }
 }
 
-// The release socket the channel's first pooled tensor brought: a SOCK_SEQPACKET socket.
+// The release socket the channel's first pooled tensor brought: a stream socket.
 int install_release_socket(dlb_channel* channel, OwnedFd& fd, dlb_error* error) {
   int type = 0;
   socklen_t length = sizeof type;
-  if (getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_SEQPACKET) {
+  if (getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "the file descriptor the peer's pool sent as its release socket is not a "
-                "packet socket");
+                "stream socket");
   }
   auto* inbound = new (std::nothrow) Inbound;
   if (inbound == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving");

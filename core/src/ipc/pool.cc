@@ -67,7 +67,8 @@ struct Pool {
   uint64_t bytes = 0, live = 0, lent = 0, returned = 0, lost = 0;
   uint64_t unreported_lost = 0;  // reported by the next send
   unsigned sends_since_take_back = 0;
-  std::vector<ReleaseRecord> records;  // take_back's buffer
+  std::vector<unsigned char> returns;  // take_back's buffer
+  size_t partial = 0;                  // bytes of a record cut short at its start
   uint32_t lost_outcome = kReleased;
   int huge_pages = DLB_HUGE_PAGES_NONE;
 };
@@ -134,24 +135,28 @@ void drop_holder(Pool* pool, std::unique_lock<std::mutex>& lock) {
   if (last) destroy(pool);
 }
 
-// Takes back, without waiting, what the peer gave back. A return naming no slot it was lent
-// is ignored: a peer that lies only loses its own slots.
+// Takes back, without waiting, what the peer gave back: the records on the release socket (a
+// stream: one recv takes every return so far, a record may be cut between two). A return
+// naming no slot it was lent is ignored: a peer that lies only loses its own slots.
 void take_back(Pool* pool) {
   if (pool->release_fd < 0 || pool->peer_gone) return;
-  // A whole datagram at a time: a shorter buffer would cut it and lose the rest.
-  pool->records.resize(kMaxReleasesPerDatagram);
-  ReleaseRecord* records = pool->records.data();
+  constexpr size_t kBuffer = kMaxReleasesPerDatagram * sizeof(ReleaseRecord);
+  pool->returns.resize(kBuffer);
+  unsigned char* buffer = pool->returns.data();
   for (;;) {
-    const ssize_t n = recv(pool->release_fd, records,
-                           kMaxReleasesPerDatagram * sizeof(ReleaseRecord), MSG_DONTWAIT);
+    const ssize_t n = recv(pool->release_fd, buffer + pool->partial, kBuffer - pool->partial,
+                           MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
       pool->peer_gone = true;  // what it holds stays lent for good
       return;
     }
     if (n < 0) return;
-    for (size_t i = 0; i < static_cast<size_t>(n) / sizeof(ReleaseRecord); ++i) {
-      const ReleaseRecord& record = records[i];
+    const size_t bytes = pool->partial + static_cast<size_t>(n);
+    const size_t whole = bytes / sizeof(ReleaseRecord);
+    for (size_t i = 0; i < whole; ++i) {
+      ReleaseRecord record;
+      std::memcpy(&record, buffer + i * sizeof record, sizeof record);
       if (record.segment >= pool->segments.size()) continue;
       PoolSegment* segment = pool->segments[record.segment];
       if (record.slot >= segment->slot_count) continue;
@@ -170,6 +175,9 @@ void take_back(Pool* pool) {
       }
       if (slot->lent == 0 && !slot->local) push_free(pool, slot);
     }
+    pool->partial = bytes - whole * sizeof(ReleaseRecord);
+    std::memmove(buffer, buffer + whole * sizeof(ReleaseRecord), pool->partial);
+    if (bytes < kBuffer) return;  // everything there was
   }
 }
 
@@ -241,7 +249,7 @@ int pool_of(dlb_channel* channel, Pool** out, dlb_error* error) {
   Pool* pool = channel->pool.load(std::memory_order_acquire);
   if (pool == nullptr) {
     int ends[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
       return os_fail(error, errno, DLB_ERR_DEVICE, "socketpair for the pool's release socket");
     }
     pool = new (std::nothrow) Pool;

@@ -97,7 +97,7 @@ struct PoolExtension {
 };
 static_assert(sizeof(PoolExtension) == sizeof(Wire), "the extension frame is a Wire's size");
 
-// What a receiver sends back on a pool's release socket, a datagram of one or more: the slot it
+// What a receiver sends back on a pool's release socket (a stream of them): the slot it
 // no longer holds, and whether its tensor arrived (kReleased) or was lost at the receiver
 // because that process ran out of file descriptors or room for mappings.
 inline constexpr uint32_t kReleased = 0;
@@ -109,7 +109,7 @@ struct ReleaseRecord {
   uint32_t outcome;  // kReleased, kLostNoFds, kLostNoMapping
   uint32_t reserved;
 };
-// The most records in one datagram (64 KiB): what the pool's end reads at once.
+// The most records the pool's end reads at once (64 KiB).
 inline constexpr size_t kMaxReleasesPerDatagram = 4096;
 
 }  // namespace ipc
