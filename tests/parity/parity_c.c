@@ -332,6 +332,26 @@ int main(void) {
     s = dlb_tensor_wrap_buffer(&d, 5 * sizeof(float), 0, NULL, NULL, &t, &err);
     row("wrap_beyond_buffer", s, &err);
   }
+  {
+    float buffer[6] = {0, 1, 2, 3, 4, 5};
+    int64_t shape[65];
+    DLTensor d = {buffer, {kDLCPU, 0}, 5, {kDLFloat, 32, 1}, shape, NULL, 0};
+    int i;
+    shape[0] = shape[1] = shape[2] = 1;
+    shape[3] = 2;
+    shape[4] = 3;
+    s = dlb_tensor_wrap_buffer(&d, sizeof buffer, 0, NULL, NULL, &t, &err);
+    if (s == DLB_OK) {
+      layout(t);
+      contents(t);
+      dlb_tensor_free(t);
+    }
+    row("wrap_ndim_5", s, &err);
+    for (i = 0; i < 65; ++i) shape[i] = 1;
+    d.ndim = 65;
+    s = dlb_tensor_wrap_buffer(&d, sizeof(float), 0, NULL, NULL, &t, &err);
+    row("wrap_ndim_65", s, &err);
+  }
 
   /* import and export */
   {

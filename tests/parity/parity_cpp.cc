@@ -255,6 +255,13 @@ int main() {
   row("wrap_beyond_buffer", [] {
     return layout(Tensor::from_vector(std::vector<float>(5), {2, 3}));
   });
+  row("wrap_ndim_5", [] {
+    Tensor t = Tensor::from_vector(std::vector<float>{0, 1, 2, 3, 4, 5}, {1, 1, 1, 2, 3});
+    return layout(t) + " " + values(t.to_vector<float>());
+  });
+  row("wrap_ndim_65", [] {
+    return layout(Tensor::from_vector(std::vector<float>(1), std::vector<int64_t>(65, 1)));
+  });
 
   row("import_versioned", [] {
     const int64_t deleted = foreign_dlpack_deleted_count();

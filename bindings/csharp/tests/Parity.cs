@@ -202,6 +202,16 @@ namespace DLBridge.Parity {
       Row("wrap_beyond_buffer", () => {
         using (Tensor t = Tensor.Wrap(new float[5], 2, 3)) return Layout(t);
       });
+      Row("wrap_ndim_5", () => {
+        using (Tensor t = Tensor.Wrap(new float[] { 0, 1, 2, 3, 4, 5 }, 1, 1, 1, 2, 3)) {
+          return Layout(t) + " " + Values(t.ToArray<float>());
+        }
+      });
+      Row("wrap_ndim_65", () => {
+        long[] shape = new long[65];
+        for (int i = 0; i < shape.Length; i++) shape[i] = 1;
+        using (Tensor t = Tensor.Wrap(new float[1], shape)) return Layout(t);
+      });
 
       Row("import_versioned", () => {
         long deleted = Helper.DeletedCount();

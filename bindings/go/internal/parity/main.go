@@ -204,6 +204,27 @@ func main() {
 		defer ctest.Free(buffer) // refused: the memory stays the caller's
 		return layoutOf(dlbridge.Wrap(buffer, 5*4, dlbridge.CPU, dlbridge.Float32, []int64{2, 3}, nil, 0, 0, nil))
 	})
+	run("wrap_ndim_5", func() (string, error) {
+		buffer := ctest.Malloc(6 * 4)
+		copy(unsafe.Slice((*float32)(buffer), 6), []float32{0, 1, 2, 3, 4, 5})
+		t, err := dlbridge.Wrap(buffer, 6*4, dlbridge.CPU, dlbridge.Float32, []int64{1, 1, 1, 2, 3}, nil, 0, 0,
+			func() { ctest.Free(buffer) })
+		if err != nil {
+			ctest.Free(buffer)
+			return "", err
+		}
+		defer t.Close()
+		return layoutAndValues(t, nil)
+	})
+	run("wrap_ndim_65", func() (string, error) {
+		buffer := ctest.Malloc(4)
+		defer ctest.Free(buffer) // refused: the memory stays the caller's
+		shape := make([]int64, 65)
+		for i := range shape {
+			shape[i] = 1
+		}
+		return layoutOf(dlbridge.Wrap(buffer, 4, dlbridge.CPU, dlbridge.Float32, shape, nil, 0, 0, nil))
+	})
 
 	importRow := func(id string, importer func() (*dlbridge.Tensor, error)) {
 		run(id, func() (string, error) {

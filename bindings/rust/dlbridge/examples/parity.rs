@@ -100,6 +100,18 @@ fn main() {
         "wrap_beyond_buffer",
         Tensor::from_vec(vec![0.0f32; 5], &[2, 3]).map(|t| layout(&t)),
     );
+    row(
+        "wrap_ndim_5",
+        Tensor::from_vec(
+            (0..6).map(|i| i as f32).collect::<Vec<f32>>(),
+            &[1, 1, 1, 2, 3],
+        )
+        .and_then(|t| Ok(format!("{} {}", layout(&t), values(&t.to_vec::<f32>()?)))),
+    );
+    row(
+        "wrap_ndim_65",
+        Tensor::from_vec(vec![0.0f32], &[1; 65]).map(|t| layout(&t)),
+    );
 
     row("import_versioned", {
         let start = FOREIGN_DELETES.load(Ordering::SeqCst);

@@ -336,6 +336,20 @@ public final class ParityMain {
         return layout(t);
       }
     });
+    row("wrap_ndim_5", () -> {
+      ByteBuffer buffer = ByteBuffer.allocateDirect(6 * 4).order(ByteOrder.nativeOrder());
+      buffer.asFloatBuffer().put(new float[] {0, 1, 2, 3, 4, 5});
+      try (Tensor t = Tensor.wrap(buffer, DType.FLOAT32, 1, 1, 1, 2, 3)) {
+        return layout(t) + " " + contents(t);
+      }
+    });
+    row("wrap_ndim_65", () -> {
+      long[] shape = new long[65];
+      java.util.Arrays.fill(shape, 1);
+      try (Tensor t = Tensor.wrap(ByteBuffer.allocateDirect(4), DType.FLOAT32, shape)) {
+        return layout(t);
+      }
+    });
 
     // ---- import and export
     row("import_versioned", () -> {
