@@ -15,7 +15,7 @@
 // i. The unpacks only move bits, so every payload (NaNs included) is copied exactly.
 //
 // Blocks beyond the first-level cache: the destination is written a few whole lines per row at
-// a time. Band tiles (64 / E destination rows by kBandLines lines) are transposed into a small
+// a time. Band tiles (64 / E destination rows by band_lines(E) lines) are transposed into a small
 // buffer and copied out row by row, each row's lines back to back; the walk goes down all rows
 // of one band of columns before the next band. Measured on a 2-core AMD EPYC (Zen 3) VM against
 // the other orders: a line written in pieces is flushed in pieces (streaming stores are worth
@@ -42,8 +42,9 @@ namespace {
 namespace kernels {
 
 constexpr int64_t kLineBytes = 64;
-// Destination lines per row of a band tile.
-constexpr int64_t kBandLines = 4;
+// Destination lines per row of a band tile. Bytes take 2: their tiles have 64 rows and, with
+// AVX2, a source buffer too, and 2 measured as fast as 4 with half the stack (16 KiB).
+constexpr int64_t band_lines(int64_t element_size) { return element_size == 1 ? 2 : 4; }
 // Destination bytes per band of the register-tile walk, for blocks small enough to stay in the
 // first-level cache.
 constexpr int64_t kPlainBandBytes = 256;
@@ -129,21 +130,21 @@ DLB_KERNEL inline void transpose_plain(char* d, const char* s, int64_t nj, int64
 }
 
 // One band tile: kLine destination rows (kLine source columns) by `lines` destination lines,
-// transposed into `buffer` (a row of kBandLines lines per destination row), then written out
+// transposed into `buffer` (a row of band_lines(E) lines per destination row), then written out
 // row after row, each row's lines back to back (streamed: `to` is 64-byte aligned).
 template <class V, int E, bool kStream>
 DLB_KERNEL inline void band_tile(char* d, int64_t jds, const char* s, int64_t kss, int64_t lines,
                                  char* buffer) {
   using Tile = RegisterTile<V, E>;
   constexpr int64_t kLine = kLineBytes / E;
-  constexpr int64_t kPitch = kBandLines * kLineBytes;
+  constexpr int64_t kPitch = band_lines(E) * kLineBytes;
   // An AVX2 register tile of bytes reads 32 source rows at once; rows a power of two apart
   // share one set of the first-level cache, which holds 8 lines of it, so the 4 tiles that read
   // the same lines would miss again and again. The band tile's source lines are read into a
   // buffer first instead (measured: uint8 transposes of 64 MiB 0.5 -> 0.6 x memcpy; no change
   // for the other sizes or SSE2, which read 16 rows or fewer).
   constexpr bool kBounce = E == 1 && V::kRowsPerRegister == 2;
-  alignas(64) char source[kBounce ? kBandLines * kLine * kLineBytes : 1];
+  alignas(64) char source[kBounce ? band_lines(E) * kLine * kLineBytes : 1];
   const char* from = s;
   int64_t from_pitch = kss;
   if (kBounce) {
@@ -185,8 +186,8 @@ DLB_KERNEL inline bool transpose_banded(char* d, const char* s, int64_t nj, int6
   if (nj < kLine || nk < head + kLine) return false;
   const int64_t nj_tiled = nj - nj % kLine;
   const int64_t k_end = head + (nk - head) / kLine * kLine;
-  alignas(64) char buffer[kLine * kBandLines * kLineBytes];
-  constexpr int64_t band = kBandLines * kLine;
+  alignas(64) char buffer[kLine * band_lines(E) * kLineBytes];
+  constexpr int64_t band = band_lines(E) * kLine;
   for (int64_t k0 = head; k0 < k_end; k0 += band) {
     const int64_t lines = (k0 + band < k_end ? band : k_end - k0) / kLine;
     for (int64_t j = 0; j < nj_tiled; j += kLine) {
