@@ -12,7 +12,7 @@ import (
 func iota32(t *testing.T, shape ...int64) *dlbridge.Tensor {
 	t.Helper()
 	x := get(dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, shape...))(t)
-	v := make([]float32, get(x.NumElements())(t))
+	v := make([]float32, get(x.ElementCount())(t))
 	for i := range v {
 		v[i] = float32(i)
 	}
@@ -56,6 +56,9 @@ func TestCopiesOfEveryLayout(t *testing.T) {
 	wantError(t, dlbridge.CopyIn(tr, []float32(nil)), dlbridge.StatusInvalidArgument,
 		"the buffer holds 0 bytes but the tensor's 12 float32 elements take 48")
 	ro := get(x.ShareReadOnly())(t)
+	if !get(ro.IsReadOnly())(t) || get(x.IsReadOnly())(t) {
+		t.Fatal("IsReadOnly: a read-only share is, its writable source is not")
+	}
 	wantError(t, dlbridge.CopyIn(ro, in), dlbridge.StatusReadOnly, "cannot copy into a read-only tensor")
 	_, err := dlbridge.CopyOut[int64](tr)
 	wantError(t, err, dlbridge.StatusInvalidArgument, "the tensor holds float32 elements, not int64")

@@ -106,9 +106,9 @@ func exercise(t *testing.T, x *dlbridge.Tensor) {
 	if err != nil || len(strides) != len(shape) {
 		t.Fatalf("strides %v for shape %v: %v", strides, shape, err)
 	}
-	_, _ = x.NumElements()
+	_, _ = x.ElementCount()
 	_, _ = x.ByteSize()
-	_, _ = x.IsContiguous()
+	_, _ = x.IsCContiguous()
 	if _, err := x.DType(); err != nil {
 		t.Fatal(err)
 	}

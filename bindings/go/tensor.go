@@ -138,8 +138,16 @@ func (t *Tensor) Flags() (uint64, error) {
 	return f, err
 }
 
-// NumElements returns the number of elements (1 for a 0-d tensor).
-func (t *Tensor) NumElements() (int64, error) {
+// IsReadOnly reports whether the tensor carries FlagReadOnly (dlb_tensor_is_read_only): writes
+// through it are refused.
+func (t *Tensor) IsReadOnly() (bool, error) {
+	var b bool
+	err := t.use(func(addr int64) error { b = capi.Dlb_tensor_is_read_only(addr) != 0; return nil })
+	return b, err
+}
+
+// ElementCount returns the number of elements (1 for a 0-d tensor).
+func (t *Tensor) ElementCount() (int64, error) {
 	out := make([]int64, 1)
 	err := t.use(func(addr int64) error {
 		_, err := check(capi.Dlb_tensor_element_count(addr, out))
@@ -158,8 +166,8 @@ func (t *Tensor) ByteSize() (uint64, error) {
 	return uint64(out[0]), err
 }
 
-// IsContiguous reports whether the elements are laid out in C order without gaps.
-func (t *Tensor) IsContiguous() (bool, error) {
+// IsCContiguous reports whether the elements are laid out in C order without gaps.
+func (t *Tensor) IsCContiguous() (bool, error) {
 	var b bool
 	err := t.use(func(addr int64) error { b = capi.Dlb_tensor_is_c_contiguous(addr) != 0; return nil })
 	return b, err

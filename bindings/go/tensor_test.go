@@ -80,7 +80,7 @@ func TestTypedShorthands(t *testing.T) {
 	if len(b) != 12 {
 		t.Fatalf("%d bytes", len(b))
 	}
-	if n := get(x.NumElements())(t); n != 3 {
+	if n := get(x.ElementCount())(t); n != 3 {
 		t.Fatalf("%d elements", n)
 	}
 	if n := get(x.ByteSize())(t); n != 12 {
@@ -94,7 +94,7 @@ func TestTypedShorthands(t *testing.T) {
 	}
 	sc := get(dlbridge.Allocate(dlbridge.CPU, dlbridge.Int64))(t)
 	defer sc.Close()
-	if nd, n := get(sc.NDim())(t), get(sc.NumElements())(t); nd != 0 || n != 1 {
+	if nd, n := get(sc.NDim())(t), get(sc.ElementCount())(t); nd != 0 || n != 1 {
 		t.Fatalf("scalar: ndim %d, %d elements", nd, n)
 	}
 }
@@ -351,7 +351,7 @@ func TestViewsOutliveTheirBase(t *testing.T) {
 	if st := get(tr.Strides())(t); !reflect.DeepEqual(st, []int64{1, 3}) {
 		t.Fatalf("strides %v", st)
 	}
-	if ok := get(tr.IsContiguous())(t); ok {
+	if ok := get(tr.IsCContiguous())(t); ok {
 		t.Fatal("a transpose reads as contiguous")
 	}
 	if !get(tr.IsFContiguous())(t) || !get(tr.IsHostReadable())(t) || !get(tr.IsAligned(4))(t) {
@@ -426,6 +426,8 @@ func TestMisuse(t *testing.T) {
 		func() error { _, err := x.ExportVersioned(); return err }(),
 		func() error { _, err := x.ExportLegacy(); return err }(),
 		func() error { _, err := x.DType(); return err }(),
+		func() error { _, err := x.IsReadOnly(); return err }(),
+		func() error { _, err := x.ElementCount(); return err }(),
 		func() error { _, err := x.Transpose(); return err }(),
 		x.CopyInto(x),
 	} {

@@ -2,6 +2,10 @@ package dlbridge_test
 
 import (
 	"errors"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,5 +120,90 @@ func TestChannelStatusesAreTheHeaders(t *testing.T) {
 	if dlbridge.NoTimeout != time.Duration(capi.DLB_TIMEOUT_NONE) || uint(dlbridge.UIDSelf) != capi.DLB_UID_SELF {
 		t.Errorf("NoTimeout %d, UIDSelf %d: the header says %d, %d", dlbridge.NoTimeout, dlbridge.UIDSelf,
 			capi.DLB_TIMEOUT_NONE, capi.DLB_UID_SELF)
+	}
+}
+
+// The tensor rows of docs/architecture.md's vocabulary table: one name per concept in every
+// language. Each name the Go column gives is a method of *Tensor, so a rename in the code or in
+// the table fails here (the Java and C# vocabulary tests read the same rows).
+var tensorVocabularyRows = []string{
+	"a tensor's element count",
+	"read-only (the READ_ONLY flag)",
+	"C-contiguous (row-major, no gaps)",
+	"F-contiguous (column-major, no gaps)",
+	"host-readable (the CPU can read the memory in place)",
+	"the only holder of its memory (no live view or share)",
+	"a read-only share of the same memory",
+	"a copy queued on a stream",
+}
+
+const architecturePage = "../../docs/architecture.md"
+
+// vocabularyColumn returns, for each row of the "One vocabulary" table of docs/architecture.md,
+// the cell of the given language's column, keyed by the row's concept.
+func vocabularyColumn(t *testing.T, language string) map[string]string {
+	t.Helper()
+	text, err := os.ReadFile(architecturePage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(text)
+	start := strings.Index(section, "## One vocabulary")
+	if start < 0 {
+		t.Fatalf("%s has no section \"One vocabulary\"", architecturePage)
+	}
+	section = section[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	column := -1
+	cells := map[string]string{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "|") || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		row := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range row {
+			row[i] = strings.TrimSpace(row[i])
+		}
+		if column < 0 {
+			for i, name := range row {
+				if name == language {
+					column = i
+				}
+			}
+			if column < 0 {
+				t.Fatalf("the vocabulary table has no %s column: %q", language, line)
+			}
+			continue
+		}
+		if column < len(row) {
+			cells[row[0]] = row[column]
+		}
+	}
+	return cells
+}
+
+// The identifiers a cell names: the leading identifier of each `code span`.
+var vocabularyName = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*)")
+
+func TestTensorVocabularyIsTheTables(t *testing.T) {
+	cells := vocabularyColumn(t, "Go")
+	tensor := reflect.TypeOf((*dlbridge.Tensor)(nil))
+	for _, concept := range tensorVocabularyRows {
+		cell, ok := cells[concept]
+		if !ok {
+			t.Errorf("the vocabulary table has no row %q", concept)
+			continue
+		}
+		names := vocabularyName.FindAllStringSubmatch(cell, -1)
+		if len(names) == 0 {
+			t.Errorf("row %q names nothing for Go: %q", concept, cell)
+		}
+		for _, name := range names {
+			if _, ok := tensor.MethodByName(name[1]); !ok {
+				t.Errorf("row %q: *Tensor has no method %s", concept, name[1])
+			}
+		}
 	}
 }

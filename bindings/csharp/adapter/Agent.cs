@@ -153,7 +153,7 @@ namespace DLBridge.Interop {
     static ulong FirstElement(Tensor t) {
       Tensor v = t;
       try {
-        while (!v.IsContiguous) {
+        while (!v.IsCContiguous) {
           Tensor next = v.Select(0, 0);
           if (v != t) v.Dispose();
           v = next;
@@ -208,7 +208,7 @@ namespace DLBridge.Interop {
             t = b.Select((int)c->OpArgs[0], c->OpArgs[1]);
             break;
           case OpReadOnly:
-            t = b.Share(true);
+            t = b.ShareReadOnly();
             break;
           case OpCopy:
             t = b.CopyTo(Device.Cpu);

@@ -176,7 +176,7 @@ namespace DLBridge.Conformance {
           }
         }
         if ((spec->Flags & Tensor.FlagReadOnly) != 0) {
-          exported = laidOut.Share(true);
+          exported = laidOut.ShareReadOnly();
         } else if ((spec->Flags & Tensor.FlagIsCopied) != 0) {
           exported = laidOut.CopyTo(Device.Cpu); // a copy its consumer solely owns: IS_COPIED
         } else {

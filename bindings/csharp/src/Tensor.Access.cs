@@ -75,8 +75,14 @@ namespace DLBridge {
     }
 
     /// <summary>True when the elements are C-contiguous (row-major, no gaps).</summary>
-    public bool IsContiguous {
+    public bool IsCContiguous {
       get { long a = Enter(); try { return DLBridgeNative.dlb_tensor_is_c_contiguous(a) != 0; } finally { Exit(); } }
+    }
+
+    /// <summary>True when the elements are F-contiguous (column-major, no gaps): a transpose of a
+    /// C-contiguous tensor is.</summary>
+    public bool IsFContiguous {
+      get { long a = Enter(); try { return DLBridgeNative.dlb_tensor_is_f_contiguous(a) != 0; } finally { Exit(); } }
     }
 
     /// <summary>True when the host CPU can read the memory directly (CPU, CUDA pinned or managed, ROCm pinned memory).</summary>

@@ -82,10 +82,17 @@ namespace DLBridge {
       try { return new Tensor(DLBridgeNative.dlb_tensor_transpose(a)); } finally { Exit(); }
     }
 
-    /// <summary>Another reference to the same memory (optionally a READ_ONLY alias).</summary>
-    public Tensor Share(bool readOnly = false) {
+    /// <summary>Another reference to the same memory, as writable as this one.</summary>
+    public Tensor Share() {
       long a = Enter();
-      try { return new Tensor(DLBridgeNative.dlb_tensor_share(a, readOnly ? FlagReadOnly : 0)); } finally { Exit(); }
+      try { return new Tensor(DLBridgeNative.dlb_tensor_share(a, 0)); } finally { Exit(); }
+    }
+
+    /// <summary>Another reference to the same memory that carries <see cref="FlagReadOnly"/>, for
+    /// code that must not write; this tensor stays as writable as it was.</summary>
+    public Tensor ShareReadOnly() {
+      long a = Enter();
+      try { return new Tensor(DLBridgeNative.dlb_tensor_share(a, FlagReadOnly)); } finally { Exit(); }
     }
 
     /// <summary>A compact copy on <paramref name="device"/> (writable, IS_COPIED).</summary>

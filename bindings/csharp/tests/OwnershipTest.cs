@@ -97,7 +97,7 @@ namespace DLBridge.Tests {
     [Test]
     public void ReadOnlyLegacyExportIsRefusedAndTheTensorStaysOpen() {
       using (Tensor t = Tensor.FromArray(Iota(2)))
-      using (Tensor ro = t.Share(true)) {
+      using (Tensor ro = t.ShareReadOnly()) {
         TestUtil.Throws(Status.ReadOnly,
             "cannot export a read-only tensor as a legacy DLManagedTensor, which has no READ_ONLY flag",
             () => ro.ExportLegacy());

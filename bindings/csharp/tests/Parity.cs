@@ -254,14 +254,14 @@ namespace DLBridge.Parity {
       });
       Row("export_legacy_read_only", () => {
         using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.Share(true)) {
+        using (Tensor ro = t.ShareReadOnly()) {
           Tensor.ImportLegacy(ro.ExportLegacy()).Dispose();
           return "";
         }
       });
       Row("export_versioned_read_only", () => {
         using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.Share(true))
+        using (Tensor ro = t.ShareReadOnly())
         using (Tensor back = Tensor.ImportVersioned(ro.ExportVersioned())) {
           return "flags=" + back.Flags;
         }
@@ -379,13 +379,13 @@ namespace DLBridge.Parity {
       });
       Row("write_read_only", () => {
         using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.Share(true)) {
+        using (Tensor ro = t.ShareReadOnly()) {
           return "count=" + ro.AsSpan<float>().Length;
         }
       });
       Row("copy_into_read_only", () => {
         using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.Share(true)) {
+        using (Tensor ro = t.ShareReadOnly()) {
           ro.CopyFrom(new float[6]);
           return "";
         }

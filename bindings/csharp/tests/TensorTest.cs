@@ -49,11 +49,14 @@ namespace DLBridge.Tests {
         Assert.AreEqual(new long[] { 1, 2 }, t.Strides);
         Assert.IsTrue(t.IsReadOnly);
         Assert.AreEqual(Tensor.FlagReadOnly, t.Flags & Tensor.FlagReadOnly);
-        Assert.IsFalse(t.IsContiguous);
+        Assert.IsFalse(t.IsCContiguous);
+        Assert.IsTrue(t.IsFContiguous); // strides (1, 2) of a 2x3: column-major
         Assert.AreEqual(24, t.ByteSize);
       }
       using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, 4, 5)) {
         Assert.AreEqual(new long[] { 5, 1 }, t.Strides);
+        Assert.IsTrue(t.IsCContiguous);
+        Assert.IsFalse(t.IsFContiguous);
         Assert.AreEqual(2, t.NDim);
         Assert.AreEqual(0UL, t.Flags & Tensor.FlagReadOnly);
         Assert.AreEqual("Tensor(float32, [4, 5], cpu)", t.ToString());
@@ -100,7 +103,7 @@ namespace DLBridge.Tests {
       Tensor reshaped = b.Reshape(3, -1);
       Tensor permuted = b.Permute(1, 0);
       Tensor transposed = b.Transpose();
-      Tensor shared = b.Share(true);
+      Tensor shared = b.ShareReadOnly();
       b.Dispose();
       TestUtil.ThrowsClosed(() => { var unused = b.Shape; });
       Assert.AreEqual(new long[] { 2, 3 }, slice.Shape);
@@ -129,7 +132,7 @@ namespace DLBridge.Tests {
         Assert.AreEqual(new[] { 1, 4, 2, 5, 3, 6 }, async.ToArray<int>());
         t.CopyInto(dst);
         Assert.AreEqual(new[] { 1, 4, 2, 5, 3, 6 }, dst.ToArray<int>());
-        using (Tensor ro = dst.Share(true)) {
+        using (Tensor ro = dst.ShareReadOnly()) {
           TestUtil.Throws(Status.ReadOnly, "cannot copy into a read-only tensor", () => t.CopyInto(ro));
         }
         Device.Cpu.Synchronize();
@@ -145,7 +148,7 @@ namespace DLBridge.Tests {
         HostBuffer b = t.HostData(false);
         Assert.AreEqual(24, b.ByteCount);
         Assert.AreNotEqual(IntPtr.Zero, b.Data);
-        using (Tensor ro = t.Share(true)) {
+        using (Tensor ro = t.ShareReadOnly()) {
           Assert.AreEqual(3, ro.AsReadOnlySpan<double>().Length);
           TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.AsSpan<double>());
           TestUtil.Throws(Status.ReadOnly, "cannot copy into a read-only tensor", () => ro.CopyFrom(new double[] { 1, 2, 3 }));
@@ -229,7 +232,7 @@ namespace DLBridge.Tests {
                         () => tr.GetElement<float>(4, 0));
         TestUtil.Throws(Status.Layout, "the tensor is not C-contiguous: copy it to a contiguous tensor first",
                         () => tr.AsReadOnlySpan<float>());
-        using (Tensor ro = b.Share(true)) {
+        using (Tensor ro = b.ShareReadOnly()) {
           Assert.AreEqual(7f, ro.GetElement<float>(0, 1));
           TestUtil.Throws(Status.ReadOnly, "the tensor is read-only", () => ro.SetElement(1f, 0, 0));
         }

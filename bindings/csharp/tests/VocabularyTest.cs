@@ -4,6 +4,7 @@ using System.Diagnostics;
 using System.IO;
 using System.Linq;
 using System.Reflection;
+using System.Text.RegularExpressions;
 using NUnit.Framework;
 
 namespace DLBridge.Tests {
@@ -122,7 +123,7 @@ namespace DLBridge.Tests {
     public void StatusesCanBeSwitchedOn() {
       string taken = "none";
       using (Tensor t = Tensor.FromArray(new float[] { 1 }))
-      using (Tensor ro = t.Share(true)) {
+      using (Tensor ro = t.ShareReadOnly()) {
         try {
           ro.CopyFrom(new float[] { 2 });
         } catch (Exception e) when (e is IDLPackError) {
@@ -217,6 +218,67 @@ namespace DLBridge.Tests {
       } finally {
         Directory.Delete(alone, true);
       }
+    }
+
+    // The tensor rows of docs/architecture.md's vocabulary table, one name per concept in every
+    // language (the Java and Go vocabulary tests read the same rows).
+    private static readonly string[] TensorRows = {
+      "a tensor's element count",
+      "read-only (the READ_ONLY flag)",
+      "C-contiguous (row-major, no gaps)",
+      "F-contiguous (column-major, no gaps)",
+      "host-readable (the CPU can read the memory in place)",
+      "the only holder of its memory (no live view or share)",
+      "a read-only share of the same memory",
+      "a copy queued on a stream",
+    };
+
+    // The cells of one language's column of the "One vocabulary" table, keyed by concept.
+    private static Dictionary<string, string> VocabularyColumn(string page, string language) {
+      string text = File.ReadAllText(page);
+      int start = text.IndexOf("## One vocabulary", StringComparison.Ordinal);
+      Assert.GreaterOrEqual(start, 0, page + " has no section \"One vocabulary\"");
+      string section = text.Substring(start + 1);
+      int end = section.IndexOf("\n## ", StringComparison.Ordinal);
+      if (end >= 0) section = section.Substring(0, end);
+      int column = -1;
+      var cells = new Dictionary<string, string>();
+      foreach (string line in section.Split('\n')) {
+        if (!line.StartsWith("|") || line.StartsWith("|---")) continue;
+        string[] row = line.Substring(1, line.LastIndexOf('|') - 1).Split('|').Select(c => c.Trim()).ToArray();
+        if (column < 0) {
+          column = Array.IndexOf(row, language);
+          Assert.GreaterOrEqual(column, 0, "the vocabulary table has no " + language + " column: " + line);
+        } else if (column < row.Length) {
+          cells[row[0]] = row[column];
+        }
+      }
+      return cells;
+    }
+
+    /// <summary>Every name the C# column of a tensor row gives is a public instance member of
+    /// Tensor: a rename in the code or in the table fails here.</summary>
+    [Test]
+    public void TensorVocabularyIsTheTables() {
+      string page = Environment.GetEnvironmentVariable("DLBRIDGE_ARCHITECTURE_DOC");
+      Assert.IsNotNull(page, "DLBRIDGE_ARCHITECTURE_DOC names docs/architecture.md (run_nunit.py sets it)");
+      Dictionary<string, string> cells = VocabularyColumn(page, "C#");
+      var problems = new List<string>();
+      foreach (string concept in TensorRows) {
+        string cell;
+        if (!cells.TryGetValue(concept, out cell)) {
+          problems.Add("no row \"" + concept + "\"");
+          continue;
+        }
+        MatchCollection names = Regex.Matches(cell, "`([A-Za-z_][A-Za-z0-9_]*)");
+        if (names.Count == 0) problems.Add("row \"" + concept + "\" names nothing for C#: " + cell);
+        foreach (Match name in names) {
+          if (typeof(Tensor).GetMember(name.Groups[1].Value, BindingFlags.Public | BindingFlags.Instance).Length == 0) {
+            problems.Add("row \"" + concept + "\": Tensor has no member " + name.Groups[1].Value);
+          }
+        }
+      }
+      Assert.IsEmpty(problems);
     }
   }
 }

@@ -22,6 +22,9 @@ env = dict(os.environ)
 env["MONO_PATH"] = build_dir
 env["DLBRIDGE_CSHARP_BUILD_DIR"] = build_dir
 env["DLBRIDGE_MONO"] = mono
+# The vocabulary table VocabularyTest checks the binding's names against.
+env["DLBRIDGE_ARCHITECTURE_DOC"] = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "architecture.md")
 # -nothread: the tests run on the main thread; -domain=None: in the runner's own AppDomain
 # (native libraries are found next to the assemblies, MONO_PATH above).
 cmd = [nunit, "-nologo", "-noshadow", "-nothread", "-domain=None", "-labels",

@@ -92,7 +92,7 @@ func makeTensor(spec *C.dlpc_case_spec) (*dlbridge.Tensor, error) {
 		return nil, err
 	}
 	defer values.Close()
-	count, err := values.NumElements()
+	count, err := values.ElementCount()
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func fillReport(t *dlbridge.Tensor, r *C.dlpc_consume_report) (C.int, error) {
 		r.shape[d], r.strides[d] = C.int64_t(shape[d]), C.int64_t(strides[d])
 	}
 	r.strides_known = 1
-	count, err := t.NumElements()
+	count, err := t.ElementCount()
 	if err != nil {
 		return C.DLPC_ERROR, err
 	}

@@ -120,7 +120,7 @@ func firstElement(t *dlbridge.Tensor) (uint64, error) {
 		}
 	}()
 	for {
-		contiguous, err := v.IsContiguous()
+		contiguous, err := v.IsCContiguous()
 		if err != nil {
 			return 0, err
 		}
@@ -283,7 +283,7 @@ func goInteropProduce(c *C.interop_case, legacy C.int32_t, r *C.interop_report) 
 // values reads the elements of t in C order: the tensor's own memory, through the typed copy
 // of a C-contiguous tensor (CopyOut) or element by element through 0-d views otherwise.
 func values[T number](t *dlbridge.Tensor, shape []int64) ([]float64, error) {
-	contiguous, err := t.IsContiguous()
+	contiguous, err := t.IsCContiguous()
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func layoutOf(t *dlbridge.Tensor, err error) (string, error) {
 func iota(shape ...int64) *dlbridge.Tensor {
 	t, err := dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, shape...)
 	must(err)
-	n, err := t.NumElements()
+	n, err := t.ElementCount()
 	must(err)
 	v := make([]float32, n)
 	for i := range v {

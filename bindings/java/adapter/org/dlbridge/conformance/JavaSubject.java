@@ -62,7 +62,7 @@ final class JavaSubject {
         }
       }
       if ((flags & Tensor.FLAG_READ_ONLY) != 0) {
-        result = laidOut.share(true);
+        result = laidOut.shareReadOnly();
       } else if ((flags & Tensor.FLAG_IS_COPIED) != 0) {
         result = laidOut.copyTo(Device.CPU); // a copy its consumer solely owns: IS_COPIED
       } else {

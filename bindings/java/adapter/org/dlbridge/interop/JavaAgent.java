@@ -123,7 +123,7 @@ public final class JavaAgent {
           t = base.select((int) c[OP_ARGS], c[OP_ARGS + 1]);
           break;
         case 4:
-          t = base.share(true);
+          t = base.shareReadOnly();
           break;
         case 5:
           t = base.copyTo(Device.CPU);

@@ -165,7 +165,7 @@ public final class DLBridge {
   /**
    * The cl_platform_id, cl_device_id, cl_context and the library's in-order cl_command_queue of
    * OpenCL device {@code deviceId}, as addresses. The queue is a stream for
-   * {@link Tensor#copyTo(Device, long)} and {@link Device#synchronize(long)}.
+   * {@link Tensor#copyToAsync(Device, long)} and {@link Device#synchronize(long)}.
    *
    * @param deviceId the OpenCL device's index
    * @return the objects, owned by the library

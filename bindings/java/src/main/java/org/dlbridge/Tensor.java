@@ -390,8 +390,28 @@ public final class Tensor implements AutoCloseable {
    *
    * @return true for a C-contiguous tensor
    */
-  public boolean isContiguous() {
+  public boolean isCContiguous() {
     return with(h -> DLBridgeNative.dlb_tensor_is_c_contiguous(h) != 0);
+  }
+
+  /**
+   * Whether the elements lie compactly in Fortran (column-major) order
+   * (dlb_tensor_is_f_contiguous): a transpose of a C-contiguous tensor is.
+   *
+   * @return true for an F-contiguous tensor
+   */
+  public boolean isFContiguous() {
+    return with(h -> DLBridgeNative.dlb_tensor_is_f_contiguous(h) != 0);
+  }
+
+  /**
+   * Whether the host CPU can read the tensor's memory (dlb_tensor_is_host_readable): CPU memory,
+   * and CUDA host and managed memory; a device's own memory is not.
+   *
+   * @return true for memory the buffers, arrays and element accessors can read in place
+   */
+  public boolean isHostReadable() {
+    return with(h -> DLBridgeNative.dlb_tensor_is_host_readable(h) != 0);
   }
 
   /**
@@ -451,22 +471,22 @@ public final class Tensor implements AutoCloseable {
   // ---- views and copies --------------------------------------------------------------------------
 
   /**
-   * Another owned reference to the same memory.
-   *
-   * @param readOnly true to make the new reference read-only
-   * @return the new reference, owned by the caller
-   */
-  public Tensor share(boolean readOnly) {
-    return derive(h -> Views.share(h, readOnly));
-  }
-
-  /**
-   * Another owned reference to the same memory, as writable as this one: {@code share(false)}.
+   * Another owned reference to the same memory, as writable as this one.
    *
    * @return the new reference, owned by the caller
    */
   public Tensor share() {
-    return share(false);
+    return derive(h -> Views.share(h, false));
+  }
+
+  /**
+   * Another owned reference to the same memory that carries {@link #FLAG_READ_ONLY}, for code
+   * that must not write; this tensor stays as writable as it was.
+   *
+   * @return the new read-only reference, owned by the caller
+   */
+  public Tensor shareReadOnly() {
+    return derive(h -> Views.share(h, true));
   }
 
   /**
@@ -528,18 +548,19 @@ public final class Tensor implements AutoCloseable {
    * @return the copy, owned by the caller
    */
   public Tensor copyTo(Device device) {
-    return copyTo(device, 0L);
+    return copyToAsync(device, 0L);
   }
 
   /**
-   * Queued on {@code stream} (a cudaStream_t or cl_command_queue of the device side; 0:
-   * synchronous). Keep this tensor open; read the copy after {@link Device#synchronize(long)}.
+   * {@link #copyTo(Device)} queued on {@code stream} (a cudaStream_t or cl_command_queue of the
+   * device side; 0: synchronous). Keep this tensor open; read the copy after
+   * {@link Device#synchronize(long)}.
    *
    * @param device where the copy is allocated
    * @param stream the device's stream or queue, 0 for a synchronous copy
    * @return the copy, owned by the caller
    */
-  public Tensor copyTo(Device device, long stream) {
+  public Tensor copyToAsync(Device device, long stream) {
     return derive(h -> Views.copyTo(h, device, stream));
   }
 
@@ -549,7 +570,7 @@ public final class Tensor implements AutoCloseable {
    * @param dst the tensor written
    */
   public void copyInto(Tensor dst) {
-    copyInto(dst, 0L);
+    copyIntoAsync(dst, 0L);
   }
 
   /**
@@ -558,7 +579,7 @@ public final class Tensor implements AutoCloseable {
    * @param dst the tensor written
    * @param stream the device's stream or queue, 0 for a synchronous copy
    */
-  public void copyInto(Tensor dst, long stream) {
+  public void copyIntoAsync(Tensor dst, long stream) {
     Views.copyInto(this, dst, stream);
   }
 

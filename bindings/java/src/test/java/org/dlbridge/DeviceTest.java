@@ -78,9 +78,9 @@ class DeviceTest extends LeakChecked {
     Device cl = opencl();
     long queue = DLBridge.openclDeviceObjects(0).queue();
     try (Tensor host = Tensor.fromArray(VALUES, 6);
-        Tensor dev = host.copyTo(cl, queue);
+        Tensor dev = host.copyToAsync(cl, queue);
         Tensor back = Tensor.allocate(Device.CPU, DType.FLOAT32, 6)) {
-      dev.copyInto(back, queue);
+      dev.copyIntoAsync(back, queue);
       cl.synchronize(queue);
       assertArrayEquals(VALUES, back.toFloatArray());
       // The same queue on both sides: nothing to wait for.

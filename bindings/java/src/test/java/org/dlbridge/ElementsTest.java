@@ -52,9 +52,9 @@ class ElementsTest extends LeakChecked {
   @Test
   void fillMistakesCarryTheCoresMessage() {
     try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, 2);
-        Tensor ro = t.share(true);
+        Tensor ro = t.shareReadOnly();
         Tensor tr = t.transpose();
-        Tensor rot = tr.share(true)) {
+        Tensor rot = tr.shareReadOnly()) {
       DLPackException wrongType = assertThrows(DLPackException.class,
           () -> t.copyFrom(new int[4]));
       assertEquals(Status.INVALID_ARGUMENT, wrongType.getStatus());
@@ -130,7 +130,7 @@ class ElementsTest extends LeakChecked {
   @Test
   void elementMistakesCarryTheCoresMessage() {
     try (Tensor t = Tensor.fromArray(new float[] {0, 1, 2, 3, 4, 5}, 2, 3);
-        Tensor ro = t.share(true);
+        Tensor ro = t.shareReadOnly();
         Tensor nibbles = Tensor.allocate(Device.CPU, DType.parse("uint4"), 4)) {
       DLPackException count = assertThrows(DLPackException.class, () -> t.getFloat(1));
       assertEquals(Status.INVALID_ARGUMENT, count.getStatus());
@@ -182,7 +182,7 @@ class ElementsTest extends LeakChecked {
   @Test
   void typedBuffersSeeTheMemoryThroughTheCoresCheck() {
     try (Tensor f = Tensor.fromArray(new float[] {0, 1, 2, 3, 4, 5}, 2, 3);
-        Tensor ro = f.share(true);
+        Tensor ro = f.shareReadOnly();
         Tensor ft = f.transpose();
         Tensor u = Tensor.allocate(Device.CPU, DType.UINT16, 2);
         Tensor l = Tensor.fromArray(new long[] {5, 6}, 2);

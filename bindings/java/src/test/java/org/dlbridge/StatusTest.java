@@ -29,7 +29,7 @@ class StatusTest extends LeakChecked {
   @Test
   void aSwitchTellsTheStatusesApart() {
     Tensor t = Tensor.fromArray(new float[] {1, 2}, 2);
-    try (Tensor ro = t.share(true)) {
+    try (Tensor ro = t.shareReadOnly()) {
       assertEquals("read-only", react(assertThrowsDLPack(() -> ro.copyFrom(new float[2]))));
       assertEquals("invalid", react(assertThrowsDLPack(() -> t.copyFrom(new int[2]))));
     }

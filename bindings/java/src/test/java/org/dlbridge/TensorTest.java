@@ -250,19 +250,22 @@ class TensorTest extends LeakChecked {
     Tensor r = base.reshape(3, -1);
     Tensor s = base.slice(Slice.of(0, 2), Slice.every(-1));
     Tensor p = base.permute(1, 0);
-    Tensor sh = base.share(true);
+    Tensor sh = base.shareReadOnly();
     base.close();
     assertArrayEquals(new long[] {3, 2}, t.shape());
     assertArrayEquals(new long[] {1, 3}, t.strides());
-    assertFalse(t.isContiguous());
+    assertFalse(t.isCContiguous());
+    assertTrue(t.isFContiguous() && t.isHostReadable());
+    assertFalse(sh.isFContiguous()); // a 2x3 C-contiguous share is not column-major
     assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, t.toIntArray());
     assertArrayEquals(new int[] {0, 1, 2, 3, 4, 5}, r.toIntArray());
     assertArrayEquals(new long[] {3, 2}, r.shape());
     assertArrayEquals(new int[] {2, 1, 0, 5, 4, 3}, s.toIntArray());
     assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, p.toIntArray());
     assertTrue(sh.isReadOnly());
+    assertFalse(r.isReadOnly()); // a share is read-only, its base and views stay as they were
     try (Tensor c = t.copyTo(Device.CPU)) {
-      assertTrue(c.isContiguous());
+      assertTrue(c.isCContiguous());
       assertEquals(Tensor.FLAG_IS_COPIED, c.flags() & Tensor.FLAG_IS_COPIED);
       assertArrayEquals(new int[] {0, 3, 1, 4, 2, 5}, c.toIntArray());
     }
@@ -341,7 +344,7 @@ class TensorTest extends LeakChecked {
         assertEquals(Status.READ_ONLY, w.getStatus());
       }
     }
-    try (Tensor w = Tensor.fromArray(new int[] {1, 2}, 2); Tensor r = w.share(true)) {
+    try (Tensor w = Tensor.fromArray(new int[] {1, 2}, 2); Tensor r = w.shareReadOnly()) {
       assertThrows(ReadOnlyBufferException.class, () -> r.asByteBuffer().put((byte) 1));
       w.asByteBuffer().putInt(0, 7);
       assertArrayEquals(new int[] {7, 2}, r.toIntArray());

@@ -391,13 +391,13 @@ public final class ParityMain {
       }
     });
     row("export_legacy_read_only", () -> {
-      try (Tensor t = iota(2, 3); Tensor ro = t.share(true)) {
+      try (Tensor t = iota(2, 3); Tensor ro = t.shareReadOnly()) {
         return "address=" + ro.exportLegacy();
       }
     });
     row("export_versioned_read_only", () -> {
       try (Tensor t = iota(2, 3);
-          Tensor back = Tensor.importVersioned(t.share(true).exportVersioned())) {
+          Tensor back = Tensor.importVersioned(t.shareReadOnly().exportVersioned())) {
         return "flags=" + back.flags();
       }
     });
@@ -498,7 +498,7 @@ public final class ParityMain {
           return "count=" + v.asFloatBuffer().capacity();
         }
       });
-      try (Tensor ro = t.share(true)) {
+      try (Tensor ro = t.shareReadOnly()) {
         row("write_read_only", () -> "count=" + ro.asFloatBuffer(true).capacity());
         row("copy_into_read_only", () -> {
           ro.copyFrom(new float[6]);
