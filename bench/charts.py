@@ -101,6 +101,7 @@ def chart_copies(runs, path):
 
 SIZE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 CHANNEL_ROWS = [("dlbridge fresh", "o", "dlbridge: allocate shareable, fill, send / receive, read, free"),
+                ("dlbridge pooled", "v", "dlbridge: the same, allocated from the channel's pool"),
                 ("dlbridge re-send", "^", "dlbridge: a share of one pre-allocated tensor, re-sent"),
                 ("iceoryx", "D", "iceoryx: loan, fill, publish / take, read, release"),
                 ("socket copy", "s", "the same bytes through a Unix socket")]
