@@ -78,6 +78,9 @@ using dlb::ipc::Deadline;
 using dlb::ipc::fail_shut;
 using dlb::ipc::os_fail;
 using dlb::ipc::Received;
+using dlb::ipc::address_of;
+using dlb::ipc::check_folder;
+using dlb::ipc::wait_releasing;
 
 // A failed call's status, unless the channel was shut down meanwhile (then that is the cause).
 int or_shut(const dlb_channel* channel, int status, dlb_error* error) {
@@ -130,6 +133,7 @@ dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns) {
     channel->peer_pid = -1;
     channel->timeout_ns = timeout_ns;
     channel->pool_limit = DLB_POOL_DEFAULT_LIMIT;
+    channel->carry_fds[0] = channel->carry_fds[1] = -1;
     if (!listener && timeout_ns > 0) set_receive_timeout(channel);
   }
   return channel;
@@ -157,58 +161,6 @@ int check_peer(dlb_channel* channel, const char* peer, const char* remedy, dlb_e
   if (!allowed(channel, credentials.uid)) {
     return fail(error, DLB_ERR_PERMISSION, "the %s runs as uid %u, which this channel does not accept (%s)",
                 peer, static_cast<unsigned>(credentials.uid), remedy);
-  }
-  return DLB_OK;
-}
-
-int address_of(const char* path, sockaddr_un* address, dlb_error* error) {
-  if (path == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "path is NULL");
-  const size_t length = std::strlen(path);
-  if (length == 0 || length >= sizeof(address->sun_path)) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT,
-                "socket path '%.64s' is %zu bytes; a Unix socket path holds 1 to %zu", path,
-                length, sizeof(address->sun_path) - 1);
-  }
-  std::memset(address, 0, sizeof *address);
-  address->sun_family = AF_UNIX;
-  std::memcpy(address->sun_path, path, length + 1);
-  return DLB_OK;
-}
-
-// The folder of a listener's socket: created 0700 when missing; otherwise it must belong to the
-// caller and be closed to everyone else, so that no other user can reach the socket at all.
-int check_folder(const char* path, dlb_error* error) {
-  char folder[sizeof(sockaddr_un::sun_path)];
-  std::snprintf(folder, sizeof folder, "%s", path);
-  char* slash = std::strrchr(folder, '/');
-  if (slash == nullptr) {
-    std::snprintf(folder, sizeof folder, ".");
-  } else if (slash == folder) {
-    slash[1] = '\0';
-  } else {
-    *slash = '\0';
-  }
-  struct stat info {};
-  if (stat(folder, &info) != 0) {
-    if (errno != ENOENT) return os_fail(error, errno, DLB_ERR_INVALID_ARGUMENT, "stat of the socket's folder");
-    if (mkdir(folder, 0700) != 0) {
-      return os_fail(error, errno, DLB_ERR_INVALID_ARGUMENT, "mkdir of the socket's folder");
-    }
-    return DLB_OK;
-  }
-  if (!S_ISDIR(info.st_mode)) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT, "'%s' is not a folder", folder);
-  }
-  if (info.st_uid != geteuid()) {
-    return fail(error, DLB_ERR_PERMISSION,
-                "folder '%s' belongs to uid %u, not to this process's user (uid %u)", folder,
-                static_cast<unsigned>(info.st_uid), static_cast<unsigned>(geteuid()));
-  }
-  if ((info.st_mode & 0077) != 0) {
-    return fail(error, DLB_ERR_PERMISSION,
-                "folder '%s' can be entered by other users (mode %04o): a channel's socket "
-                "must live in a folder only its user can enter (mode 0700)",
-                folder, static_cast<unsigned>(info.st_mode & 07777));
   }
   return DLB_OK;
 }
@@ -260,19 +212,22 @@ int send_all(dlb_channel* channel, const void* data, size_t size, const int* fds
   return DLB_OK;
 }
 
-// Receives one frame of exactly `size` bytes (a descriptor, or its extension) and the file
-// descriptors that come with it into `got`. `deadline` covers all of a tensor's frames.
-int receive_frame(dlb_channel* channel, void* frame, size_t size, bool first, const char* what,
-                  const Deadline& deadline, Received* got, dlb_error* error) {
-  char* bytes = static_cast<char*>(frame);
-  size_t received = 0;
+// Receives into `bytes` until `*have` (what is there already) reaches `least`, asking for no
+// more than `most` in all, and the file descriptors that come along into `got`: the rest of
+// the frame (a descriptor, or its extension) that starts at `frame`. `deadline` covers all of a
+// tensor's frames.
+int receive_bytes(dlb_channel* channel, char* bytes, size_t* have, size_t frame, size_t least,
+                  size_t most, bool first, const char* what, const Deadline& deadline,
+                  Received* got, dlb_error* error) {
+  const size_t size = least - frame;
+  size_t received = *have - frame;
   constexpr int kMaxFds = 253;  // SCM_MAX_FD: the most one message can carry
   // The wait for a tensor's first byte blocks (up to SO_RCVTIMEO with a positive limit).
   const bool blocking_first = first && channel->timeout_ns > 0;
   while (received < size) {
     const bool blocking = deadline.unlimited() || (blocking_first && received == 0 && got->count == 0);
     const int flags = MSG_CMSG_CLOEXEC | (blocking ? 0 : MSG_DONTWAIT);
-    iovec io{bytes + received, size - received};
+    iovec io{bytes + frame + received, most - frame - received};
     msghdr message{};
     message.msg_iov = &io;
     message.msg_iovlen = 1;
@@ -317,7 +272,36 @@ int receive_frame(dlb_channel* channel, void* frame, size_t size, bool first, co
     }
     received += static_cast<size_t>(n);
   }
+  *have = frame + received;
   return DLB_OK;
+}
+
+// Bytes read past the descriptor a receive consumed (the next tensor's start, read along with a
+// one-frame descriptor) wait in the channel for the next receive, with the file descriptors
+// that came with them: a descriptor that brings file descriptors ends the kernel's read, so
+// any that arrived with bytes past it are the next tensor's.
+void keep_carry(dlb_channel* channel, const char* bytes, size_t size, Received* got) {
+  std::memcpy(channel->carry, bytes, size);
+  channel->carry_size = static_cast<uint32_t>(size);
+  for (int i = 0; i < 2; ++i) channel->carry_fds[i] = got->fds[i].release();
+  channel->carry_fd_count = got->count;
+  channel->carry_dropped = got->dropped;
+  got->count = 0;
+  got->dropped = false;
+}
+
+size_t take_carry(dlb_channel* channel, char* bytes, Received* got) {
+  const size_t size = channel->carry_size;
+  if (size == 0) return 0;
+  std::memcpy(bytes, channel->carry, size);
+  for (int i = 0; i < 2; ++i) {
+    got->fds[i].reset(channel->carry_fds[i]);
+    channel->carry_fds[i] = -1;
+  }
+  got->count = channel->carry_fd_count;
+  got->dropped = channel->carry_dropped;
+  channel->carry_size = 0;
+  return size;
 }
 
 // dlb_channel_send and dlb_channel_send_cuda (`cuda_call`, with `stream`).
@@ -419,43 +403,23 @@ int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   return or_shut(channel, send_all(channel, &frames, bytes, &fd, fd >= 0 ? 1 : 0, error), error);
 }
 
-// The rest of a descriptor whose handle is not a memfd: its extension frame is read first, so
-// that the stream stays in step whatever is refused; then everything is checked before the
-// pool's kept mapping or the CUDA backend serves it.
-int receive_extended(dlb_channel* channel, const Wire& wire, const Deadline& deadline,
+// A descriptor whose handle is not a memfd, with its extension frame (read whatever is refused,
+// so that the stream stays in step): everything is checked before the pool's kept mapping or
+// the CUDA backend serves it.
+int receive_extended(dlb_channel* channel, const Wire& wire, const char* extension_bytes,
                      Received* got, DLManagedTensorVersioned** out, dlb_error* error) {
-  union {
-    WireExtension cuda;
-    dlb::ipc::PoolExtension pool;
-  } extension;
-  int status = receive_frame(channel, &extension, sizeof extension, false,
-                             "descriptor extension", deadline, got, error);
-  if (status != DLB_OK) return or_shut(channel, status, error);
   if (wire.handle == dlb::ipc::kHandlePool) {
-    return dlb::ipc::receive_pooled(channel, wire, extension.pool, got, out, error);
+    dlb::ipc::PoolExtension extension;
+    std::memcpy(&extension, extension_bytes, sizeof extension);
+    return dlb::ipc::receive_pooled(channel, wire, extension, got, out, error);
   }
   if (got->dropped) return fail_dropped(error);
-  status = dlb::ipc::check_cuda(wire, extension.cuda, got->count, error);
+  WireExtension extension;
+  std::memcpy(&extension, extension_bytes, sizeof extension);
+  const int status = dlb::ipc::check_cuda(wire, extension, got->count, error);
   if (status != DLB_OK) return status;
   // The CUDA backend takes the descriptor from here, on error too.
-  return dlb::ipc::cuda_receive(wire, extension.cuda, got->fds[0].release(), out, error);
-}
-
-// Before a receive waits: the releases of lent tensors go out first. While the peer's side of
-// the release socket is full, waits for it to drain as well as for the next tensor, so that a
-// peer waiting for its slots back and this end waiting for a tensor never wait on each other.
-int wait_releasing(dlb_channel* channel, const Deadline& deadline, dlb_error* error) {
-  if (channel->inbound == nullptr || !dlb::ipc::flush_releases(channel)) return DLB_OK;
-  for (;;) {
-    const int release_fd = dlb::ipc::pending_release_fd(channel);
-    if (release_fd < 0) return DLB_OK;
-    pollfd ready[2] = {{channel->fd, POLLIN, 0}, {release_fd, POLLOUT, 0}};
-    const int n = poll(ready, 2, deadline.remaining_ms());
-    if (n == 0) return fail(error, DLB_ERR_TIMEOUT, "receiving on the channel: the time limit ran out");
-    if (n < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
-    if (n > 0 && ready[0].revents != 0) return DLB_OK;
-    dlb::ipc::flush_releases(channel);
-  }
+  return dlb::ipc::cuda_receive(wire, extension, got->fds[0].release(), out, error);
 }
 
 }  // namespace
@@ -650,14 +614,26 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   const Deadline deadline(channel->timeout_ns);
   status = wait_releasing(channel, deadline, error);
   if (status != DLB_OK) return or_shut(channel, status, error);
-  Wire wire;
+  // One read takes a descriptor and its extension frame when they are there: a sender writes
+  // a tensor's frames in one send.
+  constexpr size_t kFrame = sizeof(Wire);
+  alignas(Wire) char frames[2 * kFrame];
   Received got;
-  status = receive_frame(channel, &wire, sizeof wire, true, "descriptor", deadline, &got, error);
+  size_t have = take_carry(channel, frames, &got);
+  status = receive_bytes(channel, frames, &have, 0, kFrame, 2 * kFrame, true, "descriptor",
+                         deadline, &got, error);
   if (status != DLB_OK) return or_shut(channel, status, error);
+  Wire wire;
+  std::memcpy(&wire, frames, kFrame);
   status = dlb::ipc::check_header(wire, error);
+  const bool extended = status == DLB_OK && wire.handle != dlb::ipc::kHandleMemfd;
+  if (!extended && have > kFrame) keep_carry(channel, frames + kFrame, have - kFrame, &got);
   if (status != DLB_OK) return status;
-  if (wire.handle != dlb::ipc::kHandleMemfd) {
-    return receive_extended(channel, wire, deadline, &got, out, error);
+  if (extended) {
+    status = receive_bytes(channel, frames, &have, kFrame, 2 * kFrame, 2 * kFrame, false,
+                           "descriptor extension", deadline, &got, error);
+    if (status != DLB_OK) return or_shut(channel, status, error);
+    return receive_extended(channel, wire, frames + kFrame, &got, out, error);
   }
   if (got.dropped) return fail_dropped(error);
   dlb::Geometry g{};
@@ -679,6 +655,9 @@ DLB_API void dlb_channel_close(dlb_channel* channel) {
   if (channel == nullptr) return;
   dlb::ipc::pool_close(channel);
   dlb::ipc::inbound_close(channel);
+  for (int fd : channel->carry_fds) {
+    if (fd >= 0) close(fd);
+  }
   close(channel->fd);
   if (channel->listener && channel->path[0] != '\0') unlink(channel->path);
   std::free(channel);

@@ -281,6 +281,20 @@ int pending_release_fd(dlb_channel* channel, Inbound* inbound) {
   return !inbound->dead && !inbound->pending.empty() ? inbound->release_fd : -1;
 }
 
+int wait_releasing(dlb_channel* channel, const Deadline& deadline, dlb_error* error) {
+  if (channel->inbound == nullptr || !flush_releases(channel)) return DLB_OK;
+  for (;;) {
+    const int release_fd = pending_release_fd(channel);
+    if (release_fd < 0) return DLB_OK;
+    pollfd ready[2] = {{channel->fd, POLLIN, 0}, {release_fd, POLLOUT, 0}};
+    const int n = poll(ready, 2, deadline.remaining_ms());
+    if (n == 0) return fail(error, DLB_ERR_TIMEOUT, "receiving on the channel: the time limit ran out");
+    if (n < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+    if (n > 0 && ready[0].revents != 0) return DLB_OK;
+    flush_releases(channel);
+  }
+}
+
 void inbound_close(dlb_channel* channel) {
   Inbound* inbound = channel->inbound;
   if (inbound == nullptr) return;

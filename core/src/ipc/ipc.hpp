@@ -34,6 +34,12 @@ struct dlb_channel {
   std::atomic<dlb::ipc::Pool*> pool;  // made by the first dlb_channel_allocate
   uint64_t pool_limit;                // bytes (dlb_channel_set_pool_limit)
   dlb::ipc::Inbound* inbound;         // made by the first pooled tensor received
+  // Bytes a receive read past its descriptor (the next one's start), with what came along.
+  char carry[sizeof(dlb::ipc::Wire)];
+  uint32_t carry_size;
+  int carry_fds[2];
+  int carry_fd_count;
+  bool carry_dropped;
 };
 
 namespace dlb {
@@ -90,6 +96,12 @@ struct Received {
   int count = 0;
   bool dropped = false;
 };
+
+// A listener's socket path as an address ("socket path '...' is N bytes; a Unix socket path
+// holds 1 to 107"), and its folder: created 0700 when missing, else the caller's and closed to
+// everyone else (socket_path.cc).
+int address_of(const char* path, sockaddr_un* address, dlb_error* error);
+int check_folder(const char* path, dlb_error* error);
 
 // DLB_ERR_LIMIT: the file descriptors that came with a tensor were dropped (RLIMIT_NOFILE).
 int fail_dropped(dlb_error* error);
@@ -186,6 +198,10 @@ bool flush_releases(dlb_channel* channel);
 // `inbound`, or of the channel's when NULL.
 int pending_release_fd(dlb_channel* channel, Inbound* inbound = nullptr);
 void inbound_close(dlb_channel* channel);
+// Before a receive waits: the releases of lent tensors go out first. While the peer's side of
+// the release socket is full, waits for room there as well as for the next tensor, so that a
+// peer waiting for its slots and this end waiting for a tensor never wait on each other.
+int wait_releasing(dlb_channel* channel, const Deadline& deadline, dlb_error* error);
 
 // ---- the wire codec (codec.cc) ------------------------------------------------------------
 
