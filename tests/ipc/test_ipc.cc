@@ -31,64 +31,22 @@
 #include "dlbridge/dlbridge.h"
 #include "ipc_forge.hpp"
 #include "ipc_process.hpp"
+#include "ipc_scratch.hpp"
 #include "ipc/wire.hpp"
 
 namespace {
 
 using ipc_process::child;
 using ipc_process::wait_exit;
+using ipc_scratch::count_fds;
+using ipc_scratch::FdCount;
+using ipc_scratch::Folder;
+using ipc_scratch::segment_mappings;
 
 const DLDevice kCpu = {kDLCPU, 0};
 const DLDataType kF32 = {kDLFloat, 32, 1};
 
 std::string message(const dlb_error& e) { return e.message; }
-
-// A folder only this user can enter, with a socket path in it; removed at the end.
-struct Folder {
-  std::string dir;
-  std::string socket;
-  Folder() {
-    char templ[] = "/tmp/dlbridge-ipc-XXXXXX";
-    dir = mkdtemp(templ);
-    socket = dir + "/channel.sock";
-  }
-  ~Folder() {
-    unlink(socket.c_str());
-    rmdir(dir.c_str());
-  }
-};
-
-// Open file descriptors of this process, and how many of them are shared segments.
-struct FdCount {
-  int total = 0;
-  int segments = 0;
-};
-FdCount count_fds() {
-  FdCount c;
-  DIR* d = opendir("/proc/self/fd");
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    ++c.total;
-    char link[256] = {0};
-    const std::string path = std::string("/proc/self/fd/") + e->d_name;
-    if (readlink(path.c_str(), link, sizeof link - 1) > 0 && std::strstr(link, "memfd:dlbridge")) {
-      ++c.segments;
-    }
-  }
-  closedir(d);
-  return c;
-}
-
-// Mappings of shared segments in this process (/proc/self/maps), with their permissions.
-std::vector<std::string> segment_mappings() {
-  std::vector<std::string> out;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("memfd:dlbridge") != std::string::npos) out.push_back(line);
-  }
-  return out;
-}
 
 // The inode of the shared segment this process maps at `address` (from /proc/self/maps), or 0:
 // what tells this test's segment apart from those of any other dlbridge program on the machine.

@@ -22,57 +22,21 @@
 
 #include "dlbridge/dlbridge.h"
 #include "ipc_process.hpp"
+#include "ipc_scratch.hpp"
 
 namespace {
 
 using ipc_process::child;
 using ipc_process::wait_exit;
+using ipc_scratch::count_fds;
+using ipc_scratch::Folder;
+using ipc_scratch::segment_mappings;
 
 const DLDevice kCpu = {kDLCPU, 0};
 const DLDataType kF32 = {kDLFloat, 32, 1};
 const DLDataType kU8 = {kDLUInt, 8, 1};
 
-// A folder only this user can enter, with a socket path in it; removed at the end.
-struct Folder {
-  std::string dir;
-  std::string socket;
-  Folder() {
-    char templ[] = "/tmp/dlbridge-pool-XXXXXX";
-    dir = mkdtemp(templ);
-    socket = dir + "/channel.sock";
-  }
-  ~Folder() {
-    unlink(socket.c_str());
-    rmdir(dir.c_str());
-  }
-};
-
-// The open descriptors of this process that are shared segments.
-int segment_fds() {
-  int count = 0;
-  DIR* d = opendir("/proc/self/fd");
-  while (dirent* e = readdir(d)) {
-    char link[256] = {0};
-    const std::string path = std::string("/proc/self/fd/") + e->d_name;
-    if (e->d_name[0] != '.' && readlink(path.c_str(), link, sizeof link - 1) > 0 &&
-        std::strstr(link, "memfd:dlbridge") != nullptr) {
-      ++count;
-    }
-  }
-  closedir(d);
-  return count;
-}
-
-// The mappings of shared segments in this process, with their permissions.
-std::vector<std::string> segment_mappings() {
-  std::vector<std::string> out;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("memfd:dlbridge") != std::string::npos) out.push_back(line);
-  }
-  return out;
-}
+int segment_fds() { return count_fds().segments; }
 
 // The permissions of the mapping `address` lies in ("rw-s", "r--s"), or "".
 std::string protection_of(const void* address) {
@@ -92,7 +56,7 @@ std::string protection_of(const void* address) {
 
 // A listener, the channel it accepted from a child, and the child; closed at the end.
 struct Pair {
-  Folder folder;
+  Folder folder{"pool"};
   dlb_channel* listener = nullptr;
   dlb_channel* server = nullptr;
   pid_t peer = -1;
@@ -333,7 +297,7 @@ TEST_SUITE("ipc.pool") {
 
   TEST_CASE("a received tensor outlives its sender; a killed receiver leaks nothing") {
     // The sender exits (its pool and channel gone) while the receiver still reads.
-    Folder folder;
+    Folder folder("pool");
     dlb_channel* listener = nullptr;
     REQUIRE(dlb_channel_listen(folder.socket.c_str(), &listener, nullptr) == DLB_OK);
     const pid_t sender = child([&] {

@@ -35,6 +35,20 @@ int check_layout(const Wire& wire, Geometry* g, dlb_error* error) {
   return DLB_OK;
 }
 
+// A host segment's descriptor (a memfd's, a pool's): cpu memory, and a segment of some size.
+int check_host_segment(const Wire& wire, const char* kind, dlb_error* error) {
+  if (wire.device_type != kDLCPU) {
+    DeviceTypeText name(wire.device_type);
+    return fail(error, DLB_ERR_PROTOCOL,
+                "received a tensor on %s in a %s segment, which holds cpu memory only", name.text,
+                kind);
+  }
+  if (wire.segment_size == 0) {
+    return fail(error, DLB_ERR_PROTOCOL, "the descriptor says its segment holds 0 bytes");
+  }
+  return DLB_OK;
+}
+
 }  // namespace
 
 void encode(const DLManagedTensorVersioned& tensor, uint32_t handle, const void* base,
@@ -82,16 +96,9 @@ int check_memfd(const Wire& wire, int fd, int fds, Geometry* g, dlb_error* error
                 "with %d",
                 fds);
   }
-  if (wire.device_type != kDLCPU) {
-    DeviceTypeText name(wire.device_type);
-    return fail(error, DLB_ERR_PROTOCOL,
-                "received a tensor on %s in a memfd segment, which holds cpu memory only",
-                name.text);
-  }
-  if (wire.segment_size == 0) {
-    return fail(error, DLB_ERR_PROTOCOL, "the descriptor says its segment holds 0 bytes");
-  }
-  const int status = check_layout(wire, g, error);
+  int status = check_host_segment(wire, "memfd", error);
+  if (status != DLB_OK) return status;
+  status = check_layout(wire, g, error);
   if (status != DLB_OK) return status;
   return check_segment_fd(wire, fd, error);
 }
@@ -158,15 +165,8 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
                 "a pool descriptor that brings %d file descriptor%s came with %d", wanted,
                 wanted == 1 ? "" : "s", fds);
   }
-  if (wire.device_type != kDLCPU) {
-    DeviceTypeText name(wire.device_type);
-    return fail(error, DLB_ERR_PROTOCOL,
-                "received a tensor on %s in a pool segment, which holds cpu memory only",
-                name.text);
-  }
-  if (wire.segment_size == 0) {
-    return fail(error, DLB_ERR_PROTOCOL, "the descriptor says its segment holds 0 bytes");
-  }
+  const int status = check_host_segment(wire, "pool", error);
+  if (status != DLB_OK) return status;
   return check_layout(wire, g, error);
 }
 

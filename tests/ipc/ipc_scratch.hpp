@@ -1,0 +1,66 @@
+// What suite ipc's tests (test_ipc.cc, test_ipc_pool.cc) need around a channel: a scratch
+// folder for its socket, and what this process holds of shared segments.
+#ifndef DLBRIDGE_TESTS_IPC_SCRATCH_HPP_
+#define DLBRIDGE_TESTS_IPC_SCRATCH_HPP_
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace ipc_scratch {
+
+// A folder only this user can enter, with a socket path in it; removed at the end.
+struct Folder {
+  std::string dir;
+  std::string socket;
+  explicit Folder(const char* name = "ipc") {
+    std::string templ = std::string("/tmp/dlbridge-") + name + "-XXXXXX";
+    dir = mkdtemp(&templ[0]);
+    socket = dir + "/channel.sock";
+  }
+  ~Folder() {
+    unlink(socket.c_str());
+    rmdir(dir.c_str());
+  }
+};
+
+// Open file descriptors of this process, and how many of them are shared segments.
+struct FdCount {
+  int total = 0;
+  int segments = 0;
+};
+inline FdCount count_fds() {
+  FdCount c;
+  DIR* d = opendir("/proc/self/fd");
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ++c.total;
+    char link[256] = {0};
+    const std::string path = std::string("/proc/self/fd/") + e->d_name;
+    if (readlink(path.c_str(), link, sizeof link - 1) > 0 && std::strstr(link, "memfd:dlbridge")) {
+      ++c.segments;
+    }
+  }
+  closedir(d);
+  return c;
+}
+
+// Mappings of shared segments in this process (/proc/self/maps), with their permissions.
+inline std::vector<std::string> segment_mappings() {
+  std::vector<std::string> out;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("memfd:dlbridge") != std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace ipc_scratch
+
+#endif  // DLBRIDGE_TESTS_IPC_SCRATCH_HPP_
