@@ -266,6 +266,78 @@ func (c *Channel) Receive() (t *Tensor, err error) {
 	return t, err
 }
 
+// Allocate lends a compact row-major tensor from the channel's pool (dlb_channel_allocate): the
+// fast way to send a stream of tensors (docs/ipc.md, "The pool"). Its memory is not zero-filled:
+// fill it, then Send it on this channel. Its slot goes back to the pool once this process has
+// closed it and the peer has closed what it received. Errors: the layout's (as Allocate), a
+// tensor larger than the pool's limit (ErrLimit), ErrTimeout (the pool stayed full: the peer
+// holds its tensors), ErrPeerClosed, ErrChannelClosed.
+// Ownership: the caller owns the new tensor (Close it), also after the channel is closed; on
+// error nothing is allocated.
+func (c *Channel) Allocate(dt DType, shape ...int64) (t *Tensor, err error) {
+	err = c.h.use(func(addr int64) (err error) {
+		t, err = fromResult(capi.Dlb_channel_allocate(addr, CPU.packed(), dt.packed(),
+			shapeArg(copyOf(shape)), nil, 0))
+		return err
+	})
+	return t, err
+}
+
+// PoolDefaultLimit is the most memory a channel's pool keeps unless SetPoolLimit says otherwise.
+var PoolDefaultLimit = capi.DLB_POOL_DEFAULT_LIMIT
+
+// What PoolStats.HugePages reports (DLB_HUGE_PAGES_*).
+const (
+	HugePagesNone        = capi.DLB_HUGE_PAGES_NONE        // small pages only (or no segment of 2 MiB yet)
+	HugePagesTransparent = capi.DLB_HUGE_PAGES_TRANSPARENT // transparent huge pages were asked for
+	HugePagesHugeTLB     = capi.DLB_HUGE_PAGES_HUGETLB     // segments of reserved hugetlbfs pages
+)
+
+// PoolStats is the state of a channel's pool (dlb_pool_stats).
+type PoolStats struct {
+	Segments  uint64 // segments the pool keeps
+	Bytes     uint64 // their size in all
+	Limit     uint64 // the most it may keep (SetPoolLimit)
+	Live      uint64 // tensors of this process over the pool's slots
+	Lent      uint64 // sends the peer has not given back yet
+	Returned  uint64 // sends the peer gave back since the channel opened
+	Lost      uint64 // sends the peer could not take (out of file descriptors or mappings)
+	HugePages int    // one of the HugePages* constants: what the large segments got
+}
+
+// SetPoolLimit sets the most memory the channel's pool may keep, in bytes (PoolDefaultLimit at
+// first). Lowering it frees nothing, but no segment is added until the pool is below it.
+// 0 is refused (ErrInvalidArgument).
+func (c *Channel) SetPoolLimit(bytes uint64) error {
+	return c.h.use(func(addr int64) error {
+		_, err := check(capi.Dlb_channel_set_pool_limit(addr, bytes))
+		return err
+	})
+}
+
+// PoolStats returns the state of the channel's pool, after taking back what the peer gave back:
+// Lent is what the peer still holds, Returned the sends it acknowledged.
+func (c *Channel) PoolStats() (PoolStats, error) {
+	values := make([]int64, capi.DLBX_POOL_STATS_FIELDS)
+	err := c.h.use(func(addr int64) error {
+		_, err := check(capi.Dlbx_channel_pool_stats(addr, values))
+		return err
+	})
+	if err != nil {
+		return PoolStats{}, err
+	}
+	return PoolStats{
+		Segments:  uint64(values[capi.DLBX_POOL_STATS_SEGMENTS]),
+		Bytes:     uint64(values[capi.DLBX_POOL_STATS_BYTES]),
+		Limit:     uint64(values[capi.DLBX_POOL_STATS_LIMIT]),
+		Live:      uint64(values[capi.DLBX_POOL_STATS_LIVE]),
+		Lent:      uint64(values[capi.DLBX_POOL_STATS_LENT]),
+		Returned:  uint64(values[capi.DLBX_POOL_STATS_RETURNED]),
+		Lost:      uint64(values[capi.DLBX_POOL_STATS_LOST]),
+		HugePages: int(values[capi.DLBX_POOL_STATS_HUGE_PAGES]),
+	}, nil
+}
+
 // Peer returns the peer's process id and user id, as the kernel reported them at connection.
 func (c *Channel) Peer() (pid int32, uid uint32, err error) {
 	pids, uids := make([]int32, 1), make([]int32, 1)

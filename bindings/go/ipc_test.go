@@ -124,6 +124,50 @@ func connectedPair(t *testing.T) (l *dlbridge.Listener, dialed, accepted *dlbrid
 	return l, dialed, accepted
 }
 
+// A tensor lent by the dialed end's pool is filled, sent, received, refused when sent on, and
+// its slot comes back once the receiver closes it.
+func TestPoolTensorIsFilledSentAndItsSlotComesBack(t *testing.T) {
+	leakCheck(t)
+	_, sender, receiver := connectedPair(t)
+	stats := get(sender.PoolStats())(t)
+	if stats.Segments != 0 || stats.Limit != dlbridge.PoolDefaultLimit {
+		t.Fatalf("a new pool: %+v", stats)
+	}
+	x := get(sender.Allocate(dlbridge.Float32, 2, 3))(t)
+	if !get(x.IsExclusive())(t) {
+		t.Error("a pool tensor not sent yet is not exclusive")
+	}
+	noErr(t, dlbridge.CopyIn(x, []float32{1, 2, 3, 4, 5, 6}))
+	noErr(t, sender.Send(x))
+	got := get(receiver.Receive())(t)
+	if vals := get(dlbridge.CopyOut[float32](got))(t); len(vals) != 6 || vals[0] != 1 || vals[5] != 6 {
+		t.Fatalf("received %v", vals)
+	}
+	if get(got.IsShareable())(t) {
+		t.Error("a tensor lent by the peer's pool is shareable")
+	}
+	wantError(t, receiver.Send(got), dlbridge.StatusUnsupported,
+		"the tensor was lent by its sender's pool and goes back to it when freed: it cannot be sent on; send a copy")
+	if lent := get(sender.PoolStats())(t).Lent; lent != 1 {
+		t.Errorf("lent %d while the receiver holds the tensor, want 1", lent)
+	}
+	mustClose(t, got, x)
+	stats = get(sender.PoolStats())(t)
+	if stats.Lent != 0 || stats.Returned != 1 || stats.Live != 0 || stats.Segments != 1 {
+		t.Errorf("after both closed: %+v, want lent 0, returned 1, live 0, segments 1", stats)
+	}
+	switch stats.HugePages {
+	case dlbridge.HugePagesNone, dlbridge.HugePagesTransparent, dlbridge.HugePagesHugeTLB:
+	default:
+		t.Errorf("huge pages %d is none of the HugePages constants", stats.HugePages)
+	}
+	wantError(t, sender.SetPoolLimit(0), dlbridge.StatusInvalidArgument, "a pool limit of 0 bytes leaves no room")
+	noErr(t, sender.SetPoolLimit(1<<20))
+	_, err := sender.Allocate(dlbridge.Uint8, 4)
+	wantError(t, err, dlbridge.StatusLimit, "a tensor of 4 bytes needs a pool segment of 2097152 bytes, "+
+		"more than the channel's pool limit of 1048576 bytes (dlb_channel_set_pool_limit)")
+}
+
 // Close from another goroutine wakes a Receive and an Accept that are blocked: both return
 // ErrChannelClosed, and the handles are freed once they have returned.
 func TestCloseWakesBlockedCalls(t *testing.T) {

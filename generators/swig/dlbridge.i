@@ -335,8 +335,8 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %ignore dlb_exchange_allocator;
 %ignore dlb_tensor_wrap;
 %ignore dlb_tensor_wrap_buffer;
-/* Struct outputs: dlb_version_string gives the library version. A channel's pool statistics
- * (dlb_pool_stats) have no mapping yet: no binding offers the channel pool so far. */
+/* Struct outputs: dlb_version_string gives the library version; a channel's pool statistics
+ * come through dlbx_channel_pool_stats (below) as an array. */
 %ignore dlb_get_version;
 %ignore dlb_channel_pool_stats;
 /* An output array sized by ndim, not by a capacity; the core applies it inside allocate. */
@@ -361,6 +361,7 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %newobject dlb_channel_connect;
 %newobject dlb_channel_connect_with;
 %newobject dlb_channel_receive;
+%newobject dlb_channel_allocate;
 
 /* ---- the headers ---------------------------------------------------------------------------- */
 #define DLB_API
@@ -445,6 +446,48 @@ static dlb_status dlbx_tensor_wrap_compact(void* data, uint64_t buffer_size, int
 %}
 %newobject dlbx_tensor_allocate_compact;
 %newobject dlbx_tensor_wrap_compact;
+
+/* ---- a channel's pool statistics ------------------------------------------------------------ */
+/* dlb_channel_pool_stats fills a struct, which no target language receives: the fields come as
+ * one int64 array instead, at the indices DLBX_POOL_STATS_* name (the unsigned counts as their
+ * bits: none comes near 2^63). A binding reads them by these constants, so no language knows the
+ * order or the count by itself. Ownership: nothing is created; errors are the core's, and an
+ * array shorter than DLBX_POOL_STATS_FIELDS (DLB_ERR_INVALID_ARGUMENT) before the core is asked. */
+%inline %{
+#define DLBX_POOL_STATS_SEGMENTS 0
+#define DLBX_POOL_STATS_BYTES 1
+#define DLBX_POOL_STATS_LIMIT 2
+#define DLBX_POOL_STATS_LIVE 3
+#define DLBX_POOL_STATS_LENT 4
+#define DLBX_POOL_STATS_RETURNED 5
+#define DLBX_POOL_STATS_LOST 6
+#define DLBX_POOL_STATS_HUGE_PAGES 7
+#define DLBX_POOL_STATS_FIELDS 8
+static dlb_status dlbx_channel_pool_stats(dlb_channel* channel, int32_t capacity, int64_t* out,
+                                          dlb_error* error) {
+#define DLBX_TEXT_OF_(value) #value
+#define DLBX_TEXT_OF(value) DLBX_TEXT_OF_(value)
+  static const char too_short[] =
+      "the pool statistics need an array of " DLBX_TEXT_OF(DLBX_POOL_STATS_FIELDS) " values";
+  dlb_pool_stats stats;
+  dlb_status status;
+  if (capacity < DLBX_POOL_STATS_FIELDS) {
+    memcpy(error->message, too_short, sizeof too_short);
+    return DLB_ERR_INVALID_ARGUMENT;
+  }
+  status = dlb_channel_pool_stats(channel, &stats, error);
+  if (status != DLB_OK) return status;
+  out[DLBX_POOL_STATS_SEGMENTS] = (int64_t)stats.segments;
+  out[DLBX_POOL_STATS_BYTES] = (int64_t)stats.bytes;
+  out[DLBX_POOL_STATS_LIMIT] = (int64_t)stats.limit;
+  out[DLBX_POOL_STATS_LIVE] = (int64_t)stats.live;
+  out[DLBX_POOL_STATS_LENT] = (int64_t)stats.lent;
+  out[DLBX_POOL_STATS_RETURNED] = (int64_t)stats.returned;
+  out[DLBX_POOL_STATS_LOST] = (int64_t)stats.lost;
+  out[DLBX_POOL_STATS_HUGE_PAGES] = stats.huge_pages;
+  return DLB_OK;
+}
+%}
 
 /* The managed side of the release engine (dlbx_release.h). */
 DLB_ADDRESS(const int64_t*)

@@ -270,9 +270,12 @@ typedef long long swig_type_237;
 typedef _goslice_ swig_type_238;
 typedef long long swig_type_239;
 typedef long long swig_type_240;
-typedef long long swig_type_241;
+typedef _goslice_ swig_type_241;
 typedef long long swig_type_242;
 typedef long long swig_type_243;
+typedef long long swig_type_244;
+typedef long long swig_type_245;
+typedef long long swig_type_246;
 extern void _wrap_Swig_free_capi_413e95d1d1dfba3d(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_413e95d1d1dfba3d(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_413e95d1d1dfba3d(swig_type_1 arg1);
@@ -408,12 +411,13 @@ extern void _wrap_dlb_channel_close_capi_413e95d1d1dfba3d(swig_type_208 arg1);
 extern swig_type_209 _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(swig_type_210 arg1, swig_type_211 arg2, swig_type_212 arg3, swig_type_213 arg4, swig_type_214 arg5, swig_intgo arg6, swig_type_215 arg7, swig_type_216 arg8, swig_type_217 arg9);
 extern swig_type_218 _wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(swig_type_219 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_220 arg4, swig_type_221 arg5, swig_type_222 arg6, swig_type_223 arg7, swig_type_224 arg8);
 extern swig_type_225 _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(swig_type_226 arg1, swig_type_227 arg2, swig_intgo arg3, swig_type_228 arg4, swig_type_229 arg5, swig_type_230 arg6, swig_type_231 arg7, swig_type_232 arg8, swig_intgo arg9, swig_type_233 arg10, swig_type_234 arg11, swig_type_235 arg12);
-extern swig_type_236 _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(swig_type_237 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(swig_type_238 arg1);
-extern swig_type_239 _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(swig_type_240 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(swig_type_241 arg1);
-extern swig_type_242 _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(swig_type_243 arg1);
+extern swig_type_236 _wrap_dlbx_channel_pool_stats_capi_413e95d1d1dfba3d(swig_type_237 arg1, swig_type_238 arg2);
+extern swig_type_239 _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(swig_type_240 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(swig_type_241 arg1);
+extern swig_type_242 _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(swig_type_243 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(swig_type_244 arg1);
+extern swig_type_245 _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(swig_type_246 arg1);
 #undef intgo
 */
 import "C"
@@ -1754,17 +1758,38 @@ func Dlbx_tensor_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg
 	return swig_r
 }
 
+const DLBX_POOL_STATS_SEGMENTS int = 0
+const DLBX_POOL_STATS_BYTES int = 1
+const DLBX_POOL_STATS_LIMIT int = 2
+const DLBX_POOL_STATS_LIVE int = 3
+const DLBX_POOL_STATS_LENT int = 4
+const DLBX_POOL_STATS_RETURNED int = 5
+const DLBX_POOL_STATS_LOST int = 6
+const DLBX_POOL_STATS_HUGE_PAGES int = 7
+const DLBX_POOL_STATS_FIELDS int = 8
+
+func Dlbx_channel_pool_stats(arg1 int64, arg2 []int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	swig_r = (int64)(C._wrap_dlbx_channel_pool_stats_capi_413e95d1d1dfba3d(C.swig_type_237(_swig_i_0), *(*C.swig_type_238)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_237(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_240(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(*(*C.swig_type_238)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(*(*C.swig_type_241)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1780,20 +1805,20 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(C.swig_type_240(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(C.swig_type_243(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(C.swig_type_241(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(C.swig_type_244(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(C.swig_type_243(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(C.swig_type_246(_swig_i_0)))
 	return swig_r
 }

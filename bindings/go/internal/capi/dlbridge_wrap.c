@@ -320,6 +320,41 @@ static dlb_status dlbx_tensor_wrap_compact(void* data, uint64_t buffer_size, int
 }
 
 
+#define DLBX_POOL_STATS_SEGMENTS 0
+#define DLBX_POOL_STATS_BYTES 1
+#define DLBX_POOL_STATS_LIMIT 2
+#define DLBX_POOL_STATS_LIVE 3
+#define DLBX_POOL_STATS_LENT 4
+#define DLBX_POOL_STATS_RETURNED 5
+#define DLBX_POOL_STATS_LOST 6
+#define DLBX_POOL_STATS_HUGE_PAGES 7
+#define DLBX_POOL_STATS_FIELDS 8
+static dlb_status dlbx_channel_pool_stats(dlb_channel* channel, int32_t capacity, int64_t* out,
+                                          dlb_error* error) {
+#define DLBX_TEXT_OF_(value) #value
+#define DLBX_TEXT_OF(value) DLBX_TEXT_OF_(value)
+  static const char too_short[] =
+      "the pool statistics need an array of " DLBX_TEXT_OF(DLBX_POOL_STATS_FIELDS) " values";
+  dlb_pool_stats stats;
+  dlb_status status;
+  if (capacity < DLBX_POOL_STATS_FIELDS) {
+    memcpy(error->message, too_short, sizeof too_short);
+    return DLB_ERR_INVALID_ARGUMENT;
+  }
+  status = dlb_channel_pool_stats(channel, &stats, error);
+  if (status != DLB_OK) return status;
+  out[DLBX_POOL_STATS_SEGMENTS] = (int64_t)stats.segments;
+  out[DLBX_POOL_STATS_BYTES] = (int64_t)stats.bytes;
+  out[DLBX_POOL_STATS_LIMIT] = (int64_t)stats.limit;
+  out[DLBX_POOL_STATS_LIVE] = (int64_t)stats.live;
+  out[DLBX_POOL_STATS_LENT] = (int64_t)stats.lent;
+  out[DLBX_POOL_STATS_RETURNED] = (int64_t)stats.returned;
+  out[DLBX_POOL_STATS_LOST] = (int64_t)stats.lost;
+  out[DLBX_POOL_STATS_HUGE_PAGES] = stats.huge_pages;
+  return DLB_OK;
+}
+
+
 /* Fields of the managed struct: C reads them in place, a target language holds only the
  * address. The core has accessors for the flags (dlb_tensor_flags) and the shape and strides
  * (dlb_tensor_get_shape/get_strides), not for these three plain fields. */
@@ -3698,6 +3733,45 @@ long long _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(long long _swig_g
   
   
   _swig_go_result = (long long)(intptr_t)*arg13;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlbx_channel_pool_stats_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  int32_t arg2 ;
+  int64_t *arg3 = (int64_t *) 0 ;
+  dlb_error *arg4 = (dlb_error *) 0 ;
+  int64_t values_tmp2[DLB_MAX_NDIM] ;
+  int64_t out_length2 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg4 = &dlb_err_;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  out_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  DLB_CHECK_LENGTH(out_length2, INT64_MAX, "the output array", _swig_go_result);
+  arg2 = (int32_t)(out_length2 > DLB_MAX_NDIM ? DLB_MAX_NDIM : out_length2);
+  memset(values_tmp2, 0, (size_t)arg2 * sizeof values_tmp2[0]);
+  arg3 = values_tmp2;
+  
+  
+  result = (dlb_status)dlbx_channel_pool_stats(arg1,arg2,arg3,arg4);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  if (arg2 > 0) DLB_ARRAY_SET_I64(_swig_go_1, arg2, arg3);
   
   return _swig_go_result;
 }
