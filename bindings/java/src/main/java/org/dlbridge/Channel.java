@@ -165,6 +165,92 @@ public final class Channel implements AutoCloseable {
   }
 
   /**
+   * The most memory a channel's pool keeps unless {@link #setPoolLimit} says otherwise ({@code
+   * DLB_POOL_DEFAULT_LIMIT}).
+   */
+  public static final long POOL_DEFAULT_LIMIT =
+      DLBridgeNativeConstants.DLB_POOL_DEFAULT_LIMIT.longValueExact();
+
+  /** {@link PoolStats#hugePages()}: small pages only (or no segment of 2 MiB yet). */
+  public static final int HUGE_PAGES_NONE = DLBridgeNativeConstants.DLB_HUGE_PAGES_NONE;
+
+  /** {@link PoolStats#hugePages()}: transparent huge pages were asked for. */
+  public static final int HUGE_PAGES_TRANSPARENT =
+      DLBridgeNativeConstants.DLB_HUGE_PAGES_TRANSPARENT;
+
+  /** {@link PoolStats#hugePages()}: segments of reserved hugetlbfs pages. */
+  public static final int HUGE_PAGES_HUGETLB = DLBridgeNativeConstants.DLB_HUGE_PAGES_HUGETLB;
+
+  /**
+   * The state of a channel's pool ({@code dlb_pool_stats}); the counts are unsigned in the core
+   * and none comes near 2^63.
+   *
+   * @param segments segments the pool keeps
+   * @param bytes their size in all
+   * @param limit the most the pool may keep ({@link #setPoolLimit})
+   * @param live tensors of this process over the pool's slots
+   * @param lent sends the peer has not given back yet
+   * @param returned sends the peer gave back since the channel opened
+   * @param lost sends the peer could not take (out of file descriptors or mappings)
+   * @param hugePages what the large segments got: one of the {@code HUGE_PAGES_*} constants
+   */
+  public record PoolStats(long segments, long bytes, long limit, long live, long lent,
+      long returned, long lost, int hugePages) {}
+
+  /**
+   * Lends a compact row-major CPU tensor from this channel's pool ({@code dlb_channel_allocate}):
+   * the fast way to send a stream of tensors (docs/ipc.md, "The pool"). Its memory is not
+   * zero-filled: fill it, then {@link #send} it on this channel. Its slot goes back to the pool
+   * once this process has closed it and the peer has closed what it received. Errors: the
+   * layout's (as {@link Tensor#allocate}); a tensor larger than the pool's limit ({@link
+   * Status#LIMIT}); {@link Status#TIMEOUT} (the pool stayed full: the peer holds its tensors);
+   * {@link Status#PEER_CLOSED}; {@link Status#CLOSED}. Ownership: the caller owns the tensor
+   * (close it), also after the channel is closed; on error nothing is allocated.
+   *
+   * @param dtype the element type
+   * @param shape the extents, one per dimension
+   * @return the lent tensor, owned by the caller
+   */
+  public Tensor allocate(DType dtype, long... shape) {
+    if (dtype == null) {
+      throw new NullPointerException("dtype");
+    }
+    return new Tensor(handle.use(a -> DLBridgeNative.dlb_channel_allocate(a,
+        Device.CPU.packed(), dtype.packed(), shape, null, 0L)));
+  }
+
+  /**
+   * Sets the most memory this channel's pool may keep, in bytes ({@link #POOL_DEFAULT_LIMIT} at
+   * first; unsigned). Lowering it frees nothing, but no segment is added until the pool is below
+   * it. 0 is refused ({@link Status#INVALID_ARGUMENT}, "a pool limit of 0 bytes leaves no room").
+   *
+   * @param bytes the limit in bytes
+   */
+  public void setPoolLimit(long bytes) {
+    handle.use(a -> DLBridgeNative.dlb_channel_set_pool_limit(a, bytes));
+  }
+
+  /**
+   * The state of this channel's pool, after taking back what the peer gave back ({@code
+   * dlb_channel_pool_stats}): {@link PoolStats#lent()} is what the peer still holds, {@link
+   * PoolStats#returned()} the sends it acknowledged.
+   *
+   * @return the pool's state
+   */
+  public PoolStats poolStats() {
+    long[] v = new long[DLBridgeNativeConstants.DLBX_POOL_STATS_FIELDS];
+    handle.use(a -> DLBridgeNative.dlbx_channel_pool_stats(a, v));
+    return new PoolStats(v[DLBridgeNativeConstants.DLBX_POOL_STATS_SEGMENTS],
+        v[DLBridgeNativeConstants.DLBX_POOL_STATS_BYTES],
+        v[DLBridgeNativeConstants.DLBX_POOL_STATS_LIMIT],
+        v[DLBridgeNativeConstants.DLBX_POOL_STATS_LIVE],
+        v[DLBridgeNativeConstants.DLBX_POOL_STATS_LENT],
+        v[DLBridgeNativeConstants.DLBX_POOL_STATS_RETURNED],
+        v[DLBridgeNativeConstants.DLBX_POOL_STATS_LOST],
+        (int) v[DLBridgeNativeConstants.DLBX_POOL_STATS_HUGE_PAGES]);
+  }
+
+  /**
    * The peer's process id, as the kernel reported it when the connection was made.
    *
    * @return the peer's pid

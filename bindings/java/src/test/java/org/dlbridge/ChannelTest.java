@@ -151,6 +151,43 @@ class ChannelTest {
   }
 
   @Test
+  void aPoolTensorIsFilledSentAndItsSlotComesBack() {
+    try (Listener listener = Listener.listen(socket().toString());
+        Channel sender = Channel.connect(socket().toString());
+        Channel receiver = listener.accept()) {
+      Channel.PoolStats fresh = sender.poolStats();
+      assertEquals(0, fresh.segments());
+      assertEquals(Channel.POOL_DEFAULT_LIMIT, fresh.limit());
+      try (Tensor t = sender.allocate(DType.FLOAT32, 2, 3)) {
+        assertTrue(t.isExclusive(), "not sent yet");
+        t.copyFrom(new float[] {1, 2, 3, 4, 5, 6});
+        sender.send(t);
+        try (Tensor got = receiver.receive()) {
+          assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6}, got.toFloatArray());
+          assertFalse(got.isShareable());
+          expect(Status.UNSUPPORTED, "the tensor was lent by its sender's pool and goes back to "
+              + "it when freed: it cannot be sent on; send a copy", () -> receiver.send(got));
+          assertEquals(1, sender.poolStats().lent());
+        }
+      }
+      Channel.PoolStats stats = sender.poolStats();
+      assertEquals(0, stats.lent());
+      assertEquals(1, stats.returned());
+      assertEquals(0, stats.live());
+      assertEquals(1, stats.segments());
+      assertTrue(stats.hugePages() == Channel.HUGE_PAGES_NONE
+          || stats.hugePages() == Channel.HUGE_PAGES_TRANSPARENT
+          || stats.hugePages() == Channel.HUGE_PAGES_HUGETLB, stats.toString());
+      expect(Status.INVALID_ARGUMENT, "a pool limit of 0 bytes leaves no room",
+          () -> sender.setPoolLimit(0));
+      sender.setPoolLimit(1 << 20);
+      expect(Status.LIMIT, "a tensor of 4 bytes needs a pool segment of 2097152 bytes, more than "
+          + "the channel's pool limit of 1048576 bytes (dlb_channel_set_pool_limit)",
+          () -> sender.allocate(DType.UINT8, 4));
+    }
+  }
+
+  @Test
   void afterCloseEveryCallThrowsClosed() {
     Listener listener = Listener.listen(socket().toString());
     Channel client = Channel.connect(socket().toString());
