@@ -139,6 +139,53 @@ namespace DLBridge {
     }
   }
 
+  /// <summary>The state of a channel's pool (dlb_pool_stats, <see cref="Channel.PoolStats"/>).
+  /// </summary>
+  public readonly struct PoolStats {
+    /// <summary>Segments the pool keeps.</summary>
+    public ulong Segments { get; }
+    /// <summary>Their size in all, in bytes.</summary>
+    public ulong Bytes { get; }
+    /// <summary>The most the pool may keep (<see cref="Channel.SetPoolLimit"/>).</summary>
+    public ulong Limit { get; }
+    /// <summary>Tensors of this process over the pool's slots.</summary>
+    public ulong Live { get; }
+    /// <summary>Sends the peer has not given back yet.</summary>
+    public ulong Lent { get; }
+    /// <summary>Sends the peer gave back since the channel opened.</summary>
+    public ulong Returned { get; }
+    /// <summary>Sends the peer could not take (out of file descriptors or mappings).</summary>
+    public ulong Lost { get; }
+    /// <summary>What the large segments got: one of the HugePages* constants.</summary>
+    public int HugePages { get; }
+
+    /// <summary>Small pages only, or no segment of 2 MiB yet (DLB_HUGE_PAGES_NONE).</summary>
+    public const int HugePagesNone = DLBridgeNative.DLB_HUGE_PAGES_NONE;
+    /// <summary>Transparent huge pages were asked for (DLB_HUGE_PAGES_TRANSPARENT).</summary>
+    public const int HugePagesTransparent = DLBridgeNative.DLB_HUGE_PAGES_TRANSPARENT;
+    /// <summary>Segments of reserved hugetlbfs pages (DLB_HUGE_PAGES_HUGETLB).</summary>
+    public const int HugePagesHugeTlb = DLBridgeNative.DLB_HUGE_PAGES_HUGETLB;
+
+    // The fields as dlbx_channel_pool_stats (generators/swig/dlbridge.i) lays them out.
+    internal PoolStats(long[] v) {
+      Segments = unchecked((ulong)v[DLBridgeNative.DLBX_POOL_STATS_SEGMENTS]);
+      Bytes = unchecked((ulong)v[DLBridgeNative.DLBX_POOL_STATS_BYTES]);
+      Limit = unchecked((ulong)v[DLBridgeNative.DLBX_POOL_STATS_LIMIT]);
+      Live = unchecked((ulong)v[DLBridgeNative.DLBX_POOL_STATS_LIVE]);
+      Lent = unchecked((ulong)v[DLBridgeNative.DLBX_POOL_STATS_LENT]);
+      Returned = unchecked((ulong)v[DLBridgeNative.DLBX_POOL_STATS_RETURNED]);
+      Lost = unchecked((ulong)v[DLBridgeNative.DLBX_POOL_STATS_LOST]);
+      HugePages = (int)v[DLBridgeNative.DLBX_POOL_STATS_HUGE_PAGES];
+    }
+
+    /// <summary>The fields, for messages.</summary>
+    public override string ToString() {
+      return "segments " + Segments + ", bytes " + Bytes + ", limit " + Limit + ", live " + Live +
+             ", lent " + Lent + ", returned " + Returned + ", lost " + Lost + ", huge pages " +
+             HugePages;
+    }
+  }
+
   /// <summary>
   /// One end of a connection between two processes. Tensors sent are borrowed for the call and
   /// stay the caller's; tensors received are the caller's to dispose, and stay valid after the
@@ -236,6 +283,47 @@ namespace DLBridge {
     /// Ownership: the caller owns the tensor (disposing it unmaps the memory).</summary>
     public Tensor Receive() {
       return new Tensor(h.Use(a => DLBridgeNative.dlb_channel_receive(a)));
+    }
+
+    /// <summary>The most memory a channel's pool keeps unless <see cref="SetPoolLimit"/> says
+    /// otherwise (DLB_POOL_DEFAULT_LIMIT).</summary>
+    public const ulong PoolDefaultLimit = DLBridgeNative.DLB_POOL_DEFAULT_LIMIT;
+
+    /// <summary>Lends a compact row-major CPU tensor from this channel's pool
+    /// (dlb_channel_allocate): the fast way to send a stream of tensors (docs/ipc.md, "The
+    /// pool"). Its memory is not zero-filled: fill it, then <see cref="Send"/> it on this
+    /// channel. Its slot goes back to the pool once this process has disposed it and the peer has
+    /// disposed what it received. Errors: the layout's (as
+    /// <see cref="Tensor.Allocate(Device, DType, long[])"/>); a tensor larger than the pool's
+    /// limit (<see cref="DLPackLimitException"/>);
+    /// <see cref="DLPackTimeoutException"/> (the pool stayed full: the peer holds its tensors);
+    /// <see cref="DLPackPeerClosedException"/>; <see cref="DLPackClosedException"/>.
+    /// Ownership: the caller owns the tensor (dispose it), also after the channel is disposed;
+    /// on error nothing is allocated.</summary>
+    public Tensor Allocate(DType dtype, params long[] shape) {
+      return new Tensor(h.Use(a => DLBridgeNative.dlb_channel_allocate(a, Device.Cpu.Packed,
+                                                                        dtype.Packed, shape,
+                                                                        null, 0)));
+    }
+
+    /// <summary>Sets the most memory this channel's pool may keep, in bytes
+    /// (dlb_channel_set_pool_limit; <see cref="PoolDefaultLimit"/> at first). Lowering it frees
+    /// nothing, but no segment is added until the pool is below it. 0 is refused
+    /// (<see cref="DLPackArgumentException"/>, "a pool limit of 0 bytes leaves no
+    /// room").</summary>
+    public void SetPoolLimit(ulong bytes) {
+      h.Use(a => DLBridgeNative.dlb_channel_set_pool_limit(a, bytes));
+    }
+
+    /// <summary>The state of this channel's pool, after taking back what the peer gave back
+    /// (dlb_channel_pool_stats): <c>Lent</c> is what the peer still
+    /// holds, <c>Returned</c> the sends it acknowledged.</summary>
+    public PoolStats PoolStats {
+      get {
+        long[] v = new long[DLBridgeNative.DLBX_POOL_STATS_FIELDS];
+        h.Use(a => DLBridgeNative.dlbx_channel_pool_stats(a, v));
+        return new PoolStats(v);
+      }
     }
 
     /// <summary>The peer's process id, as the kernel reported it at connection.</summary>

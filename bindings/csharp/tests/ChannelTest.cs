@@ -257,6 +257,43 @@ namespace DLBridge.Tests {
 
     // ---- against the parity rows' C peer ----------------------------------------------------
 
+    [Test]
+    public void APoolTensorIsFilledSentAndItsSlotComesBack() {
+      using (Listener listener = Listener.Listen(SocketPath))
+      using (Channel sender = Channel.Connect(SocketPath))
+      using (Channel receiver = listener.Accept()) {
+        PoolStats fresh = sender.PoolStats;
+        Assert.AreEqual(0UL, fresh.Segments);
+        Assert.AreEqual(Channel.PoolDefaultLimit, fresh.Limit);
+        using (Tensor t = sender.Allocate(DType.Float32, 2, 3)) {
+          Assert.IsTrue(t.IsExclusive, "not sent yet");
+          t.CopyFrom(new float[] { 1, 2, 3, 4, 5, 6 });
+          sender.Send(t);
+          using (Tensor got = receiver.Receive()) {
+            Assert.AreEqual(new float[] { 1, 2, 3, 4, 5, 6 }, got.ToArray<float>());
+            Assert.IsFalse(got.IsShareable);
+            TestUtil.Throws(Status.Unsupported, "the tensor was lent by its sender's pool and goes " +
+                            "back to it when freed: it cannot be sent on; send a copy",
+                            () => receiver.Send(got));
+            Assert.AreEqual(1UL, sender.PoolStats.Lent);
+          }
+        }
+        PoolStats stats = sender.PoolStats;
+        Assert.AreEqual(0UL, stats.Lent, stats.ToString());
+        Assert.AreEqual(1UL, stats.Returned, stats.ToString());
+        Assert.AreEqual(0UL, stats.Live, stats.ToString());
+        Assert.AreEqual(1UL, stats.Segments, stats.ToString());
+        Assert.That(stats.HugePages, Is.EqualTo(PoolStats.HugePagesNone)
+            .Or.EqualTo(PoolStats.HugePagesTransparent).Or.EqualTo(PoolStats.HugePagesHugeTlb));
+        TestUtil.Throws(Status.InvalidArgument, "a pool limit of 0 bytes leaves no room",
+                        () => sender.SetPoolLimit(0));
+        sender.SetPoolLimit(1 << 20);
+        TestUtil.Throws(Status.Limit, "a tensor of 4 bytes needs a pool segment of 2097152 bytes, " +
+                        "more than the channel's pool limit of 1048576 bytes " +
+                        "(dlb_channel_set_pool_limit)", () => sender.Allocate(DType.UInt8, 4));
+      }
+    }
+
     private static void NeedPeer() {
       if (Peer.Program == null) Assert.Ignore("DLBRIDGE_PARITY_PEER is not set (run through meson test)");
     }
