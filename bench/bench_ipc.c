@@ -339,6 +339,7 @@ static int measure(const bench_transport* transport, const bench_plan* plan, int
   children[1] = start_child(transport, &cell, 0, cpus[1], pipes[1][1], for_receiver, 3);
   const int for_sender[] = {pipes[1][0], pipes[1][1], pipes[0][0]};
   children[0] = start_child(transport, &cell, 1, cpus[0], pipes[0][1], for_sender, 3);
+  const pid_t started[2] = {children[0], children[1]};
   close(pipes[0][1]);
   close(pipes[1][1]);
   if (cell.pair[0] >= 0) {
@@ -409,6 +410,13 @@ static int measure(const bench_transport* transport, const bench_plan* plan, int
     }
   }
   unlink(leftovers[0]);
+#ifdef BENCH_HAVE_ICEORYX
+  if (transport == &bench_iceoryx) {
+    for (int c = 0; c < 2; ++c) bench_iceoryx_remove_leftovers(c == 0, (int)started[c]);
+  }
+#else
+  (void)started;
+#endif
   for (int s = 0; s < plan->size_count; ++s) {
     for (int m = 0; m < BENCH_METRICS; ++m) {
       samples* set = &collected[s][m];

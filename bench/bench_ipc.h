@@ -120,6 +120,9 @@ typedef struct bench_roudi {
 int bench_roudi_start(bench_roudi* roudi, const bench_plan* plan, const char* folder,
                       char* why, int why_size);
 void bench_roudi_stop(bench_roudi* roudi);
+/* Removes the socket and lock an iceoryx process leaves in /tmp when it is killed (a failed
+ * measurement); nothing when it exited cleanly. */
+void bench_iceoryx_remove_leftovers(int sender, int pid);
 #endif
 
 #endif /* DLBRIDGE_BENCH_BENCH_IPC_H_ */

@@ -213,6 +213,21 @@ typedef struct iceoryx_side {
   const void* taken;
 } iceoryx_side;
 
+/* The process's name for RouDi; the runtime also names its socket and lock in /tmp after it. */
+static void runtime_name(int sender, int pid, char* name, size_t size) {
+  snprintf(name, size, "dlbridge-bench-%s-%d", sender ? "sender" : "receiver", pid);
+}
+
+void bench_iceoryx_remove_leftovers(int sender, int pid) {
+  char name[64];
+  runtime_name(sender, pid, name, sizeof name);
+  char path[96];
+  snprintf(path, sizeof path, "/tmp/%s", name);
+  unlink(path);
+  snprintf(path, sizeof path, "/tmp/%s.lock", name);
+  unlink(path);
+}
+
 static void topic_names(const bench_cell* cell, char* instance, size_t size) {
   snprintf(instance, size, "cell%d-%d", cell->id, (int)getppid());
 }
@@ -277,8 +292,7 @@ static iceoryx_side* open_side(const bench_cell* cell, int sender) {
   side->sender = sender;
   side->size_count = cell->plan->size_count;
   char name[64];
-  snprintf(name, sizeof name, "dlbridge-bench-%s-%d", sender ? "sender" : "receiver",
-           (int)getpid());
+  runtime_name(sender, (int)getpid(), name, sizeof name);
   /* Debian's build logs every registration at its default level, into the tables' output. */
   iox_set_loglevel(Iceoryx_LogLevel_Warn);
   iox_runtime_init(name);
@@ -421,7 +435,9 @@ static void close_side(void* state) {
     iox_pub_deinit(side->reply_publisher);
   }
   free(side);
-  iox_runtime_shutdown();
+  /* No iox_runtime_shutdown(): it only unblocks waiting publishers, and once (under valgrind)
+   * RouDi's answer to it came out of step and the process hung. The runtime deregisters from
+   * RouDi when exit() destroys it. */
 }
 
 const bench_transport bench_iceoryx = {
