@@ -4,7 +4,8 @@
  *   pooled:  every message is lent by the channel's pool (dlb_channel_allocate), filled, sent
  *            and freed; the receiver's free gives its slot back for the sender to reuse.
  *   re-send: one shareable tensor per size, allocated before timing; every message is a share
- *            of it (dlb_tensor_share), sent and freed: the floor of the channel itself.
+ *            of it (dlb_tensor_share), sent and freed: no allocation on the sender's side, but
+ *            the receiver still maps and unmaps the memory per message.
  * The receiver's replies take the row's own path at 64 bytes. Channels keep the default: no time
  * limit (a program's usual setting, and a different wait in the core); the parent's deadline
  * ends a measurement that stops answering. */
