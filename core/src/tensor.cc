@@ -208,7 +208,8 @@ struct ReleaseQueue {
 };
 thread_local ReleaseQueue t_release_queue;
 
-// `block` has no references left and calls_out(block->owner).
+// `block` has no references left and calls_out(block->owner). Out of line, so that
+// block_deleter keeps a one-register frame on its path for inline and view blocks.
 __attribute__((noinline)) void release_calling_out(Block* block) {
   ReleaseQueue* queue = &t_release_queue;
   // One lookup of the thread-local's address per call: without this GCC recomputes it (another
@@ -324,6 +325,33 @@ __attribute__((always_inline)) inline int wrap(const DLTensor* tensor,
   return DLB_OK;
 }
 
+// A new view block over the memory of `base` (a dlbridge tensor), laid out as `*layout`, or as
+// `base` itself when `layout` is NULL: a share, whose layout is read after the allocation so that
+// no field of it is held (saved and restored) across that call.
+__attribute__((always_inline)) inline int make_alias(const DLManagedTensorVersioned* base,
+                                                     const DLTensor* layout, uint64_t flags,
+                                                     DLManagedTensorVersioned** out,
+                                                     dlb_error* error) {
+  // An alias adds a reference to the root; the caller's handle itself is not modified.
+  Block* base_block = block_of(const_cast<DLManagedTensorVersioned*>(base));
+  if (base_block == nullptr) {
+    return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT,
+                     "tensor was not made by dlbridge; import it with dlb_tensor_import first");
+  }
+  Block* root = base_block->parent != nullptr ? base_block->parent : base_block;
+  void* memory = std::malloc(block_size(layout != nullptr ? layout->ndim : base->dl_tensor.ndim));
+  if (memory == nullptr) {
+    return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory creating a view");
+  }
+  root->refs.fetch_add(1, std::memory_order_relaxed);
+  // An alias is never the sole owner of its memory: IS_COPIED stays with the original.
+  flags &= ~uint64_t{DLPACK_FLAG_BITMASK_IS_COPIED};
+  Block* view = init_block(memory, root, Owner::kView, flags,
+                           layout != nullptr ? *layout : base->dl_tensor);
+  *out = &view->managed;
+  return DLB_OK;
+}
+
 }  // namespace
 
 namespace dlb {
@@ -331,23 +359,9 @@ namespace dlb {
 int make_view(const DLManagedTensorVersioned* base, void* data, uint64_t byte_offset, int32_t ndim,
               const int64_t* shape, const int64_t* strides, uint64_t flags,
               DLManagedTensorVersioned** out, dlb_error* error) {
-  // A view adds a reference to the root; the caller's handle itself is not modified.
-  Block* base_block = block_of(const_cast<DLManagedTensorVersioned*>(base));
-  if (base_block == nullptr) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT,
-                "tensor was not made by dlbridge; import it with dlb_tensor_import first");
-  }
-  Block* root = base_block->parent != nullptr ? base_block->parent : base_block;
-  void* memory = std::malloc(block_size(ndim));
-  if (memory == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory creating a view");
-  root->refs.fetch_add(1, std::memory_order_relaxed);
-  // An alias is never the sole owner of its memory: IS_COPIED stays with the original.
-  flags &= ~uint64_t{DLPACK_FLAG_BITMASK_IS_COPIED};
-  Block* view = init_block(memory, root, Owner::kView, flags,
-                           layout_of(data, base->dl_tensor.device, base->dl_tensor.dtype, ndim,
-                                     shape, strides, byte_offset));
-  *out = &view->managed;
-  return DLB_OK;
+  const DLTensor layout = layout_of(data, base->dl_tensor.device, base->dl_tensor.dtype, ndim,
+                                    shape, strides, byte_offset);
+  return make_alias(base, &layout, flags, out, error);
 }
 
 Backend* acquire_tensor_backend(const DLManagedTensorVersioned* tensor) {
@@ -580,9 +594,7 @@ DLB_API dlb_status dlb_tensor_share(const DLManagedTensorVersioned* tensor, uint
                      "a share can only add the READ_ONLY flag, not 0x%llx",
                      static_cast<unsigned long long>(add_flags));
   }
-  const DLTensor& t = tensor->dl_tensor;
-  return dlb::make_view(tensor, t.data, t.byte_offset, t.ndim, t.shape, t.strides,
-                        tensor->flags | add_flags, out, error);
+  return make_alias(tensor, nullptr, tensor->flags | add_flags, out, error);
 }
 
 DLB_API int dlb_tensor_is_dlbridge(const DLManagedTensorVersioned* tensor) {
