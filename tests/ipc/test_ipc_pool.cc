@@ -443,6 +443,16 @@ TEST_SUITE("ipc.pool") {
           "a tensor of 4 bytes needs a pool segment of 2097152 bytes, more than the channel's "
           "pool limit of 1048576 bytes (dlb_channel_set_pool_limit)");
     CHECK(t == nullptr);
+    // A pool at its limit with nothing of the size wanted lent does not wait for ever.
+    REQUIRE(dlb_channel_set_pool_limit(pair.server, 4u << 20, nullptr) == DLB_OK);
+    const int64_t three_mib = 3 << 20;
+    REQUIRE(dlb_channel_allocate(pair.server, kCpu, kU8, 1, &three_mib, nullptr, 0, &t, nullptr) == DLB_OK);
+    dlb_tensor_free(t);  // its 4 MiB segment is free, and the whole limit
+    CHECK(dlb_channel_allocate(pair.server, kCpu, kU8, 1, shape, nullptr, 0, &t, &e) == DLB_ERR_LIMIT);
+    CHECK(std::string(e.message) ==
+          "the channel's pool holds 4194304 of its limit of 4194304 bytes in segments for other "
+          "sizes, and a tensor of this size needs 2097152 more: raise the limit "
+          "(dlb_channel_set_pool_limit)");
     REQUIRE(dlb_channel_set_pool_limit(pair.server, DLB_POOL_DEFAULT_LIMIT, nullptr) == DLB_OK);
     dlb_pool_stats stats;
     CHECK(dlb_channel_pool_stats(pair.server, nullptr, &e) == DLB_ERR_INVALID_ARGUMENT);
@@ -450,7 +460,7 @@ TEST_SUITE("ipc.pool") {
     CHECK(dlb_channel_pool_stats(pair.listener, &stats, &e) == DLB_ERR_INVALID_ARGUMENT);
     CHECK(std::string(e.message) == "a listener cannot have a pool: accept a connection");
     REQUIRE(dlb_channel_pool_stats(pair.server, &stats, nullptr) == DLB_OK);
-    CHECK(stats.segments == 0);
+    CHECK(stats.segments == 1);
     CHECK(stats.limit == DLB_POOL_DEFAULT_LIMIT);
 
     // A pool tensor goes out on its own channel only.

@@ -1074,10 +1074,13 @@ typedef struct dlb_pool_stats {
 /* Lends a tensor from `channel`'s pool (see above), laid out as dlb_tensor_allocate lays it out
  * (`strides` NULL: compact row-major; the first element DLB_CPU_ALIGNMENT-aligned), its memory
  * not zero-filled. Takes back, without waiting, what the peer has given back; when the pool is at
- * its limit, waits for the peer to give something back, within the channel's time limit.
+ * its limit, waits for the peer to give a slot of that size back, within the channel's time
+ * limit. Before adding a segment of 2 MiB or more it waits for a return for about as long as
+ * faulting the segment in would take (at most 50 ms).
  * Errors: the layout's own (as dlb_tensor_allocate); a device other than kDLCPU
  * (DLB_ERR_UNSUPPORTED); a listener (DLB_ERR_INVALID_ARGUMENT); a tensor larger than the pool's
- * limit (DLB_ERR_LIMIT, naming both); DLB_ERR_TIMEOUT (the pool stayed full: the peer holds its
+ * limit, or a pool at its limit that holds only segments of other sizes, so that no return can
+ * make room (DLB_ERR_LIMIT, naming both); DLB_ERR_TIMEOUT (the pool stayed full: the peer holds its
  * tensors), DLB_ERR_PEER_CLOSED (the pool is full and the peer is gone), DLB_ERR_OUT_OF_MEMORY,
  * DLB_ERR_CLOSED.
  * Ownership: on success the caller owns *out, a tensor like any other (views, shares, exports);

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -290,6 +291,27 @@ int wait_for_return(dlb_channel* channel, Pool* pool, uint64_t needed, const Dea
   }
 }
 
+// Whether the peer holds a send of some slot of `slot_size` (under the lock): only then can a
+// return free one of that size.
+bool lends(const Pool* pool, uint64_t slot_size) {
+  for (const PoolSegment* segment : pool->segments) {
+    if (segment->slot_size != slot_size) continue;
+    for (uint32_t i = 0; i < segment->slot_count; ++i) {
+      if (segment->slots[i].lent > 0) return true;
+    }
+  }
+  return false;
+}
+
+// Waits for a return no longer than faulting in a segment of `size` bytes would take (at about
+// 4 GB/s, at most 50 ms).
+void wait_briefly_for_return(Pool* pool, uint64_t size) {
+  const int ms = static_cast<int>(std::min<uint64_t>(50, size / 4000000 + 1));
+  pollfd ready{pool->release_fd, POLLIN, 0};
+  while (poll(&ready, 1, ms) < 0 && errno == EINTR) {
+  }
+}
+
 void release_slot(void* ctx) {
   auto* slot = static_cast<Slot*>(ctx);
   Pool* pool = slot->segment->pool;
@@ -436,11 +458,23 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
   const Deadline deadline(channel->timeout_ns);
   std::unique_lock<std::mutex> lock(pool->mutex);
   Slot* slot = pop_free(pool, slot_size);
+  bool waited_before_growing = false;
   while (slot == nullptr) {
     take_back(pool);
     slot = pop_free(pool, slot_size);
     if (slot != nullptr) break;
-    if (pool->bytes + segment_size_for(slot_size) <= channel->pool_limit) {
+    const uint64_t segment_size = segment_size_for(slot_size);
+    const bool class_lent = lends(pool, slot_size);
+    if (pool->bytes + segment_size <= channel->pool_limit) {
+      // A large segment costs as long to fault in as a return of one takes to come, in a
+      // stream: wait for a return for no longer than growing would take, then grow.
+      if (segment_size >= kHugePage && class_lent && !waited_before_growing && !pool->peer_gone) {
+        waited_before_growing = true;
+        lock.unlock();
+        wait_briefly_for_return(pool, segment_size);
+        lock.lock();
+        continue;
+      }
       status = grow(pool, slot_size, error);
       if (status != DLB_OK) return status;
       continue;
@@ -452,8 +486,18 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
                        static_cast<unsigned long long>(pool->bytes),
                        static_cast<unsigned long long>(channel->pool_limit));
     }
+    if (!class_lent) {
+      // Nothing of this size can come back: waiting would never end.
+      return dlb::fail(error, DLB_ERR_LIMIT,
+                       "the channel's pool holds %llu of its limit of %llu bytes in segments "
+                       "for other sizes, and a tensor of this size needs %llu more: raise the "
+                       "limit (dlb_channel_set_pool_limit)",
+                       static_cast<unsigned long long>(pool->bytes),
+                       static_cast<unsigned long long>(channel->pool_limit),
+                       static_cast<unsigned long long>(segment_size));
+    }
     lock.unlock();
-    status = wait_for_return(channel, pool, segment_size_for(slot_size), deadline, error);
+    status = wait_for_return(channel, pool, segment_size, deadline, error);
     lock.lock();
     if (status != DLB_OK) return status;
   }
