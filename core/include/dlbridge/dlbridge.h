@@ -1075,8 +1075,7 @@ typedef struct dlb_pool_stats {
  * (`strides` NULL: compact row-major; the first element DLB_CPU_ALIGNMENT-aligned), its memory
  * not zero-filled. Takes back, without waiting, what the peer has given back; when the pool is at
  * its limit, waits for the peer to give a slot of that size back, within the channel's time
- * limit. Before adding a segment of 2 MiB or more it waits for a return for about as long as
- * faulting the segment in would take (at most 50 ms).
+ * limit; below its limit it adds a segment rather than wait.
  * Errors: the layout's own (as dlb_tensor_allocate); a device other than kDLCPU
  * (DLB_ERR_UNSUPPORTED); a listener (DLB_ERR_INVALID_ARGUMENT); a tensor larger than the pool's
  * limit, or a pool at its limit that holds only segments of other sizes, so that no return can

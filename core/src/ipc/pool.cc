@@ -303,15 +303,6 @@ bool lends(const Pool* pool, uint64_t slot_size) {
   return false;
 }
 
-// Waits for a return no longer than faulting in a segment of `size` bytes would take (at about
-// 4 GB/s, at most 50 ms).
-void wait_briefly_for_return(Pool* pool, uint64_t size) {
-  const int ms = static_cast<int>(std::min<uint64_t>(50, size / 4000000 + 1));
-  pollfd ready{pool->release_fd, POLLIN, 0};
-  while (poll(&ready, 1, ms) < 0 && errno == EINTR) {
-  }
-}
-
 void release_slot(void* ctx) {
   auto* slot = static_cast<Slot*>(ctx);
   Pool* pool = slot->segment->pool;
@@ -458,7 +449,6 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
   const Deadline deadline(channel->timeout_ns);
   std::unique_lock<std::mutex> lock(pool->mutex);
   Slot* slot = pop_free(pool, slot_size);
-  bool waited_before_growing = false;
   while (slot == nullptr) {
     take_back(pool);
     slot = pop_free(pool, slot_size);
@@ -466,15 +456,8 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
     const uint64_t segment_size = segment_size_for(slot_size);
     const bool class_lent = lends(pool, slot_size);
     if (pool->bytes + segment_size <= channel->pool_limit) {
-      // A large segment costs as long to fault in as a return of one takes to come, in a
-      // stream: wait for a return for no longer than growing would take, then grow.
-      if (segment_size >= kHugePage && class_lent && !waited_before_growing && !pool->peer_gone) {
-        waited_before_growing = true;
-        lock.unlock();
-        wait_briefly_for_return(pool, segment_size);
-        lock.lock();
-        continue;
-      }
+      // Growing costs a segment's page faults once; a stream then reuses it at full speed
+      // (waiting for a return instead caps a stream at one round trip per tensor).
       status = grow(pool, slot_size, error);
       if (status != DLB_OK) return status;
       continue;
