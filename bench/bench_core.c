@@ -147,7 +147,7 @@ static void print_table(const settings* cfg) {
   printf("  ratio = result / baseline, baseline measured in this run;");
   if (counting_allocations) {
     printf(" allocs = heap allocations per cycle, counted by interposing malloc, calloc, "
-           "realloc, memalign, aligned_alloc and posix_memalign in this executable\n");
+           "realloc, memalign, aligned_alloc and posix_memalign in this process\n");
   } else {
     printf(" allocs not measured: malloc could not be interposed here (sanitizer, valgrind, or "
            "not glibc)\n");

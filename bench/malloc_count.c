@@ -1,7 +1,8 @@
 /*
- * malloc_count.c - defines the malloc family in the bench executable. The dynamic linker binds
- * every caller in the process (libdlbridge, libstdc++'s operator new) to these definitions first;
- * each one forwards to glibc's own __libc_* entry point, counting the call while counting is on.
+ * malloc_count.c - defines the malloc family in a shared library the bench programs link ahead of
+ * libc. The dynamic linker binds every caller in the process (the program, libdlbridge,
+ * libstdc++'s operator new) to these definitions first; each one forwards to glibc's own __libc_*
+ * entry point, counting the call while counting is on.
  */
 #define _GNU_SOURCE
 #include "malloc_count.h"
