@@ -23,6 +23,11 @@ fail() {
 rm -rf "$work"
 mkdir -p "$work"
 export CARGO_TARGET_DIR="$work/target"
+# Verification unpacks dlbridge-sys from a temporary registry into CARGO_HOME's registry/src,
+# and cargo never unpacks the same name and version there twice: with the user's CARGO_HOME a
+# copy left by an earlier run (the same version, older sources) would be built instead of this
+# one. The crates have no dependencies, so a private, empty CARGO_HOME serves.
+export CARGO_HOME="$work/cargo-home"
 
 for crate in dlbridge-sys dlbridge; do
   dir="$rust/$crate"
