@@ -5,8 +5,10 @@
 
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -59,6 +61,24 @@ inline std::vector<std::string> segment_mappings() {
     if (line.find("memfd:dlbridge") != std::string::npos) out.push_back(line);
   }
   return out;
+}
+
+// Whether this process runs under valgrind, which keeps its own table of descriptors and answers
+// setrlimit itself: the kernel, which installs received descriptors, never sees a lowered limit.
+inline bool under_valgrind() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  return preload != nullptr && std::strstr(preload, "vgpreload") != nullptr;
+}
+
+// Lowers RLIMIT_NOFILE to `limit` and fills the descriptor table up to it, so that no received
+// descriptor can be installed; the caller closes the returned fillers. False when setrlimit fails.
+inline bool fill_descriptor_table(rlim_t limit, std::vector<int>* fillers) {
+  rlimit current{};
+  getrlimit(RLIMIT_NOFILE, &current);
+  current.rlim_cur = limit;
+  if (setrlimit(RLIMIT_NOFILE, &current) != 0) return false;
+  for (int fd; (fd = dup(0)) >= 0;) fillers->push_back(fd);
+  return true;
 }
 
 }  // namespace ipc_scratch

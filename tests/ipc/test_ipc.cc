@@ -789,10 +789,7 @@ TEST_SUITE("ipc.before_mapping") {
   }
 
   TEST_CASE("a receiver out of file descriptors says so, loses only that tensor, and stays in step") {
-    // Valgrind keeps its own table of descriptors and answers setrlimit itself; the kernel, which
-    // installs received descriptors, then never sees the lowered limit.
-    const char* preload = std::getenv("LD_PRELOAD");
-    if (preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) {
+    if (ipc_scratch::under_valgrind()) {
       MESSAGE("skipped under valgrind: it does not pass RLIMIT_NOFILE on to the kernel");
       return;
     }
@@ -803,12 +800,8 @@ TEST_SUITE("ipc.before_mapping") {
       dlb_channel* c = nullptr;
       if (dlb_channel_connect(folder.socket.c_str(), &c, nullptr) != DLB_OK) return 10;
       // Fill the descriptor table up to a low limit, so that the segment's cannot be installed.
-      rlimit limit{};
-      getrlimit(RLIMIT_NOFILE, &limit);
-      limit.rlim_cur = 64;
-      if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 11;
       std::vector<int> filler;
-      for (int fd; (fd = dup(0)) >= 0;) filler.push_back(fd);
+      if (!ipc_scratch::fill_descriptor_table(64, &filler)) return 11;
       DLManagedTensorVersioned* t = nullptr;
       dlb_error e;
       const int status = dlb_channel_receive(c, &t, &e);

@@ -124,8 +124,7 @@ bool instrumented() {
 #if defined(DLB_TEST_SANITIZED)
   return true;
 #else
-  const char* preload = std::getenv("LD_PRELOAD");
-  return preload != nullptr && std::strstr(preload, "vgpreload") != nullptr;
+  return ipc_scratch::under_valgrind();
 #endif
 }
 
@@ -353,20 +352,15 @@ TEST_SUITE("ipc.pool") {
   }
 
   TEST_CASE("a receiver out of file descriptors loses the tensor with LIMIT, and the sender hears of it") {
-    const char* preload = std::getenv("LD_PRELOAD");
-    if (preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) {
+    if (ipc_scratch::under_valgrind()) {
       MESSAGE("skipped under valgrind: it does not pass RLIMIT_NOFILE on to the kernel");
       return;
     }
     Pair pair([](dlb_channel* c) {
       DLManagedTensorVersioned* small = nullptr;
       if (dlb_channel_receive(c, &small, nullptr) != DLB_OK) return 10;  // the release socket came
-      rlimit limit{};
-      getrlimit(RLIMIT_NOFILE, &limit);
-      limit.rlim_cur = 64;
-      if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 11;
       std::vector<int> filler;
-      for (int fd; (fd = dup(0)) >= 0;) filler.push_back(fd);
+      if (!ipc_scratch::fill_descriptor_table(64, &filler)) return 11;
       DLManagedTensorVersioned* big = nullptr;
       dlb_error e;
       if (dlb_channel_receive(c, &big, &e) != DLB_ERR_LIMIT) return 12;
