@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>

@@ -62,7 +62,6 @@ struct Pool {
   int release_fd = -1;  // this end of the release socket: the peer's returns arrive here
   int peer_end = -1;    // the peer's end, until the channel's first pooled send hands it over
   bool peer_gone = false;
-  bool channel_closed = false;
   std::vector<PoolSegment*> segments;
   std::vector<std::pair<uint64_t, Slot*>> free;  // slot size → free slots
   uint64_t bytes = 0, live = 0, lent = 0, returned = 0, lost = 0;
@@ -398,7 +397,6 @@ void pool_close(dlb_channel* channel) {
   Pool* pool = channel->pool.exchange(nullptr);
   if (pool == nullptr) return;
   std::unique_lock<std::mutex> lock(pool->mutex);
-  pool->channel_closed = true;
   // Returns can no longer arrive: what the peer holds stays lent, and its slots are never reused.
   if (pool->release_fd >= 0) close(pool->release_fd);
   pool->release_fd = -1;
