@@ -51,3 +51,53 @@ JNIEXPORT void JNICALL Java_org_dlbridge_BenchNative_noop(JNIEnv* env, jclass cl
   (void)env;
   (void)cls;
 }
+
+/* SlotsBench's JNI global-reference token (C#'s model: a handle the VM keeps, its value the
+ * token): the three steps as separate calls, and folded into calls the binding makes anyway (a
+ * wrap's call makes the reference, a free's or a drain's call resolves and deletes it). */
+JNIEXPORT jlong JNICALL Java_org_dlbridge_SlotsBench_newGlobal(JNIEnv* env, jclass cls,
+                                                              jobject owner) {
+  (void)cls;
+  return (jlong)(intptr_t)(*env)->NewGlobalRef(env, owner);
+}
+
+JNIEXPORT jobject JNICALL Java_org_dlbridge_SlotsBench_resolveGlobal(JNIEnv* env, jclass cls,
+                                                                    jlong token) {
+  (void)cls;
+  return (*env)->NewLocalRef(env, (jobject)(intptr_t)token);
+}
+
+JNIEXPORT void JNICALL Java_org_dlbridge_SlotsBench_deleteGlobal(JNIEnv* env, jclass cls,
+                                                                jlong token) {
+  (void)cls;
+  (*env)->DeleteGlobalRef(env, (jobject)(intptr_t)token);
+}
+
+/* The release folded into one call: the owner is resolved (a local reference made and dropped,
+ * as a drain that hands it to Java would) and the global reference deleted. */
+JNIEXPORT jboolean JNICALL Java_org_dlbridge_SlotsBench_resolveAndDeleteGlobal(JNIEnv* env,
+                                                                              jclass cls,
+                                                                              jlong token) {
+  jobject global = (jobject)(intptr_t)token;
+  jobject owner = (*env)->NewLocalRef(env, global);
+  jboolean found = owner != NULL;
+  (void)cls;
+  (*env)->DeleteLocalRef(env, owner);
+  (*env)->DeleteGlobalRef(env, global);
+  return found;
+}
+
+/* The two empty calls those folded steps ride on, with the same arguments: subtracted. */
+JNIEXPORT jlong JNICALL Java_org_dlbridge_SlotsBench_noopObject(JNIEnv* env, jclass cls,
+                                                               jobject owner) {
+  (void)env;
+  (void)cls;
+  return owner != NULL;
+}
+
+JNIEXPORT jboolean JNICALL Java_org_dlbridge_SlotsBench_noopLong(JNIEnv* env, jclass cls,
+                                                                jlong token) {
+  (void)env;
+  (void)cls;
+  return token != 0;
+}
