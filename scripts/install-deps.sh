@@ -12,8 +12,11 @@
 # (rustup's cargo, rustc, rustfmt), the CUDA Toolkit (nvcc, optional) and Python 3.
 set -euo pipefail
 
+# Channels across machines (docs/remote.md): UCX's headers to build them (UCX itself and OpenSSL's
+# libcrypto are loaded at run time), and ucx-utils for ucx_perftest, bench_remote's baseline.
+remote_packages=(libucx-dev libssl3 ucx-utils)
 # The library, the demo and the documented install commands.
-build_packages=(g++ meson ninja-build pkg-config python3)
+build_packages=(g++ meson ninja-build pkg-config python3 "${remote_packages[@]}")
 
 # Everything below is for `scripts/test.sh` (and the bindings' install commands).
 # Core tests: doctest; libdlpack-dev is upstream's DLPack 0.6 header, against which suite abi

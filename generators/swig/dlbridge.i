@@ -125,6 +125,10 @@ DLB_TENSOR_OUT(DLManagedTensor)
 DLB_ADDRESS(dlb_channel*)
 DLB_ADDRESS(const dlb_channel*)
 DLB_TENSOR_OUT(dlb_channel)
+/* A channel's options (remote channels' key, receive device, limits) likewise. */
+DLB_ADDRESS(dlb_channel_options*)
+DLB_ADDRESS(const dlb_channel_options*)
+DLB_TENSOR_OUT(dlb_channel_options)
 
 /* ---- DLDevice and DLDataType by value ------------------------------------------------------ */
 /* The packing is dlbx_pack.h's (generators/swig/native), shared with every native file. */
@@ -360,6 +364,9 @@ DLB_SCALAR_OUT(DLDataType* out, DLDataType, I32,
 %newobject dlb_channel_accept;
 %newobject dlb_channel_connect;
 %newobject dlb_channel_connect_with;
+%newobject dlb_channel_listen_with_options;
+%newobject dlb_channel_connect_with_options;
+%newobject dlb_channel_options_create;
 %newobject dlb_channel_receive;
 %newobject dlb_channel_allocate;
 

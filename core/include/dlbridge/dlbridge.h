@@ -1129,6 +1129,124 @@ DLB_API void dlb_channel_shutdown(dlb_channel* channel);
  * in progress (see dlb_channel_shutdown). NULL is a no-op. Tensors already received stay valid. */
 DLB_API void dlb_channel_close(dlb_channel* channel);
 
+/* ---- Channels across machines ----------------------------------------------------------------
+ * The same channel reaches another machine when its address says so:
+ *   "ucx://HOST:PORT"  UCX (https://openucx.org) with the transports it picks at run time
+ *                      (shared memory, TCP, RDMA verbs, CUDA-aware transports where installed);
+ *   "tcp://HOST:PORT"  UCX restricted to its TCP transport;
+ *   anything else      a Unix domain socket path, as above.
+ * HOST is an IPv4 address, a bracketed IPv6 address or a host name; a listener binds to exactly
+ * the address it is given (no wildcard unless the caller writes one, such as 0.0.0.0), PORT 0 for
+ * one the system picks (dlb_channel_port says which).
+ *
+ * What differs from a local channel (dlb_channel_is_remote says which a channel is):
+ *  - The bytes travel. A received tensor is an ordinary tensor marked DLPACK_FLAG_BITMASK_IS_COPIED in memory
+ *    this library allocated on the channel's receive device (dlb_channel_options_set_receive_device:
+ *    host memory by default), with the sender's dtype, shape and flags and compact row-major
+ *    strides. A contiguous tensor goes straight from the sender's memory into the receiver's new
+ *    tensor (UCX rendezvous: no staging copy in this library); any other is packed once first.
+ *  - Any tensor may be sent, shareable or not; dlb_channel_send returns once the bytes left the
+ *    tensor (it may then be written or freed). Tensors of device memory need a UCX that reaches
+ *    that memory: CUDA memory without UCX's CUDA transports fails with DLB_ERR_DEVICE_UNAVAILABLE
+ *    and a message naming what is missing (never a silent copy through host memory); with
+ *    DLB_SEND_COPY the sender asks for that copy. Other device types: DLB_ERR_UNSUPPORTED, or a
+ *    copy to host memory with DLB_SEND_COPY.
+ *  - Peers authenticate by key: a listener needs one, and a connecting peer proves it holds the
+ *    same key before either side reads a tensor descriptor (challenge and response, HMAC-SHA256,
+ *    from OpenSSL's libcrypto). A peer without it is refused with DLB_ERR_PERMISSION, and nothing
+ *    is allocated for it. The key authenticates; it does not encrypt: tensors cross the network in
+ *    the clear, so use a network you trust (see docs/remote.md).
+ *  - The receiver bounds what a peer can make it allocate: a tensor larger than the channel's
+ *    maximum is refused before anything is allocated (DLB_ERR_LIMIT at the receiver's receive and
+ *    at the sender's send, which knows the peer's maximum and checks it first), and a sender waits
+ *    while the receiver holds its maximum of tensors received but not yet taken by a receive.
+ *  - dlb_channel_allow_uid and dlb_channel_peer do not apply (DLB_ERR_INVALID_ARGUMENT); the
+ *    pool (dlb_channel_allocate) lends ordinary host tensors, which need no pool to travel.
+ * UCX and libcrypto are loaded when the first remote channel is made: a library without them on
+ * the machine works as before, and its remote calls fail with DLB_ERR_UNSUPPORTED and a message
+ * that names the package to install (dlb_remote_available asks beforehand). */
+
+/* Settings for dlb_channel_listen_with_options and dlb_channel_connect_with_options. */
+typedef struct dlb_channel_options dlb_channel_options;
+
+/* The most bytes one received tensor may have, unless the options say otherwise (1 GiB). */
+#define DLB_REMOTE_DEFAULT_MAX_TENSOR_BYTES (1ull << 30)
+/* The most tensors a receiver holds received and not yet taken, unless the options say
+ * otherwise. */
+#define DLB_REMOTE_DEFAULT_MAX_IN_FLIGHT 64u
+/* The shortest and longest key (bytes). */
+#define DLB_REMOTE_MIN_KEY_BYTES 16u
+#define DLB_REMOTE_MAX_KEY_BYTES 1024u
+
+/* Options with the defaults: no key, host memory (cpu:0) as the receive device, the default
+ * maximums, no time limit, the listener's user the caller's own (local channels).
+ * Ownership: on success the caller owns *out (dlb_channel_options_free). */
+DLB_API dlb_status dlb_channel_options_create(dlb_channel_options** out, dlb_error* error);
+
+/* Frees options made by dlb_channel_options_create; the key's copy is wiped first. NULL is a
+ * no-op. Channels made with them keep what they need. */
+DLB_API void dlb_channel_options_free(dlb_channel_options* options);
+
+/* The shared secret that remote peers prove they hold: DLB_REMOTE_MIN_KEY_BYTES to
+ * DLB_REMOTE_MAX_KEY_BYTES bytes, copied (else DLB_ERR_INVALID_ARGUMENT). Ignored by local
+ * channels. Ownership: `key` is borrowed. */
+DLB_API dlb_status dlb_channel_options_set_key(dlb_channel_options* options, const void* key,
+                                               size_t size, dlb_error* error);
+
+/* Where a remote channel puts the tensors it receives: kDLCPU (device_id 0), kDLCUDAHost
+ * (pinned host memory), kDLCUDA or kDLCUDAManaged of a device_id. Other types:
+ * DLB_ERR_UNSUPPORTED. Whether this process and UCX reach that memory is checked when the channel
+ * is made (DLB_ERR_DEVICE_UNAVAILABLE). Ignored by local channels (they map the sender's). */
+DLB_API dlb_status dlb_channel_options_set_receive_device(dlb_channel_options* options,
+                                                          DLDevice device, dlb_error* error);
+
+/* The most bytes one tensor received on a remote channel may have (at least 1). */
+DLB_API dlb_status dlb_channel_options_set_max_tensor_bytes(dlb_channel_options* options,
+                                                            uint64_t bytes, dlb_error* error);
+
+/* The most tensors a remote channel holds received and not yet taken by dlb_channel_receive
+ * (1 to 65536): a sender waits (within its time limit) for the receiver to take one. */
+DLB_API dlb_status dlb_channel_options_set_max_in_flight(dlb_channel_options* options,
+                                                         uint32_t tensors, dlb_error* error);
+
+/* The channel's time limit (as dlb_channel_set_timeout), for connecting and for every later call.
+ * A remote accept's handshake with one peer waits at most 10 seconds even without a limit, so a
+ * peer that connects and says nothing cannot hold a server loop. */
+DLB_API dlb_status dlb_channel_options_set_timeout(dlb_channel_options* options,
+                                                   int64_t timeout_ns, dlb_error* error);
+
+/* The user a local listener may run as (dlb_channel_connect_with). Ignored by remote channels. */
+DLB_API dlb_status dlb_channel_options_set_listener_uid(dlb_channel_options* options,
+                                                        uint32_t uid, dlb_error* error);
+
+/* dlb_channel_listen at `address` (local or remote, see above) with `options` (NULL: the
+ * defaults). A remote listener without a key: DLB_ERR_INVALID_ARGUMENT. An address in use:
+ * DLB_ERR_INVALID_ARGUMENT, naming it. Its accepted channels take its options.
+ * Ownership: on success the caller owns *out; `options` is borrowed (copied). */
+DLB_API dlb_status dlb_channel_listen_with_options(const char* address,
+                                                   const dlb_channel_options* options,
+                                                   dlb_channel** out, dlb_error* error);
+
+/* dlb_channel_connect to `address` (local or remote) with `options` (NULL: the defaults). A
+ * remote connect runs the key handshake before it returns: DLB_ERR_NO_LISTENER (nothing listens
+ * there), DLB_ERR_PERMISSION (the listener refused this key, or did not prove it holds the same),
+ * DLB_ERR_TIMEOUT. Ownership: on success the caller owns *out; `options` is borrowed. */
+DLB_API dlb_status dlb_channel_connect_with_options(const char* address,
+                                                    const dlb_channel_options* options,
+                                                    dlb_channel** out, dlb_error* error);
+
+/* 1 for a channel across machines (a "ucx://" or "tcp://" address), 0 for a local one or NULL. */
+DLB_API int dlb_channel_is_remote(const dlb_channel* channel);
+
+/* The port a remote listener or channel uses on this machine (a listener made with port 0 learns
+ * its port here), or -1 for a local channel or NULL. */
+DLB_API int32_t dlb_channel_port(const dlb_channel* channel);
+
+/* DLB_OK when remote channels can be made in this process: UCX (libucp.so.0) and libcrypto
+ * (libcrypto.so.3) load. Otherwise DLB_ERR_UNSUPPORTED, and the message names what is missing
+ * and the Debian packages that bring it. Loads them the first time; later calls are cheap. */
+DLB_API dlb_status dlb_remote_available(dlb_error* error);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

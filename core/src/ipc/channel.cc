@@ -20,6 +20,7 @@
 
 #include "cuda.hpp"
 #include "ipc.hpp"
+#include "remote.hpp"
 
 using dlb::fail;
 using dlb::ipc::OwnedFd;
@@ -81,19 +82,12 @@ using dlb::ipc::Received;
 using dlb::ipc::address_of;
 using dlb::ipc::check_folder;
 using dlb::ipc::wait_releasing;
+using dlb::ipc::check_timeout;
+using dlb::ipc::new_channel;
 
 // A failed call's status, unless the channel was shut down meanwhile (then that is the cause).
 int or_shut(const dlb_channel* channel, int status, dlb_error* error) {
   return status != DLB_OK && is_shut(channel) ? fail_shut(error) : status;
-}
-
-int check_timeout(int64_t timeout_ns, dlb_error* error) {
-  if (timeout_ns < 0 && timeout_ns != DLB_TIMEOUT_NONE) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT,
-                "timeout %lld ns is negative: a time limit is 0 ns or more, or none",
-                static_cast<long long>(timeout_ns));
-  }
-  return DLB_OK;
 }
 
 // Waits until `fd` is ready for `events` or the deadline passes (DLB_ERR_TIMEOUT, the message
@@ -123,20 +117,6 @@ void set_receive_timeout(const dlb_channel* channel) {
     limit.tv_usec = 0;
   }
   setsockopt(channel->fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-}
-
-dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns) {
-  auto* channel = static_cast<dlb_channel*>(std::calloc(1, sizeof(dlb_channel)));
-  if (channel != nullptr) {
-    channel->fd = fd;
-    channel->listener = listener;
-    channel->peer_pid = -1;
-    channel->timeout_ns = timeout_ns;
-    channel->pool_limit = DLB_POOL_DEFAULT_LIMIT;
-    channel->carry_fds[0] = channel->carry_fds[1] = -1;
-    if (!listener && timeout_ns > 0) set_receive_timeout(channel);
-  }
-  return channel;
 }
 
 bool allowed(const dlb_channel* channel, uid_t uid) {
@@ -424,11 +404,37 @@ int receive_extended(dlb_channel* channel, const Wire& wire, const char* extensi
 
 }  // namespace
 
+dlb_channel* dlb::ipc::new_channel(int fd, bool listener, int64_t timeout_ns) {
+  auto* channel = static_cast<dlb_channel*>(std::calloc(1, sizeof(dlb_channel)));
+  if (channel != nullptr) {
+    channel->fd = fd;
+    channel->listener = listener;
+    channel->peer_pid = -1;
+    channel->timeout_ns = timeout_ns;
+    channel->pool_limit = DLB_POOL_DEFAULT_LIMIT;
+    channel->carry_fds[0] = channel->carry_fds[1] = -1;
+    if (fd >= 0 && !listener && timeout_ns > 0) set_receive_timeout(channel);
+  }
+  return channel;
+}
+
 extern "C" {
 
 DLB_API dlb_status dlb_channel_listen(const char* path, dlb_channel** out, dlb_error* error) {
+  return dlb_channel_listen_with_options(path, nullptr, out, error);
+}
+
+DLB_API dlb_status dlb_channel_listen_with_options(const char* path,
+                                                   const dlb_channel_options* options,
+                                                   dlb_channel** out, dlb_error* error) {
   if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
+  dlb_channel_options defaults;
+  if (options == nullptr) {
+    dlb::ipc::default_options(&defaults);
+    options = &defaults;
+  }
+  if (dlb::ipc::is_remote_address(path)) return dlb::ipc::remote_listen(path, *options, out, error);
   sockaddr_un address;
   int status = address_of(path, &address, error);
   if (status == DLB_OK) status = check_folder(path, error);
@@ -456,7 +462,7 @@ DLB_API dlb_status dlb_channel_listen(const char* path, dlb_channel** out, dlb_e
     unlink(path);
     return os_fail(error, saved, DLB_ERR_INVALID_ARGUMENT, "listening at the socket path");
   }
-  dlb_channel* channel = new_channel(fd.get(), true, DLB_TIMEOUT_NONE);
+  dlb_channel* channel = new_channel(fd.get(), true, options->timeout_ns);
   if (channel == nullptr) {
     unlink(path);
     return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory making a channel");
@@ -474,6 +480,7 @@ DLB_API dlb_status dlb_channel_accept(dlb_channel* listener, dlb_channel** out, 
     return fail(error, DLB_ERR_INVALID_ARGUMENT, "the channel is not a listener");
   }
   if (is_shut(listener)) return fail_shut(error);
+  if (listener->remote != nullptr) return dlb::ipc::remote_accept(listener, out, error);
   const Deadline deadline(listener->timeout_ns);
   OwnedFd fd;
   for (;;) {
@@ -504,9 +511,30 @@ DLB_API dlb_status dlb_channel_connect_with(const char* path, uint32_t listener_
                                             dlb_error* error) {
   if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
+  dlb_channel_options options;
+  dlb::ipc::default_options(&options);
+  options.listener_uid = listener_uid;
+  int status = check_timeout(timeout_ns, error);
+  if (status != DLB_OK) return status;
+  options.timeout_ns = timeout_ns;
+  return dlb_channel_connect_with_options(path, &options, out, error);
+}
+
+DLB_API dlb_status dlb_channel_connect_with_options(const char* path,
+                                                    const dlb_channel_options* options,
+                                                    dlb_channel** out, dlb_error* error) {
+  if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  dlb_channel_options defaults;
+  if (options == nullptr) {
+    dlb::ipc::default_options(&defaults);
+    options = &defaults;
+  }
+  if (dlb::ipc::is_remote_address(path)) return dlb::ipc::remote_connect(path, *options, out, error);
+  const uint32_t listener_uid = options->listener_uid;
+  const int64_t timeout_ns = options->timeout_ns;
   sockaddr_un address;
   int status = address_of(path, &address, error);
-  if (status == DLB_OK) status = check_timeout(timeout_ns, error);
   if (status != DLB_OK) return status;
   const Deadline deadline(timeout_ns);
   // With a limit the socket does not block: a full queue of the listener answers EAGAIN, and
@@ -563,13 +591,17 @@ DLB_API dlb_status dlb_channel_set_timeout(dlb_channel* channel, int64_t timeout
   const int status = check_timeout(timeout_ns, error);
   if (status != DLB_OK) return status;
   channel->timeout_ns = timeout_ns;
-  if (!channel->listener) set_receive_timeout(channel);
+  if (!channel->listener && channel->fd >= 0) set_receive_timeout(channel);
   return DLB_OK;
 }
 
 DLB_API dlb_status dlb_channel_allow_uid(dlb_channel* channel, uint32_t uid, dlb_error* error) {
   if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
   if (is_shut(channel)) return fail_shut(error);
+  if (channel->remote != nullptr) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "a remote channel authenticates its peers by key, not by user id");
+  }
   if (allowed(channel, uid)) return DLB_OK;
   const int capacity = static_cast<int>(sizeof channel->allowed / sizeof channel->allowed[0]);
   if (channel->nallowed == capacity) {
@@ -587,6 +619,10 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
   if (channel == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "channel is NULL");
   if (is_shut(channel)) return fail_shut(error);
   if (channel->listener) return fail(error, DLB_ERR_INVALID_ARGUMENT, "a listener has no peer");
+  if (channel->remote != nullptr) {
+    return fail(error, DLB_ERR_INVALID_ARGUMENT,
+                "a remote channel's peer has no process or user id on this machine");
+  }
   if (pid != nullptr) *pid = static_cast<int32_t>(channel->peer_pid);
   if (uid != nullptr) *uid = static_cast<uint32_t>(channel->peer_uid);
   return DLB_OK;
@@ -594,12 +630,21 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
 
 DLB_API dlb_status dlb_channel_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor,
                                     uint32_t options, dlb_error* error) {
+  if (channel != nullptr && channel->remote != nullptr) {
+    const int status = check_connected(channel, "send", error);
+    return status != DLB_OK ? status : dlb::ipc::remote_send(channel, tensor, options, error);
+  }
   return send_tensor(channel, tensor, options, false, nullptr, error);
 }
 
 DLB_API dlb_status dlb_channel_send_cuda(dlb_channel* channel,
                                          const DLManagedTensorVersioned* tensor, void* stream,
                                          uint32_t options, dlb_error* error) {
+  if (channel != nullptr && channel->remote != nullptr) {
+    return fail(error, DLB_ERR_UNSUPPORTED,
+                "stream order does not cross machines: finish the stream's work on the tensor, "
+                "then send it with dlb_channel_send");
+  }
   const int status = dlb::ipc::cuda_send_available(error);
   if (status != DLB_OK) return status;
   return send_tensor(channel, tensor, options, true, stream, error);
@@ -611,6 +656,7 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   *out = nullptr;
   int status = check_connected(channel, "receive", error);
   if (status != DLB_OK) return status;
+  if (channel->remote != nullptr) return dlb::ipc::remote_receive(channel, out, error);
   const Deadline deadline(channel->timeout_ns);
   status = wait_releasing(channel, deadline, error);
   if (status != DLB_OK) return or_shut(channel, status, error);
@@ -644,6 +690,10 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
 
 DLB_API void dlb_channel_shutdown(dlb_channel* channel) {
   if (channel == nullptr || channel->shut.exchange(true, std::memory_order_acq_rel)) return;
+  if (channel->remote != nullptr) {
+    dlb::ipc::remote_shutdown(channel);
+    return;
+  }
   // Wakes a blocked accept (EINVAL on a listening socket) or recvmsg (end of stream) and makes a
   // blocked sendmsg fail; the descriptor stays open until dlb_channel_close, so no other thread
   // can be handed a reused descriptor number.
@@ -653,6 +703,11 @@ DLB_API void dlb_channel_shutdown(dlb_channel* channel) {
 
 DLB_API void dlb_channel_close(dlb_channel* channel) {
   if (channel == nullptr) return;
+  if (channel->remote != nullptr) {
+    dlb::ipc::remote_close(channel);
+    std::free(channel);
+    return;
+  }
   dlb::ipc::pool_close(channel);
   dlb::ipc::inbound_close(channel);
   for (int fd : channel->carry_fds) {
@@ -661,6 +716,18 @@ DLB_API void dlb_channel_close(dlb_channel* channel) {
   close(channel->fd);
   if (channel->listener && channel->path[0] != '\0') unlink(channel->path);
   std::free(channel);
+}
+
+DLB_API int dlb_channel_is_remote(const dlb_channel* channel) {
+  return channel != nullptr && channel->remote != nullptr ? 1 : 0;
+}
+
+DLB_API int32_t dlb_channel_port(const dlb_channel* channel) {
+  return channel != nullptr && channel->remote != nullptr ? dlb::ipc::remote_port(channel) : -1;
+}
+
+DLB_API dlb_status dlb_remote_available(dlb_error* error) {
+  return dlb::ipc::remote_available(error);
 }
 
 }  // extern "C"

@@ -19,6 +19,7 @@ const char* handle_name(uint32_t handle) {
          : handle == kHandleCudaFd   ? "cuda-fd"
          : handle == kHandleCudaIpc  ? "cuda-ipc"
          : handle == kHandlePool     ? "pool"
+         : handle == kHandleRemote   ? "remote"
                                      : "unknown";
 }
 
@@ -171,6 +172,10 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
 }
 
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error) {
+  if (wire.handle == kHandleRemote) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a remote tensor descriptor (the bytes follow it) arrived on a local channel");
+  }
   if (std::memcmp(extension.magic, kExtensionMagic, sizeof kExtensionMagic) != 0) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "a tensor descriptor with memory handle kind %u must be followed by its "

@@ -17,6 +17,7 @@ namespace dlb {
 namespace ipc {
 struct Pool;     // pool.cc: what this end lends to its peer
 struct Inbound;  // inbound.cc: what this end was lent by its peer's pool
+struct Remote;   // remote.cc: a channel across machines
 }  // namespace ipc
 }  // namespace dlb
 
@@ -40,6 +41,7 @@ struct dlb_channel {
   int carry_fds[2];
   int carry_fd_count;
   bool carry_dropped;
+  dlb::ipc::Remote* remote;  // a channel across machines (then fd is -1): remote.cc serves it
 };
 
 namespace dlb {
@@ -77,6 +79,10 @@ class OwnedFd {
 };
 
 // ---- the channel (channel.cc) -------------------------------------------------------------
+
+// A channel over the socket `fd` (-1 for a remote one), with the defaults; NULL when out of
+// memory. Ownership: the channel takes `fd` on success.
+dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns);
 
 // The checks every call that sends or receives makes: a channel (not NULL, not shut down, not a
 // listener: "a listener cannot VERB: accept a connection", in step).

@@ -424,6 +424,10 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
                      "dlb_tensor_allocate_shareable",
                      name.text);
   }
+  // A remote channel's tensors travel as bytes: an ordinary tensor serves, no pool is needed.
+  if (channel->remote != nullptr) {
+    return dlb_tensor_allocate(device, dtype, ndim, shape, strides, flags, out, error);
+  }
   uint64_t byte_offset = 0, nbytes = 0;
   status = dlb::allocation_layout(device, dtype, ndim, shape, strides, flags, &byte_offset,
                                   &nbytes, error);

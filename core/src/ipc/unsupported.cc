@@ -77,6 +77,17 @@ DLB_API dlb_status dlb_channel_pool_stats(dlb_channel*, dlb_pool_stats*, dlb_err
 }
 DLB_API void dlb_channel_shutdown(dlb_channel*) {}
 DLB_API void dlb_channel_close(dlb_channel*) {}
+DLB_API dlb_status dlb_channel_listen_with_options(const char*, const dlb_channel_options*,
+                                                   dlb_channel** out, dlb_error* error) {
+  return unsupported_out(out, error);
+}
+DLB_API dlb_status dlb_channel_connect_with_options(const char*, const dlb_channel_options*,
+                                                    dlb_channel** out, dlb_error* error) {
+  return unsupported_out(out, error);
+}
+DLB_API int dlb_channel_is_remote(const dlb_channel*) { return 0; }
+DLB_API int32_t dlb_channel_port(const dlb_channel*) { return -1; }
+DLB_API dlb_status dlb_remote_available(dlb_error* error) { return unsupported(error); }
 }  // extern "C"
 
 #endif  // !__linux__

@@ -16,13 +16,15 @@ inline constexpr char kWireMagic[8] = {'d', 'l', 'b', 'r', 'i', 'd', 'g', 'e'};
 inline constexpr uint32_t kWireMajor = 1;
 // 0: host memory only. 1: `handle` names the kind of memory (CUDA kinds added), and every kind
 // but kHandleMemfd is followed by one extension frame. 2: kHandlePool (a channel's pool).
-inline constexpr uint32_t kWireMinor = 2;
+// 3: kHandleRemote (a channel across machines: the bytes follow the descriptor).
+inline constexpr uint32_t kWireMinor = 3;
 
 // What kind of memory a descriptor describes (Wire::handle). Minor 0 wrote 0 there.
 inline constexpr uint32_t kHandleMemfd = 0;    // a sealed memfd, the file descriptor that comes along
 inline constexpr uint32_t kHandleCudaFd = 1;   // a cuMemCreate allocation exported as a POSIX fd
 inline constexpr uint32_t kHandleCudaIpc = 2;  // cudaMalloc memory: a cudaIpcMemHandle_t, no fd
 inline constexpr uint32_t kHandlePool = 3;     // a slot of the sender's pool (PoolExtension)
+inline constexpr uint32_t kHandleRemote = 4;   // the bytes travel after it (RemoteExtension)
 
 // Fixed size, native byte order (both ends are on the same machine), no pointers. A reader
 // checks magic, major and size before anything else; a new minor may only use `handle` (the
@@ -111,6 +113,22 @@ struct ReleaseRecord {
 };
 // The most records the pool's end reads at once (64 KiB).
 inline constexpr size_t kMaxReleasesPerDatagram = 4096;
+
+// The extension frame of a kHandleRemote descriptor, on a channel across machines (remote.cc):
+// the descriptor and this frame are one UCX active message's header, and the tensor's bytes,
+// `payload_bytes` of them in compact row-major order, its data. Byte order is the machines'
+// own: both ends must be little-endian (the handshake checks it), as every platform this library
+// builds on is.
+inline constexpr char kRemoteMagic[8] = {'d', 'l', 'b', '-', 'n', 'e', 't', '1'};
+struct RemoteExtension {
+  char magic[8];                 // kRemoteMagic
+  uint64_t payload_bytes;        // the tensor's bytes that follow (its compact size)
+  unsigned char device_uuid[16]; // the sender's CUDA device's UUID, or 0 for host memory
+  uint32_t sequence;             // the sender's count of tensors sent on the channel, from 0
+  uint32_t reserved;             // 0
+  unsigned char unused[sizeof(Wire) - 40];  // 0
+};
+static_assert(sizeof(RemoteExtension) == sizeof(Wire), "the extension frame is a Wire's size");
 
 }  // namespace ipc
 }  // namespace dlb

@@ -3568,6 +3568,343 @@ void _wrap_dlb_channel_close_capi_413e95d1d1dfba3d(long long _swig_go_0) {
 }
 
 
+long long _wrap_DLB_REMOTE_DEFAULT_MAX_TENSOR_BYTES_capi_413e95d1d1dfba3d() {
+  unsigned long long result;
+  long long _swig_go_result;
+  
+  
+  result = (unsigned long long)((1ull << 30));
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_options_create_capi_413e95d1d1dfba3d() {
+  dlb_channel_options **arg1 = (dlb_channel_options **) 0 ;
+  dlb_error *arg2 = (dlb_error *) 0 ;
+  dlb_channel_options *out_tmp1 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  arg1 = &out_tmp1; 
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg2 = &dlb_err_;
+  
+  
+  result = (dlb_status)dlb_channel_options_create(arg1,arg2);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  result = (int64_t)(intptr_t)*arg1; 
+  return _swig_go_result;
+}
+
+
+void _wrap_dlb_channel_options_free_capi_413e95d1d1dfba3d(long long _swig_go_0) {
+  dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
+  
+  arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
+  
+  dlb_channel_options_free(arg1);
+  
+}
+
+
+long long _wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+  dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
+  void *arg2 = (void *) 0 ;
+  size_t arg3 ;
+  dlb_error *arg4 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg4 = &dlb_err_;
+  
+  arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
+  arg2 = (void *)(intptr_t)_swig_go_1; 
+  arg3 = (size_t)_swig_go_2; 
+  
+  result = (dlb_status)dlb_channel_options_set_key(arg1,(void const *)arg2,arg3,arg4);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_options_set_receive_device_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
+  dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
+  DLDevice arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
+  arg2 = dlbx_unpack_device((int64_t)_swig_go_1); 
+  
+  result = (dlb_status)dlb_channel_options_set_receive_device(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_options_set_max_tensor_bytes_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
+  dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
+  uint64_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
+  arg2 = (uint64_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_options_set_max_tensor_bytes(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_options_set_max_in_flight_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1) {
+  dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
+  uint32_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_options_set_max_in_flight(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_options_set_timeout_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1) {
+  dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
+  int64_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_options_set_timeout(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_options_set_listener_uid_capi_413e95d1d1dfba3d(long long _swig_go_0, intgo _swig_go_1) {
+  dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
+  uint32_t arg2 ;
+  dlb_error *arg3 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg3 = &dlb_err_;
+  
+  arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
+  arg2 = (uint32_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_options_set_listener_uid(arg1,arg2,arg3);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(_gostring_ _swig_go_0, long long _swig_go_1) {
+  char *arg1 = (char *) 0 ;
+  dlb_channel_options *arg2 = (dlb_channel_options *) 0 ;
+  dlb_channel **arg3 = (dlb_channel **) 0 ;
+  dlb_error *arg4 = (dlb_error *) 0 ;
+  dlb_channel *out_tmp3 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg3 = &out_tmp3;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg4 = &dlb_err_;
+  
+  
+  arg1 = (char *)malloc(_swig_go_0.n + 1);
+  memcpy(arg1, _swig_go_0.p, _swig_go_0.n);
+  arg1[_swig_go_0.n] = '\0';
+  
+  arg2 = (dlb_channel_options *)(intptr_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_listen_with_options((char const *)arg1,(struct dlb_channel_options const *)arg2,arg3,arg4);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg3;
+  
+  free(arg1); 
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(_gostring_ _swig_go_0, long long _swig_go_1) {
+  char *arg1 = (char *) 0 ;
+  dlb_channel_options *arg2 = (dlb_channel_options *) 0 ;
+  dlb_channel **arg3 = (dlb_channel **) 0 ;
+  dlb_error *arg4 = (dlb_error *) 0 ;
+  dlb_channel *out_tmp3 = NULL ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  arg3 = &out_tmp3;
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg4 = &dlb_err_;
+  
+  
+  arg1 = (char *)malloc(_swig_go_0.n + 1);
+  memcpy(arg1, _swig_go_0.p, _swig_go_0.n);
+  arg1[_swig_go_0.n] = '\0';
+  
+  arg2 = (dlb_channel_options *)(intptr_t)_swig_go_1; 
+  
+  result = (dlb_status)dlb_channel_connect_with_options((char const *)arg1,(struct dlb_channel_options const *)arg2,arg3,arg4);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  
+  _swig_go_result = (long long)(intptr_t)*arg3;
+  
+  free(arg1); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_dlb_channel_is_remote_capi_413e95d1d1dfba3d(long long _swig_go_0) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  result = (int)dlb_channel_is_remote((struct dlb_channel const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_dlb_channel_port_capi_413e95d1d1dfba3d(long long _swig_go_0) {
+  dlb_channel *arg1 = (dlb_channel *) 0 ;
+  int32_t result;
+  intgo _swig_go_result;
+  
+  arg1 = (dlb_channel *)(intptr_t)_swig_go_0; 
+  
+  result = (int32_t)dlb_channel_port((struct dlb_channel const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_dlb_remote_available_capi_413e95d1d1dfba3d() {
+  dlb_error *arg1 = (dlb_error *) 0 ;
+  dlb_status result;
+  long long _swig_go_result;
+  
+  
+  dlb_error dlb_err_;
+  dlb_err_.message[0] = '\0';
+  arg1 = &dlb_err_;
+  
+  
+  result = (dlb_status)dlb_remote_available(arg1);
+  
+  if (result != DLB_OK) {
+    DLB_THROW_STATUS(result, dlb_err_.message);
+    return _swig_go_result;
+  }
+  _swig_go_result = 0;
+  
+  return _swig_go_result;
+}
+
+
 long long _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8) {
   void *arg1 = (void *) 0 ;
   uint64_t arg2 ;

@@ -45,6 +45,10 @@ pub const DLB_POOL_DEFAULT_LIMIT: i32 = 1073741824;
 pub const DLB_HUGE_PAGES_NONE: i32 = 0;
 pub const DLB_HUGE_PAGES_TRANSPARENT: i32 = 1;
 pub const DLB_HUGE_PAGES_HUGETLB: i32 = 2;
+pub const DLB_REMOTE_DEFAULT_MAX_TENSOR_BYTES: i32 = 1073741824;
+pub const DLB_REMOTE_DEFAULT_MAX_IN_FLIGHT: i32 = 64;
+pub const DLB_REMOTE_MIN_KEY_BYTES: i32 = 16;
+pub const DLB_REMOTE_MAX_KEY_BYTES: i32 = 1024;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -886,4 +890,86 @@ extern "C" {
 }
 extern "C" {
     pub fn dlb_channel_close(channel: *mut dlb_channel);
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dlb_channel_options {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn dlb_channel_options_create(
+        out: *mut *mut dlb_channel_options,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_options_free(options: *mut dlb_channel_options);
+}
+extern "C" {
+    pub fn dlb_channel_options_set_key(
+        options: *mut dlb_channel_options,
+        key: *const ::std::os::raw::c_void,
+        size: usize,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_options_set_receive_device(
+        options: *mut dlb_channel_options,
+        device: DLDevice,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_options_set_max_tensor_bytes(
+        options: *mut dlb_channel_options,
+        bytes: u64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_options_set_max_in_flight(
+        options: *mut dlb_channel_options,
+        tensors: u32,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_options_set_timeout(
+        options: *mut dlb_channel_options,
+        timeout_ns: i64,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_options_set_listener_uid(
+        options: *mut dlb_channel_options,
+        uid: u32,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_listen_with_options(
+        address: *const ::std::os::raw::c_char,
+        options: *const dlb_channel_options,
+        out: *mut *mut dlb_channel,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_connect_with_options(
+        address: *const ::std::os::raw::c_char,
+        options: *const dlb_channel_options,
+        out: *mut *mut dlb_channel,
+        error: *mut dlb_error,
+    ) -> dlb_status;
+}
+extern "C" {
+    pub fn dlb_channel_is_remote(channel: *const dlb_channel) -> ::std::os::raw::c_int;
+}
+extern "C" {
+    pub fn dlb_channel_port(channel: *const dlb_channel) -> i32;
+}
+extern "C" {
+    pub fn dlb_remote_available(error: *mut dlb_error) -> dlb_status;
 }
