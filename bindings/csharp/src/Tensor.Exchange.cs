@@ -16,31 +16,32 @@ namespace DLBridge {
 
     /// <summary>Hands this tensor to a native consumer: returns a DLManagedTensorVersioned* the
     /// consumer now owns (it calls its deleter once, on any thread). This Tensor is disposed
-    /// afterwards; do not export while another thread is using it.</summary>
+    /// afterwards. A call running on another thread finishes first; a call that starts after
+    /// the export throws <see cref="DLPackClosedException"/>.</summary>
     public IntPtr ExportVersioned() {
-      // No native call: the versioned struct is the reference itself. Of an export and a
-      // concurrent Dispose (or another export), the one that takes the reference has it.
-      long a = Take();
+      // No native call: the versioned struct is the reference itself, moved once no call uses it.
+      long a = BeginExport();
       if (a == 0) throw Disposed();
-      GiveAway();
+      EndExport(true);
       return new IntPtr(a);
     }
 
     /// <summary>Hands this tensor to a consumer that speaks only DLPack &lt; 1.0: returns a
     /// DLManagedTensor* the consumer now owns. Refused (the tensor stays open) when a flag would
-    /// be lost, READ_ONLY included. This Tensor is disposed afterwards.</summary>
+    /// be lost, READ_ONLY included. This Tensor is disposed afterwards; a call running on
+    /// another thread finishes first.</summary>
     public IntPtr ExportLegacy() {
-      // Taken, the reference is this call's alone: a concurrent Dispose finds nothing to free.
-      long a = Take();
+      // Held alone, the reference is this call's: a concurrent Dispose waits for the outcome.
+      long a = BeginExport();
       if (a == 0) throw Disposed();
       long legacy;
       try {
         legacy = DLBridgeNative.dlb_tensor_export_legacy(a);
       } catch {
-        Restore(a); // refused: ours again (freed now if the tensor was disposed meanwhile)
+        EndExport(false); // refused: open as before (a Dispose that waited closes it now)
         throw;
       }
-      GiveAway();
+      EndExport(true);
       return new IntPtr(legacy);
     }
   }

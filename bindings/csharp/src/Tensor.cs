@@ -34,9 +34,11 @@ namespace DLBridge {
     // Who holds the reference, in steps of Hold: the owner until Dispose or an export, and each
     // native call in flight (Enter .. Exit); Closed set once the owner let go. The reference is
     // freed by whoever brings the count to Closed alone: the Dispose when no call is in flight,
-    // otherwise the last call's Exit.
+    // otherwise the last call's Exit. Exporting: an export holds the tensor alone, taken only
+    // when no call is in flight (the protocol of docs/architecture.md: an export waits for the
+    // calls); calls and Dispose that come meanwhile wait for it to end, and it waits for nothing.
     private int holders = Hold;
-    private const int Closed = 1, Hold = 2;
+    private const int Closed = 1, Hold = 2, Exporting = 1 << 30;
 
     // A wrap's pin (or release action) and the token that names it: let go of directly when this
     // tensor's own free hands the token back (Releases.Free).
@@ -65,7 +67,11 @@ namespace DLBridge {
     private long Enter() {
       int seen = Volatile.Read(ref holders);
       while (true) {
-        if ((seen & Closed) != 0) throw Disposed();
+        if ((seen & (Closed | Exporting)) != 0) {
+          if ((seen & Closed) != 0) throw Disposed();
+          seen = AfterExport();
+          continue;
+        }
         int before = Interlocked.CompareExchange(ref holders, seen + Hold, seen);
         if (before == seen) break;
         seen = before;
@@ -90,6 +96,10 @@ namespace DLBridge {
       int seen = Volatile.Read(ref holders);
       while (true) {
         if ((seen & Closed) != 0) return false;
+        if ((seen & Exporting) != 0) {
+          seen = AfterExport(); // a refused export leaves the tensor open: then it is closed here
+          continue;
+        }
         int after = (seen | Closed) - Hold;
         int before = Interlocked.CompareExchange(ref holders, after, seen);
         if (before == seen) {
@@ -106,25 +116,41 @@ namespace DLBridge {
       if (a != 0) Releases.Free(a, pin, pinToken);
     }
 
-    /// <summary>Takes the reference for an export (0 when it was freed or taken already).</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private long Take() {
-      return Interlocked.Exchange(ref address, 0);
+    /// <summary>Gives an export the reference alone: waits for the calls in flight to end (and
+    /// for another export), then marks the tensor Exporting. 0 when it was disposed or exported
+    /// already. End it with <see cref="EndExport"/>.</summary>
+    private long BeginExport() {
+      var wait = new SpinWait();
+      while (true) {
+        int seen = Volatile.Read(ref holders);
+        if ((seen & Closed) != 0) return 0;
+        if (seen == Hold && Interlocked.CompareExchange(ref holders, Hold | Exporting, Hold) == Hold) {
+          return Volatile.Read(ref address);
+        }
+        wait.SpinOnce();
+      }
     }
 
-    /// <summary>Closes the tensor after an export took its reference: nothing is left to free.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void GiveAway() {
-      if (Close()) GC.SuppressFinalize(this);
+    /// <summary>Ends <see cref="BeginExport"/>: moved, the reference is the consumer's and the
+    /// tensor reads as disposed, with nothing left to free; otherwise it is open as before. Calls
+    /// and Dispose wait without writing the count while Exporting is set, so it is set whole.</summary>
+    private void EndExport(bool moved) {
+      if (moved) {
+        Volatile.Write(ref address, 0);
+        Interlocked.Exchange(ref holders, Closed);
+        GC.SuppressFinalize(this);
+      } else {
+        Interlocked.Exchange(ref holders, Hold);
+      }
     }
 
-    /// <summary>Gives a taken reference back (a refused export). If the tensor was disposed
-    /// meanwhile and no call holds it, nobody is left to free it: it is freed here.</summary>
-    private void Restore(long reference) {
-      // Both are full fences: either this sees the last holder gone (and frees), or the last
-      // holder's Exit or Close, coming after, finds the reference (and frees).
-      Interlocked.Exchange(ref address, reference);
-      if (Volatile.Read(ref holders) == Closed) FreeIfHeld();
+    // Waits while an export holds the tensor (one short native call at most); the count after it.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private int AfterExport() {
+      var wait = new SpinWait();
+      int seen;
+      while (((seen = Volatile.Read(ref holders)) & Exporting) != 0) wait.SpinOnce();
+      return seen;
     }
 
     // Use after Dispose or an export: DLB_ERR_CLOSED with the message every binding gives.
