@@ -584,6 +584,10 @@ int main(void) {
   /* lifecycle misuse a binding must catch */
   printf("use_after_close\tSKIP\tC has no closed-tensor state: a freed pointer must not be used\n");
   printf("double_close\tSKIP\tC has no closed-tensor state: a tensor is freed exactly once\n");
+  printf("close_during_call\tSKIP\tC has no closed-tensor state: the caller orders a free after "
+         "its calls\n");
+  printf("export_during_call\tSKIP\tC has no closed-tensor state: the caller orders an export "
+         "after its calls\n");
 
   /* devices and names */
   s = dlb_cuda_is_available(&err);

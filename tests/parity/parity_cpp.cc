@@ -407,6 +407,10 @@ int main() {
     t.reset();
     return std::string();
   });
+  std::cout << "close_during_call\tSKIP\ta C++ Tensor, like any C++ object, must not be reset "
+               "on one thread while another calls it\n";
+  std::cout << "export_during_call\tSKIP\ta C++ Tensor, like any C++ object, must not be "
+               "released on one thread while another calls it\n";
 
   row("cuda_available", [] { return outcome(dlbridge::cuda::unavailable_reason()); });
   row("cuda_allocate", [] { return layout(Tensor::empty<float>({2}, Device::cuda(0))); });

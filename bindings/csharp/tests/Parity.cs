@@ -50,6 +50,69 @@ namespace DLBridge.Parity {
 
     private static readonly long None = SliceRange.None;
 
+    // ---- a close or an export racing a call (rows close_during_call, export_during_call) -------
+    // The race rows' foreign tensor: 64 MiB of float32, above glibc's largest mmap threshold, so
+    // the producer's deleter unmaps the memory and a copy still reading it faults. Every value
+    // 0 .. 2^24 - 1 is exact in float32.
+    private const int RaceElements = 1 << 24;
+    private const int RaceTries = 20;
+
+    // The message of a use after close, as this binding gives it (row use_after_close).
+    private static string ClosedMessage() {
+      Tensor t = Iota(1);
+      t.Dispose();
+      try {
+        return List(t.Shape);
+      } catch (DLPackClosedException e) {
+        return e.Message;
+      }
+    }
+
+    // The foreign tensor copied out on a second thread while this one runs `racer` on it. A try
+    // in which the copy lost the race must have failed DLB_ERR_CLOSED with the message of a use
+    // after close (anything else is the row's outcome); tries are made until the racer began
+    // before the copy ended.
+    private static string RaceCall(Action<Tensor> racer) {
+      string closed = ClosedMessage();
+      string outcome = "";
+      for (int attempt = 1; attempt <= RaceTries; attempt++) {
+        long deleted = Helper.DeletedCount();
+        Tensor t = Tensor.ImportVersioned(Helper.ProduceVersioned(RaceElements, 1, 3, 0));
+        float[] copied = null;
+        Exception lost = null;
+        long copyEnd = 0;
+        var copying = new System.Threading.ManualResetEventSlim(false);
+        var caller = new System.Threading.Thread(() => {
+          copying.Set();
+          try {
+            copied = t.ToArray<float>();
+          } catch (Exception e) {
+            lost = e;
+          }
+          copyEnd = System.Diagnostics.Stopwatch.GetTimestamp();
+        });
+        caller.Start();
+        copying.Wait();
+        long raceStart = System.Diagnostics.Stopwatch.GetTimestamp();
+        racer(t);
+        caller.Join();
+        t.Dispose();
+        if (lost != null) {
+          var e = lost as IDLPackError;
+          if (e == null || e.Status != Status.Closed || lost.Message != closed) throw lost;
+        }
+        bool overlapped = lost == null && raceStart < copyEnd;
+        long read = 0;
+        for (int i = 0; copied != null && i < copied.Length; i++) {
+          if (copied[i] == i) read++;
+        }
+        outcome = "overlapped=" + (overlapped ? 1 : 0) + " read=" + read + " deleted="
+            + (Helper.DeletedCount() - deleted);
+        if (overlapped) break;
+      }
+      return outcome;
+    }
+
     // ---- the channel rows (their peer: tests/Peer.cs) ------------------------------------------
     // How long a row waits for a peer (to connect, to send, to exit) before it fails.
     private static readonly TimeSpan PeerWait = TimeSpan.FromSeconds(10);
@@ -408,6 +471,8 @@ namespace DLBridge.Parity {
         t.Dispose();
         return "";
       });
+      Row("close_during_call", () => RaceCall(t => t.Dispose()));
+      Row("export_during_call", () => RaceCall(t => Tensor.ImportVersioned(t.ExportVersioned()).Dispose()));
 
       Row("cuda_available", () => {
         DLPackException reason = Cuda.UnavailableReason;

@@ -105,6 +105,84 @@ func layoutOf(t *dlbridge.Tensor, err error) (string, error) {
 	return layout(t)
 }
 
+// raceElements is the size of the race rows' foreign tensor: 64 MiB of float32, above glibc's
+// largest mmap threshold, so the producer's deleter unmaps the memory and a copy still reading it
+// faults. Every value 0 .. 2^24-1 is exact in float32.
+const raceElements = 1 << 24
+
+// raceTries bounds the tries of a race row until the racer began before the copy ended.
+const raceTries = 20
+
+// closedMessage is the message of a use after close, as this binding gives it (use_after_close).
+func closedMessage() string {
+	t := iota(1)
+	t.Close()
+	_, err := t.Shape()
+	var e *dlbridge.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "no error after close"
+}
+
+// raceCall copies the foreign tensor out on another goroutine while racer runs on it here (rows
+// close_during_call and export_during_call). A try in which the copy lost the race must have
+// failed StatusClosed with the message of a use after close (any other error is the row's
+// outcome); tries are made until the racer began before the copy ended.
+func raceCall(racer func(t *dlbridge.Tensor) error) (string, error) {
+	closed := closedMessage()
+	outcome := ""
+	for attempt := 1; attempt <= raceTries; attempt++ {
+		deleted := ctest.DeleterCalls()
+		t, err := dlbridge.ImportVersioned(ctest.MakeVersioned(raceElements, 1, 3, 0))
+		if err != nil {
+			return "", err
+		}
+		copying := make(chan struct{})
+		done := make(chan struct{})
+		var copied []float32
+		var lost error
+		var copyEnd time.Time
+		go func() {
+			close(copying)
+			copied, lost = dlbridge.CopyOut[float32](t)
+			copyEnd = time.Now()
+			close(done)
+		}()
+		<-copying
+		raceStart := time.Now()
+		raceErr := racer(t)
+		<-done
+		t.Close()
+		if raceErr != nil {
+			return "", raceErr
+		}
+		if lost != nil {
+			var e *dlbridge.Error
+			if !errors.As(lost, &e) || e.Status != dlbridge.StatusClosed || e.Message != closed {
+				return "", lost
+			}
+		}
+		overlapped := lost == nil && raceStart.Before(copyEnd)
+		read := 0
+		for i, v := range copied {
+			if v == float32(i) {
+				read++
+			}
+		}
+		flag := 0
+		if overlapped {
+			flag = 1
+		}
+		outcome = fmt.Sprintf("overlapped=%d read=%d deleted=%d", flag, read,
+			ctest.DeleterCalls()-deleted)
+		if overlapped {
+			break
+		}
+	}
+	return outcome, nil
+}
+
 // iota is a float32 tensor of shape holding 0, 1, 2, ... in C order.
 func iota(shape ...int64) *dlbridge.Tensor {
 	t, err := dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, shape...)
@@ -461,6 +539,23 @@ func main() {
 			return "", err
 		}
 		return "", t.Close()
+	})
+
+	run("close_during_call", func() (string, error) {
+		return raceCall(func(t *dlbridge.Tensor) error { return t.Close() })
+	})
+	run("export_during_call", func() (string, error) {
+		return raceCall(func(t *dlbridge.Tensor) error {
+			p, err := t.ExportVersioned()
+			if err != nil {
+				return err
+			}
+			back, err := dlbridge.ImportVersioned(p)
+			if err != nil {
+				return err
+			}
+			return back.Close()
+		})
 	})
 
 	run("cuda_available", func() (string, error) { return "", dlbridge.CUDAAvailable() })

@@ -333,6 +333,14 @@ fn main() {
         "double_close",
         "Rust's ownership drops a Tensor exactly once, at compile time",
     );
+    skip(
+        "close_during_call",
+        "Rust's borrow checker forbids dropping a Tensor while a call borrows it",
+    );
+    skip(
+        "export_during_call",
+        "Rust's borrow checker forbids into_raw on a Tensor while a call borrows it",
+    );
 
     row(
         "cuda_available",

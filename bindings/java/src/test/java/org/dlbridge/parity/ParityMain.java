@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.dlbridge.Channel;
 import org.dlbridge.DLBridge;
@@ -86,6 +87,87 @@ public final class ParityMain {
     }
     t.copyFrom(v);
     return t;
+  }
+
+  // ---- a close or an export racing a call (rows close_during_call, export_during_call) -------
+
+  /**
+   * Elements of the race rows' foreign tensor: 64 MiB of float32, above glibc's largest mmap
+   * threshold, so the producer's deleter unmaps the memory and a copy still reading it faults.
+   * Every value 0 .. 2^24 - 1 is exact in float32.
+   */
+  private static final int RACE_ELEMENTS = 1 << 24;
+  private static final int RACE_TRIES = 20;
+
+  /** What the row's main thread does to the tensor while the copy runs. */
+  private interface Racer {
+    void race(Tensor t);
+  }
+
+  /** The message of a use after close, as this binding gives it (row use_after_close). */
+  private static String closedMessage() {
+    Tensor t = iota(1);
+    t.close();
+    try {
+      t.shape();
+    } catch (DLPackException e) {
+      return e.getMessage();
+    }
+    return "no error after close";
+  }
+
+  /**
+   * The foreign tensor copied out on a second thread while this one runs {@code racer} on it.
+   * A try in which the copy lost the race must have failed DLB_ERR_CLOSED with the message of a
+   * use after close (anything else is the row's outcome); tries are made until the racer began
+   * before the copy ended.
+   */
+  private static String raceCall(Racer racer) {
+    String closed = closedMessage();
+    String outcome = "";
+    for (int attempt = 1; attempt <= RACE_TRIES; attempt++) {
+      long deleted = NativeTestHelper.deletedCount();
+      Tensor t = Tensor.importVersioned(NativeTestHelper.produceVersioned(RACE_ELEMENTS, 1, 3, 0));
+      float[][] copied = new float[1][];
+      DLPackException[] lost = new DLPackException[1];
+      long[] copyEnd = new long[1];
+      CountDownLatch copying = new CountDownLatch(1);
+      Thread caller = new Thread(() -> {
+        copying.countDown();
+        try {
+          copied[0] = t.toFloatArray();
+        } catch (DLPackException e) {
+          lost[0] = e;
+        }
+        copyEnd[0] = System.nanoTime();
+      });
+      caller.start();
+      long raceStart;
+      try {
+        copying.await();
+        raceStart = System.nanoTime();
+        racer.race(t);
+        caller.join();
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+      t.close();
+      if (lost[0] != null
+          && (lost[0].getStatus() != Status.CLOSED || !lost[0].getMessage().equals(closed))) {
+        throw lost[0];
+      }
+      boolean overlapped = lost[0] == null && raceStart < copyEnd[0];
+      long read = 0;
+      for (int i = 0; copied[0] != null && i < copied[0].length; i++) {
+        read += copied[0][i] == i ? 1 : 0;
+      }
+      outcome = "overlapped=" + (overlapped ? 1 : 0) + " read=" + read + " deleted="
+          + (NativeTestHelper.deletedCount() - deleted);
+      if (overlapped) {
+        break;
+      }
+    }
+    return outcome;
   }
 
   // ---- channels: the peer program (DLBRIDGE_PARITY_PEER, tests/parity/parity_peer.cc) -------
@@ -521,6 +603,11 @@ public final class ParityMain {
       t.close();
       return "";
     });
+
+    // ---- a close or an export racing a call on another thread
+    row("close_during_call", () -> raceCall(t -> t.close()));
+    row("export_during_call",
+        () -> raceCall(t -> Tensor.importVersioned(t.exportVersioned()).close()));
 
     // ---- devices and names
     row("cuda_available", () -> available(DLBridge.cudaUnavailableReason()));
