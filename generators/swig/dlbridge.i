@@ -251,6 +251,40 @@ DLB_ARRAY_TYPES((int32_t naxes, const int32_t* axes), I32)
   $2 = axes_tmp;
 %}
 
+/* A channel's key (dlb_channel_options_set_key) as a byte array. A key that fits the longest
+ * the core takes is copied into the wrapper's buffer, which is wiped when the call returns
+ * (dlbx_wipe_key_ below), so that no copy of the secret outlives the call; a longer one is not
+ * copied, and its length alone reaches the core, which refuses it by the length before it reads
+ * a byte ("a key of 2000 bytes: ..."). A null array reaches the core as NULL ("key is NULL").
+ * The buffer has a fixed name (SWIG renames a typemap's own locals) for the wipe to find. */
+DLB_ARRAY_TYPES((const void* key, size_t size), I8)
+%typemap(in) (const void* key, size_t size) (int64_t key_length) %{
+  unsigned char dlbx_key_[DLB_REMOTE_MAX_KEY_BYTES];
+  key_length = DLB_ARRAY_LENGTH($input);
+  $1 = NULL;
+  $2 = 0;
+  if (key_length >= 0) {
+    if (key_length > 0 && key_length <= DLB_REMOTE_MAX_KEY_BYTES) {
+      DLB_ARRAY_GET_I8($input, key_length, (int8_t*)dlbx_key_);
+    }
+    $1 = dlbx_key_;
+    $2 = (size_t)key_length;
+  }
+%}
+/* The wipe follows the call whatever it returned: a failed status returns from the wrapper
+ * before any freearg code would run. */
+%{
+static void dlbx_wipe_key_(unsigned char* bytes, size_t size) {
+  volatile unsigned char* p = bytes;
+  size_t i;
+  for (i = 0; i < size; ++i) p[i] = 0;
+}
+%}
+%exception dlb_channel_options_set_key %{
+  $action
+  dlbx_wipe_key_(dlbx_key_, sizeof dlbx_key_);
+%}
+
 /* ---- arrays out ----------------------------------------------------------------------------- */
 /* (capacity, out): the caller's array; the core checks that it has room. No tensor has more than
  * DLB_MAX_NDIM values to write, so a longer array offers that many; what the core does not

@@ -69,6 +69,10 @@ DLB_CS_GATED(uint64_t)
     global::DLBridge.NativeLibrary.Check();
     $imcall;
   }
+/* dlbridge.i wraps dlb_channel_options_set_key's call in %exception (to wipe the key's copy);
+ * SWIG's C# then warns that a csout without $excode cannot throw what it raises. Nothing here
+ * raises there, and the csout above throws the pending exception of every call anyway. */
+%warnfilter(844) dlb_channel_options_set_key;
 /* Strings the library returns are static: their address crosses, C# reads the UTF-8 in place. */
 %typemap(ctype, out="const char *") char * "char *"
 %typemap(imtype, out="global::System.IntPtr") char * "string"
@@ -87,6 +91,7 @@ DLB_CS_GATED(uint64_t)
 #define DLB_ARRAY_SET_I64(a, n, src) memcpy((a).data, (src), (size_t)(n) * sizeof(int64_t))
 #define DLB_ARRAY_GET_I32(a, n, dst) memcpy((dst), (a).data, (size_t)(n) * sizeof(int32_t))
 #define DLB_ARRAY_SET_I32(a, n, src) memcpy((a).data, (src), (size_t)(n) * sizeof(int32_t))
+#define DLB_ARRAY_GET_I8(a, n, dst) memcpy((dst), (a).data, (size_t)(n) * sizeof(int8_t))
 #define DLB_ARRAY_SET_I8(a, n, src) memcpy((a).data, (src), (size_t)(n) * sizeof(int8_t))
 %}
 

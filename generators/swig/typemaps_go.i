@@ -88,6 +88,7 @@ DLB_GO_TENSOR_OUT(dlb_channel)
 #define DLB_ARRAY_SET_I64(a, n, src) memcpy((a).array, (src), (size_t)(n) * sizeof(int64_t))
 #define DLB_ARRAY_GET_I32(a, n, dst) memcpy((dst), (a).array, (size_t)(n) * sizeof(int32_t))
 #define DLB_ARRAY_SET_I32(a, n, src) memcpy((a).array, (src), (size_t)(n) * sizeof(int32_t))
+#define DLB_ARRAY_GET_I8(a, n, dst) memcpy((dst), (a).array, (size_t)(n))
 #define DLB_ARRAY_SET_I8(a, n, src) memcpy((a).array, (src), (size_t)(n))
 %}
 

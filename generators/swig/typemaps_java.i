@@ -60,6 +60,7 @@ static void dlbx_java_throw(JNIEnv* jenv, int32_t status, const char* message) {
 #define DLB_ARRAY_SET_I64(a, n, src) (*jenv)->SetLongArrayRegion(jenv, (a), 0, (jsize)(n), (const jlong*)(src))
 #define DLB_ARRAY_GET_I32(a, n, dst) (*jenv)->GetIntArrayRegion(jenv, (a), 0, (jsize)(n), (jint*)(dst))
 #define DLB_ARRAY_SET_I32(a, n, src) (*jenv)->SetIntArrayRegion(jenv, (a), 0, (jsize)(n), (const jint*)(src))
+#define DLB_ARRAY_GET_I8(a, n, dst) (*jenv)->GetByteArrayRegion(jenv, (a), 0, (jsize)(n), (jbyte*)(dst))
 #define DLB_ARRAY_SET_I8(a, n, src) (*jenv)->SetByteArrayRegion(jenv, (a), 0, (jsize)(n), (const jbyte*)(src))
 %}
 

@@ -243,7 +243,7 @@ typedef long long swig_type_210;
 typedef long long swig_type_211;
 typedef long long swig_type_212;
 typedef long long swig_type_213;
-typedef long long swig_type_214;
+typedef _goslice_ swig_type_214;
 typedef long long swig_type_215;
 typedef long long swig_type_216;
 typedef long long swig_type_217;
@@ -258,20 +258,20 @@ typedef long long swig_type_225;
 typedef long long swig_type_226;
 typedef long long swig_type_227;
 typedef long long swig_type_228;
-typedef long long swig_type_229;
-typedef _gostring_ swig_type_230;
+typedef _gostring_ swig_type_229;
+typedef long long swig_type_230;
 typedef long long swig_type_231;
-typedef long long swig_type_232;
-typedef _gostring_ swig_type_233;
+typedef _gostring_ swig_type_232;
+typedef long long swig_type_233;
 typedef long long swig_type_234;
 typedef long long swig_type_235;
 typedef long long swig_type_236;
 typedef long long swig_type_237;
 typedef long long swig_type_238;
 typedef long long swig_type_239;
-typedef long long swig_type_240;
+typedef _goslice_ swig_type_240;
 typedef _goslice_ swig_type_241;
-typedef _goslice_ swig_type_242;
+typedef long long swig_type_242;
 typedef long long swig_type_243;
 typedef long long swig_type_244;
 typedef long long swig_type_245;
@@ -295,16 +295,15 @@ typedef long long swig_type_262;
 typedef long long swig_type_263;
 typedef long long swig_type_264;
 typedef long long swig_type_265;
-typedef long long swig_type_266;
-typedef _goslice_ swig_type_267;
+typedef _goslice_ swig_type_266;
+typedef long long swig_type_267;
 typedef long long swig_type_268;
-typedef long long swig_type_269;
-typedef _goslice_ swig_type_270;
+typedef _goslice_ swig_type_269;
+typedef long long swig_type_270;
 typedef long long swig_type_271;
 typedef long long swig_type_272;
 typedef long long swig_type_273;
 typedef long long swig_type_274;
-typedef long long swig_type_275;
 extern void _wrap_Swig_free_capi_413e95d1d1dfba3d(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_413e95d1d1dfba3d(swig_intgo arg1);
 extern swig_intgo _wrap_dlbx_go_error_status_capi_413e95d1d1dfba3d(swig_type_1 arg1);
@@ -440,27 +439,27 @@ extern void _wrap_dlb_channel_close_capi_413e95d1d1dfba3d(swig_type_208 arg1);
 extern swig_type_209 _wrap_DLB_REMOTE_DEFAULT_MAX_TENSOR_BYTES_capi_413e95d1d1dfba3d(void);
 extern swig_type_210 _wrap_dlb_channel_options_create_capi_413e95d1d1dfba3d(void);
 extern void _wrap_dlb_channel_options_free_capi_413e95d1d1dfba3d(swig_type_211 arg1);
-extern swig_type_212 _wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(swig_type_213 arg1, swig_type_214 arg2, swig_type_215 arg3);
-extern swig_type_216 _wrap_dlb_channel_options_set_receive_device_capi_413e95d1d1dfba3d(swig_type_217 arg1, swig_type_218 arg2);
-extern swig_type_219 _wrap_dlb_channel_options_set_max_tensor_bytes_capi_413e95d1d1dfba3d(swig_type_220 arg1, swig_type_221 arg2);
-extern swig_type_222 _wrap_dlb_channel_options_set_max_in_flight_capi_413e95d1d1dfba3d(swig_type_223 arg1, swig_intgo arg2);
-extern swig_type_224 _wrap_dlb_channel_options_set_timeout_capi_413e95d1d1dfba3d(swig_type_225 arg1, swig_type_226 arg2);
-extern swig_type_227 _wrap_dlb_channel_options_set_listener_uid_capi_413e95d1d1dfba3d(swig_type_228 arg1, swig_intgo arg2);
-extern swig_type_229 _wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(swig_type_230 arg1, swig_type_231 arg2);
-extern swig_type_232 _wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(swig_type_233 arg1, swig_type_234 arg2);
-extern swig_intgo _wrap_dlb_channel_is_remote_capi_413e95d1d1dfba3d(swig_type_235 arg1);
-extern swig_intgo _wrap_dlb_channel_port_capi_413e95d1d1dfba3d(swig_type_236 arg1);
-extern swig_type_237 _wrap_dlb_remote_available_capi_413e95d1d1dfba3d(void);
-extern swig_type_238 _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(swig_type_239 arg1, swig_type_240 arg2, swig_type_241 arg3, swig_type_242 arg4, swig_type_243 arg5, swig_intgo arg6, swig_type_244 arg7, swig_type_245 arg8, swig_type_246 arg9);
-extern swig_type_247 _wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(swig_type_248 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_249 arg4, swig_type_250 arg5, swig_type_251 arg6, swig_type_252 arg7, swig_type_253 arg8);
-extern swig_type_254 _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(swig_type_255 arg1, swig_type_256 arg2, swig_intgo arg3, swig_type_257 arg4, swig_type_258 arg5, swig_type_259 arg6, swig_type_260 arg7, swig_type_261 arg8, swig_intgo arg9, swig_type_262 arg10, swig_type_263 arg11, swig_type_264 arg12);
-extern swig_type_265 _wrap_dlbx_channel_pool_stats_capi_413e95d1d1dfba3d(swig_type_266 arg1, swig_type_267 arg2);
-extern swig_type_268 _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(swig_type_269 arg1);
-extern swig_intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(swig_type_270 arg1);
-extern swig_type_271 _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d(void);
-extern swig_intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(swig_type_272 arg1);
-extern swig_intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(swig_type_273 arg1);
-extern swig_type_274 _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(swig_type_275 arg1);
+extern swig_type_212 _wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(swig_type_213 arg1, swig_type_214 arg2);
+extern swig_type_215 _wrap_dlb_channel_options_set_receive_device_capi_413e95d1d1dfba3d(swig_type_216 arg1, swig_type_217 arg2);
+extern swig_type_218 _wrap_dlb_channel_options_set_max_tensor_bytes_capi_413e95d1d1dfba3d(swig_type_219 arg1, swig_type_220 arg2);
+extern swig_type_221 _wrap_dlb_channel_options_set_max_in_flight_capi_413e95d1d1dfba3d(swig_type_222 arg1, swig_intgo arg2);
+extern swig_type_223 _wrap_dlb_channel_options_set_timeout_capi_413e95d1d1dfba3d(swig_type_224 arg1, swig_type_225 arg2);
+extern swig_type_226 _wrap_dlb_channel_options_set_listener_uid_capi_413e95d1d1dfba3d(swig_type_227 arg1, swig_intgo arg2);
+extern swig_type_228 _wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(swig_type_229 arg1, swig_type_230 arg2);
+extern swig_type_231 _wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(swig_type_232 arg1, swig_type_233 arg2);
+extern swig_intgo _wrap_dlb_channel_is_remote_capi_413e95d1d1dfba3d(swig_type_234 arg1);
+extern swig_intgo _wrap_dlb_channel_port_capi_413e95d1d1dfba3d(swig_type_235 arg1);
+extern swig_type_236 _wrap_dlb_remote_available_capi_413e95d1d1dfba3d(void);
+extern swig_type_237 _wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(swig_type_238 arg1, swig_type_239 arg2, swig_type_240 arg3, swig_type_241 arg4, swig_type_242 arg5, swig_intgo arg6, swig_type_243 arg7, swig_type_244 arg8, swig_type_245 arg9);
+extern swig_type_246 _wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(swig_type_247 arg1, swig_intgo arg2, swig_intgo arg3, swig_type_248 arg4, swig_type_249 arg5, swig_type_250 arg6, swig_type_251 arg7, swig_type_252 arg8);
+extern swig_type_253 _wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(swig_type_254 arg1, swig_type_255 arg2, swig_intgo arg3, swig_type_256 arg4, swig_type_257 arg5, swig_type_258 arg6, swig_type_259 arg7, swig_type_260 arg8, swig_intgo arg9, swig_type_261 arg10, swig_type_262 arg11, swig_type_263 arg12);
+extern swig_type_264 _wrap_dlbx_channel_pool_stats_capi_413e95d1d1dfba3d(swig_type_265 arg1, swig_type_266 arg2);
+extern swig_type_267 _wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(swig_type_268 arg1);
+extern swig_intgo _wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(swig_type_269 arg1);
+extern swig_type_270 _wrap_dlbx_release_queued_capi_413e95d1d1dfba3d(void);
+extern swig_intgo _wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(swig_type_271 arg1);
+extern swig_intgo _wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(swig_type_272 arg1);
+extern swig_type_273 _wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(swig_type_274 arg1);
 #undef intgo
 */
 import "C"
@@ -1769,12 +1768,14 @@ func Dlb_channel_options_free(arg1 int64) {
 	C._wrap_dlb_channel_options_free_capi_413e95d1d1dfba3d(C.swig_type_211(_swig_i_0))
 }
 
-func Dlb_channel_options_set_key(arg1 int64, arg2 int64, arg3 int64) (_swig_ret int64) {
+func Dlb_channel_options_set_key(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	swig_r = (int64)(C._wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(C.swig_type_213(_swig_i_0), C.swig_type_214(_swig_i_1), C.swig_type_215(_swig_i_2)))
+	swig_r = (int64)(C._wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(C.swig_type_213(_swig_i_0), *(*C.swig_type_214)(unsafe.Pointer(&_swig_i_1))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
 	return swig_r
 }
 
@@ -1782,7 +1783,7 @@ func Dlb_channel_options_set_receive_device(arg1 int64, arg2 int64) (_swig_ret i
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_options_set_receive_device_capi_413e95d1d1dfba3d(C.swig_type_217(_swig_i_0), C.swig_type_218(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_options_set_receive_device_capi_413e95d1d1dfba3d(C.swig_type_216(_swig_i_0), C.swig_type_217(_swig_i_1)))
 	return swig_r
 }
 
@@ -1790,7 +1791,7 @@ func Dlb_channel_options_set_max_tensor_bytes(arg1 int64, arg2 uint64) (_swig_re
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_options_set_max_tensor_bytes_capi_413e95d1d1dfba3d(C.swig_type_220(_swig_i_0), C.swig_type_221(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_options_set_max_tensor_bytes_capi_413e95d1d1dfba3d(C.swig_type_219(_swig_i_0), C.swig_type_220(_swig_i_1)))
 	return swig_r
 }
 
@@ -1798,7 +1799,7 @@ func Dlb_channel_options_set_max_in_flight(arg1 int64, arg2 uint) (_swig_ret int
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_options_set_max_in_flight_capi_413e95d1d1dfba3d(C.swig_type_223(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_options_set_max_in_flight_capi_413e95d1d1dfba3d(C.swig_type_222(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -1806,7 +1807,7 @@ func Dlb_channel_options_set_timeout(arg1 int64, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_options_set_timeout_capi_413e95d1d1dfba3d(C.swig_type_225(_swig_i_0), C.swig_type_226(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_options_set_timeout_capi_413e95d1d1dfba3d(C.swig_type_224(_swig_i_0), C.swig_type_225(_swig_i_1)))
 	return swig_r
 }
 
@@ -1814,7 +1815,7 @@ func Dlb_channel_options_set_listener_uid(arg1 int64, arg2 uint) (_swig_ret int6
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_options_set_listener_uid_capi_413e95d1d1dfba3d(C.swig_type_228(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_options_set_listener_uid_capi_413e95d1d1dfba3d(C.swig_type_227(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -1822,7 +1823,7 @@ func Dlb_channel_listen_with_options(arg1 string, arg2 int64) (_swig_ret int64) 
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(*(*C.swig_type_230)(unsafe.Pointer(&_swig_i_0)), C.swig_type_231(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(*(*C.swig_type_229)(unsafe.Pointer(&_swig_i_0)), C.swig_type_230(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1833,7 +1834,7 @@ func Dlb_channel_connect_with_options(arg1 string, arg2 int64) (_swig_ret int64)
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(*(*C.swig_type_233)(unsafe.Pointer(&_swig_i_0)), C.swig_type_234(_swig_i_1)))
+	swig_r = (int64)(C._wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(*(*C.swig_type_232)(unsafe.Pointer(&_swig_i_0)), C.swig_type_233(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1843,14 +1844,14 @@ func Dlb_channel_connect_with_options(arg1 string, arg2 int64) (_swig_ret int64)
 func Dlb_channel_is_remote(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_channel_is_remote_capi_413e95d1d1dfba3d(C.swig_type_235(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_channel_is_remote_capi_413e95d1d1dfba3d(C.swig_type_234(_swig_i_0)))
 	return swig_r
 }
 
 func Dlb_channel_port(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlb_channel_port_capi_413e95d1d1dfba3d(C.swig_type_236(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlb_channel_port_capi_413e95d1d1dfba3d(C.swig_type_235(_swig_i_0)))
 	return swig_r
 }
 
@@ -1871,7 +1872,7 @@ func Dlbx_tensor_wrap(arg1 int64, arg2 uint64, arg3 []int64, arg4 []int64, arg5 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(C.swig_type_239(_swig_i_0), C.swig_type_240(_swig_i_1), *(*C.swig_type_241)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_242)(unsafe.Pointer(&_swig_i_3)), C.swig_type_243(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_244(_swig_i_6), C.swig_type_245(_swig_i_7), C.swig_type_246(_swig_i_8)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_capi_413e95d1d1dfba3d(C.swig_type_238(_swig_i_0), C.swig_type_239(_swig_i_1), *(*C.swig_type_240)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_241)(unsafe.Pointer(&_swig_i_3)), C.swig_type_242(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_243(_swig_i_6), C.swig_type_244(_swig_i_7), C.swig_type_245(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1893,7 +1894,7 @@ func Dlbx_tensor_allocate_compact(arg1 int64, arg2 int, arg3 int, arg4 int64, ar
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int64)(C._wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(C.swig_type_248(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_249(_swig_i_3), C.swig_type_250(_swig_i_4), C.swig_type_251(_swig_i_5), C.swig_type_252(_swig_i_6), C.swig_type_253(_swig_i_7)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_allocate_compact_capi_413e95d1d1dfba3d(C.swig_type_247(_swig_i_0), C.swig_intgo(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_248(_swig_i_3), C.swig_type_249(_swig_i_4), C.swig_type_250(_swig_i_5), C.swig_type_251(_swig_i_6), C.swig_type_252(_swig_i_7)))
 	return swig_r
 }
 
@@ -1911,7 +1912,7 @@ func Dlbx_tensor_wrap_compact(arg1 int64, arg2 uint64, arg3 int, arg4 int64, arg
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(C.swig_type_255(_swig_i_0), C.swig_type_256(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_257(_swig_i_3), C.swig_type_258(_swig_i_4), C.swig_type_259(_swig_i_5), C.swig_type_260(_swig_i_6), C.swig_type_261(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_262(_swig_i_9), C.swig_type_263(_swig_i_10), C.swig_type_264(_swig_i_11)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_wrap_compact_capi_413e95d1d1dfba3d(C.swig_type_254(_swig_i_0), C.swig_type_255(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_type_256(_swig_i_3), C.swig_type_257(_swig_i_4), C.swig_type_258(_swig_i_5), C.swig_type_259(_swig_i_6), C.swig_type_260(_swig_i_7), C.swig_intgo(_swig_i_8), C.swig_type_261(_swig_i_9), C.swig_type_262(_swig_i_10), C.swig_type_263(_swig_i_11)))
 	return swig_r
 }
 
@@ -1929,7 +1930,7 @@ func Dlbx_channel_pool_stats(arg1 int64, arg2 []int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_dlbx_channel_pool_stats_capi_413e95d1d1dfba3d(C.swig_type_266(_swig_i_0), *(*C.swig_type_267)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_dlbx_channel_pool_stats_capi_413e95d1d1dfba3d(C.swig_type_265(_swig_i_0), *(*C.swig_type_266)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1939,14 +1940,14 @@ func Dlbx_channel_pool_stats(arg1 int64, arg2 []int64) (_swig_ret int64) {
 func Dlbx_tensor_free(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_269(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_free_capi_413e95d1d1dfba3d(C.swig_type_268(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_release_drain(arg1 []int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(*(*C.swig_type_270)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_dlbx_release_drain_capi_413e95d1d1dfba3d(*(*C.swig_type_269)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1962,20 +1963,20 @@ func Dlbx_release_queued() (_swig_ret int64) {
 func Dlbx_tensor_ndim(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(C.swig_type_272(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_ndim_capi_413e95d1d1dfba3d(C.swig_type_271(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_dtype(arg1 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(C.swig_type_273(_swig_i_0)))
+	swig_r = (int)(C._wrap_dlbx_tensor_dtype_capi_413e95d1d1dfba3d(C.swig_type_272(_swig_i_0)))
 	return swig_r
 }
 
 func Dlbx_tensor_device(arg1 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(C.swig_type_275(_swig_i_0)))
+	swig_r = (int64)(C._wrap_dlbx_tensor_device_capi_413e95d1d1dfba3d(C.swig_type_274(_swig_i_0)))
 	return swig_r
 }

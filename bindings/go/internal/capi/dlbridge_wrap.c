@@ -238,6 +238,7 @@ static void dlbx_go_error_free(int64_t result) {
 #define DLB_ARRAY_SET_I64(a, n, src) memcpy((a).array, (src), (size_t)(n) * sizeof(int64_t))
 #define DLB_ARRAY_GET_I32(a, n, dst) memcpy((dst), (a).array, (size_t)(n) * sizeof(int32_t))
 #define DLB_ARRAY_SET_I32(a, n, src) memcpy((a).array, (src), (size_t)(n) * sizeof(int32_t))
+#define DLB_ARRAY_GET_I8(a, n, dst) memcpy((dst), (a).array, (size_t)(n))
 #define DLB_ARRAY_SET_I8(a, n, src) memcpy((a).array, (src), (size_t)(n))
 
 
@@ -265,6 +266,13 @@ static void dlbx_go_error_free(int64_t result) {
       return null_value;                                                                    \
     }                                                                                       \
   } while (0)
+
+
+static void dlbx_wipe_key_(unsigned char* bytes, size_t size) {
+  volatile unsigned char* p = bytes;
+  size_t i;
+  for (i = 0; i < size; ++i) p[i] = 0;
+}
 
 
 /* dlb_tensor_wrap_buffer over the fields of a DLTensor: `data` (an address or a device handle)
@@ -3616,11 +3624,12 @@ void _wrap_dlb_channel_options_free_capi_413e95d1d1dfba3d(long long _swig_go_0) 
 }
 
 
-long long _wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(long long _swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+long long _wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(long long _swig_go_0, _goslice_ _swig_go_1) {
   dlb_channel_options *arg1 = (dlb_channel_options *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
   dlb_error *arg4 = (dlb_error *) 0 ;
+  int64_t key_length2 ;
   dlb_status result;
   long long _swig_go_result;
   
@@ -3630,10 +3639,24 @@ long long _wrap_dlb_channel_options_set_key_capi_413e95d1d1dfba3d(long long _swi
   arg4 = &dlb_err_;
   
   arg1 = (dlb_channel_options *)(intptr_t)_swig_go_0; 
-  arg2 = (void *)(intptr_t)_swig_go_1; 
-  arg3 = (size_t)_swig_go_2; 
+  
+  unsigned char dlbx_key_[DLB_REMOTE_MAX_KEY_BYTES];
+  key_length2 = DLB_ARRAY_LENGTH(_swig_go_1);
+  arg2 = NULL;
+  arg3 = 0;
+  if (key_length2 >= 0) {
+    if (key_length2 > 0 && key_length2 <= DLB_REMOTE_MAX_KEY_BYTES) {
+      DLB_ARRAY_GET_I8(_swig_go_1, key_length2, (int8_t*)dlbx_key_);
+    }
+    arg2 = dlbx_key_;
+    arg3 = (size_t)key_length2;
+  }
+  
+  
   
   result = (dlb_status)dlb_channel_options_set_key(arg1,(void const *)arg2,arg3,arg4);
+  dlbx_wipe_key_(dlbx_key_, sizeof dlbx_key_);
+  
   
   if (result != DLB_OK) {
     DLB_THROW_STATUS(result, dlb_err_.message);
