@@ -1,12 +1,18 @@
 /*
  * dlbridge/channel.hpp - C++17 owners of the dlbridge channel (dlbridge.h, "Sharing tensors
- * across processes"): a tensor in shareable memory crosses to another process without a copy.
+ * across processes" and "Channels across machines"): a tensor in shareable memory crosses to
+ * another process without a copy, and any tensor's bytes cross to another machine.
  * Included by dlbridge/dlbridge.hpp; including this header alone works too.
  *
- * - dlbridge::Listener listens at a Unix socket path and accepts connections; dlbridge::Channel
- *   is one end of a connection, which sends and receives tensors. Both are move-only owners of
- *   one dlb_channel*: the destructor closes it (a Listener's also removes its socket file); a
+ * - dlbridge::Listener listens at an address (a Unix socket path, or "tcp://HOST:PORT" /
+ *   "ucx://HOST:PORT" for a remote channel) and accepts connections; dlbridge::Channel is one
+ *   end of a connection, which sends and receives tensors. Both are move-only owners of one
+ *   dlb_channel*: the destructor closes it (a Listener's also removes its socket file); a
  *   moved-from or closed object is empty.
+ * - dlbridge::ChannelOptions holds what a remote channel is made with (its key, receive device,
+ *   limits, time limit): Listener::listen(address, options), Channel::connect(address, options).
+ *   is_remote() and port() say what a channel is; remote_available() whether this process can
+ *   make remote channels at all (UCX and libcrypto are loaded at run time).
  * - Every failure throws dlbridge::Error with the core's status and message, verbatim. The
  *   channel statuses are the core's constants: DLB_ERR_NO_LISTENER, DLB_ERR_PERMISSION,
  *   DLB_ERR_PEER_CLOSED, DLB_ERR_PROTOCOL, DLB_ERR_TIMEOUT, DLB_ERR_LIMIT, DLB_ERR_CLOSED (and
@@ -27,10 +33,13 @@
 #define DLBRIDGE_CHANNEL_HPP_
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "dlbridge/dlbridge.hpp"
@@ -84,6 +93,15 @@ class ChannelOwner {
     dlb_error error{};
     check(dlb_channel_set_timeout(require(), timeout_ns(limit), &error), error);
   }
+
+  /* True for a channel across machines (made at a "tcp://" or "ucx://" address, or accepted by
+   * a listener there), false for a local one or an empty object (dlb_channel_is_remote). */
+  bool is_remote() const noexcept { return dlb_channel_is_remote(handle_) != 0; }
+
+  /* The port a remote listener or channel uses on this machine (dlb_channel_port): a Listener
+   * made at port 0 learns the one the system picked here. -1 for a local channel or an empty
+   * object. */
+  int32_t port() const noexcept { return dlb_channel_port(handle_); }
 
   /* Shuts the channel down without freeing it (dlb_channel_shutdown): a call blocked on it in
    * another thread returns, and that call and every later one throw DLB_ERR_CLOSED. The one
@@ -139,6 +157,124 @@ class ChannelOwner {
 
 }  // namespace detail
 
+/* True when this process can make remote channels: UCX (libucp.so.0) and libcrypto load
+ * (dlb_remote_available). The first call loads them; later calls are cheap. */
+inline bool remote_available() noexcept { return dlb_remote_available(nullptr) == DLB_OK; }
+
+/* Throws why this process cannot make remote channels: Error(DLB_ERR_UNSUPPORTED) with the
+ * core's message, which names what is missing and the Debian packages that bring it. Returns
+ * when remote_available(). */
+inline void require_remote() {
+  dlb_error error{};
+  detail::check(dlb_remote_available(&error), error);
+}
+
+/* The settings a channel is made with (dlb_channel_options): for a remote channel the key its
+ * peers share (required to listen, and to connect), the device received tensors go to, the
+ * receive limits and the time limit; for a local one the time limit and the listener's user.
+ * Every setter checks its value in the core (Error with the core's status and message) and
+ * returns *this, so that settings chain. Move-only; the destructor frees the options, and the
+ * core wipes its copy of the key. A moved-from ChannelOptions is empty: its setters throw the
+ * core's error for NULL options, and listen()/connect() given it use the defaults (as the C
+ * calls given NULL). Channels copy what they need: the options may go once the call returns. */
+class ChannelOptions {
+ public:
+  /* The defaults: no key, host memory (Device::cpu()) as the receive device,
+   * DLB_REMOTE_DEFAULT_MAX_TENSOR_BYTES, DLB_REMOTE_DEFAULT_MAX_IN_FLIGHT, no time limit, the
+   * listener's user the caller's own. Error: DLB_ERR_OUT_OF_MEMORY. */
+  ChannelOptions() {
+    dlb_error error{};
+    detail::check(dlb_channel_options_create(&handle_, &error), error);
+  }
+  /* Not copyable: one object owns the options (and the only copy of the key it holds). */
+  ChannelOptions(const ChannelOptions&) = delete;
+  ChannelOptions& operator=(const ChannelOptions&) = delete;
+  /* Takes over `other`'s options; `other` becomes empty. */
+  ChannelOptions(ChannelOptions&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /* Frees what this held, then takes over `other`'s options; `other` becomes empty. */
+  ChannelOptions& operator=(ChannelOptions&& other) noexcept {
+    if (this != &other) {
+      dlb_channel_options_free(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  /* Frees the options; the core wipes the key first. */
+  ~ChannelOptions() { dlb_channel_options_free(handle_); }
+
+  /* The shared secret remote peers prove they hold (dlb_channel_options_set_key): `size` bytes
+   * at `key`, DLB_REMOTE_MIN_KEY_BYTES to DLB_REMOTE_MAX_KEY_BYTES (else
+   * DLB_ERR_INVALID_ARGUMENT). The bytes are copied; `key` stays the caller's (wipe it when
+   * done). Local channels ignore it. */
+  ChannelOptions& set_key(const void* key, std::size_t size) {
+    dlb_error error{};
+    detail::check(dlb_channel_options_set_key(handle_, key, size, &error), error);
+    return *this;
+  }
+
+  /* set_key() of the bytes of a contiguous container of one-byte elements: a
+   * std::vector<uint8_t>, std::array<std::byte, N>, std::string, a byte array (all of it: a
+   * string literal's terminating NUL too). */
+  template <class Bytes,
+            class = std::enable_if_t<sizeof(*std::data(std::declval<const Bytes&>())) == 1>>
+  ChannelOptions& set_key(const Bytes& key) {
+    return set_key(static_cast<const void*>(std::data(key)), std::size(key));
+  }
+
+  /* Where a remote channel puts the tensors it receives (dlb_channel_options_set_receive_device):
+   * Device::cpu(), Device::cuda_host(), Device::cuda(n) or Device::cuda_managed(); another
+   * device type throws DLB_ERR_UNSUPPORTED. Whether this process reaches that memory is checked
+   * when the channel is made. Local channels ignore it. */
+  ChannelOptions& set_receive_device(Device device) {
+    dlb_error error{};
+    detail::check(dlb_channel_options_set_receive_device(handle_, device.dl(), &error), error);
+    return *this;
+  }
+
+  /* The most bytes one tensor received on a remote channel may have (at least 1): a larger one
+   * is refused with DLB_ERR_LIMIT before anything is allocated. */
+  ChannelOptions& set_max_tensor_bytes(uint64_t bytes) {
+    dlb_error error{};
+    detail::check(dlb_channel_options_set_max_tensor_bytes(handle_, bytes, &error), error);
+    return *this;
+  }
+
+  /* The most tensors a remote channel holds received and not yet taken by receive() (1 to
+   * 65536): the sender waits, within its time limit, for the receiver to take one. */
+  ChannelOptions& set_max_in_flight(uint32_t tensors) {
+    dlb_error error{};
+    detail::check(dlb_channel_options_set_max_in_flight(handle_, tensors, &error), error);
+    return *this;
+  }
+
+  /* The channel's time limit for connecting and for every later call (as set_timeout() on the
+   * channel): std::nullopt for none, zero for "do not wait"; a negative duration other than
+   * -1 ns throws DLB_ERR_INVALID_ARGUMENT. */
+  ChannelOptions& set_timeout(std::optional<std::chrono::nanoseconds> limit) {
+    dlb_error error{};
+    detail::check(dlb_channel_options_set_timeout(handle_, detail::timeout_ns(limit), &error),
+                  error);
+    return *this;
+  }
+
+  /* The user a local listener may run as besides the caller's own (as connect_with()'s
+   * listener_uid; kUidSelf: the caller's only). Remote channels ignore it. */
+  ChannelOptions& set_listener_uid(uint32_t uid) {
+    dlb_error error{};
+    detail::check(dlb_channel_options_set_listener_uid(handle_, uid, &error), error);
+    return *this;
+  }
+
+  /* The raw options, still owned by this object (NULL if empty). */
+  const dlb_channel_options* get() const noexcept { return handle_; }
+
+  /* True unless empty (moved from). */
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+ private:
+  dlb_channel_options* handle_ = nullptr;
+};
+
 /* One end of a connection between two processes: sends and receives tensors. Made by
  * Channel::connect()/connect_with() or Listener::accept(). Move-only; the destructor closes it,
  * and the peer's next receive() then throws DLB_ERR_PEER_CLOSED. */
@@ -172,6 +308,22 @@ class Channel : public detail::ChannelOwner {
     dlb_error error{};
     detail::check(dlb_channel_connect_with(path.c_str(), listener_uid, detail::timeout_ns(timeout),
                                            &out, &error),
+                  error);
+    return Channel(out);
+  }
+
+  /* Connects to the Listener at `address` with `options` (dlb_channel_connect_with_options):
+   * a Unix socket path (local: options' listener uid and time limit apply), or
+   * "tcp://HOST:PORT" / "ucx://HOST:PORT" (remote: options must hold the listener's key; the
+   * key handshake runs before this returns). Errors: as connect(); for a remote address no key
+   * (DLB_ERR_INVALID_ARGUMENT), nothing listening (DLB_ERR_NO_LISTENER), a listener that
+   * refused this key or did not prove it holds it (DLB_ERR_PERMISSION), DLB_ERR_TIMEOUT, and
+   * DLB_ERR_UNSUPPORTED when !remote_available(). Ownership: `options` is borrowed (the channel
+   * copies what it needs). */
+  static Channel connect(const std::string& address, const ChannelOptions& options) {
+    dlb_channel* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_connect_with_options(address.c_str(), options.get(), &out, &error),
                   error);
     return Channel(out);
   }
@@ -271,8 +423,9 @@ class Channel : public detail::ChannelOwner {
   explicit Channel(dlb_channel* channel) noexcept : ChannelOwner(channel) {}
 };
 
-/* Listens at a Unix socket path and accepts connections as Channels. Move-only; the
- * destructor closes it and removes the socket file. */
+/* Listens at an address (a Unix socket path, or a remote "tcp://" / "ucx://" address) and
+ * accepts connections as Channels. Move-only; the destructor closes it (and removes a local
+ * listener's socket file). */
 class Listener : public detail::ChannelOwner {
  public:
   /* An empty Listener (every call throws DLB_ERR_CLOSED). */
@@ -295,13 +448,29 @@ class Listener : public detail::ChannelOwner {
     return Listener(out);
   }
 
+  /* Listens at `address` with `options` (dlb_channel_listen_with_options): a Unix socket path
+   * (as listen(path)), or "tcp://HOST:PORT" / "ucx://HOST:PORT", which binds exactly that host
+   * (PORT 0: one the system picks, which port() then says) and needs a key in `options`. Every
+   * Channel it accepts takes its options. Errors: as listen(path); for a remote address no key or
+   * an address in use (DLB_ERR_INVALID_ARGUMENT, the core's message), a receive device this
+   * process cannot reach (DLB_ERR_DEVICE_UNAVAILABLE), DLB_ERR_UNSUPPORTED when
+   * !remote_available(). Ownership: `options` is borrowed (copied). */
+  static Listener listen(const std::string& address, const ChannelOptions& options) {
+    dlb_channel* out = nullptr;
+    dlb_error error{};
+    detail::check(dlb_channel_listen_with_options(address.c_str(), options.get(), &out, &error),
+                  error);
+    return Listener(out);
+  }
+
   /* Takes ownership of a raw listening channel (NULL gives an empty Listener). */
   static Listener from_raw(dlb_channel* listener) noexcept { return Listener(listener); }
 
   /* Waits for the next connection (dlb_channel_accept). The new Channel takes this listener's
-   * allowed uids and time limit. Error: a peer of a user not allowed (DLB_ERR_PERMISSION; its
-   * connection is closed and this listener stays usable: accept again); no peer within the
-   * time limit (DLB_ERR_TIMEOUT); out of file descriptors (DLB_ERR_LIMIT); DLB_ERR_CLOSED. */
+   * allowed uids and time limit (a remote one: its options). Error: a peer of a user not allowed,
+   * or a remote peer that did not prove it holds the key (DLB_ERR_PERMISSION; its connection is
+   * closed and this listener stays usable: accept again); no peer within the time limit
+   * (DLB_ERR_TIMEOUT); out of file descriptors (DLB_ERR_LIMIT); DLB_ERR_CLOSED. */
   Channel accept() {
     dlb_channel* out = nullptr;
     dlb_error error{};
