@@ -411,12 +411,23 @@ Remote* new_remote(const Ucx* u, const Crypto* crypto, const dlb_channel_options
   return r;
 }
 
+// Progresses until `request` is done, a second passed or the peer is gone; whether it is done.
+bool settle(Remote* r, void* request, bool until_gone = true) {
+  const int64_t end = now_ns() + 1000000000LL;
+  while (r->u->request_check_status(request) == UCS_INPROGRESS) {
+    if (now_ns() > end || (until_gone && r->peer_gone)) return false;
+    r->u->worker_progress(r->worker);
+  }
+  return true;
+}
+
+// Frees an arrival. Its bytes' receive, if still running, has been ended by the endpoint's
+// close; one that never reports back is left allocated rather than freed under UCX's callback.
 void free_incoming(Remote* r, Incoming* in) {
   if (in->request != nullptr) {
-    if (!in->done) {
-      r->u->request_cancel(r->worker, in->request);
-      while (!in->done) r->u->worker_progress(r->worker);
-    }
+    const int64_t end = now_ns() + 1000000000LL;
+    while (!in->done && now_ns() < end) r->u->worker_progress(r->worker);
+    if (!in->done) return;
     r->u->request_free(in->request);
   }
   dlb_tensor_free(in->tensor);
@@ -428,25 +439,29 @@ void free_incoming(Remote* r, Incoming* in) {
 int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, const char* what,
                  dlb_error* error);
 
+// Closes the connection without waiting for the peer: what was sent is flushed to the transport
+// first (locally, bounded), then the endpoint is released (a closing handshake would wait for the
+// peer to call into its channel, which it may never do). The peer sees the connection end after
+// everything sent before it.
 void close_endpoint(Remote* r) {
   if (r->ep == nullptr) return;
   ucp_request_param_t p{};
+  // Only tensors can be lost by a close: an end that sent none closes at once. A flush may need
+  // the peer to answer (UCX completing its connection's set-up), so it waits at most a second.
+  if (!r->peer_gone && r->sent > 0) {
+    ucs_status_ptr_t flushed = r->u->ep_flush_nbx(r->ep, &p);
+    if (flushed != nullptr && !UCS_PTR_IS_ERR(flushed)) {
+      settle(r, flushed);
+      r->u->request_free(flushed);  // also unfinished: UCX ends it with the endpoint
+    }
+  }
   p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  // A peer that is gone cannot take a flush: the endpoint is released at once.
-  p.flags = r->peer_gone ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-  ucs_status_ptr_t request = r->u->ep_close_nbx(r->ep, &p);
+  p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  ucs_status_ptr_t closed = r->u->ep_close_nbx(r->ep, &p);
   r->ep = nullptr;
-  if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
-  // A flush waits for the peer to take what was sent, but not for ever: one second.
-  const int64_t end = now_ns() + 1000000000LL;
-  while (r->u->request_check_status(request) == UCS_INPROGRESS && now_ns() < end) {
-    r->u->worker_progress(r->worker);
+  if (closed != nullptr && !UCS_PTR_IS_ERR(closed) && settle(r, closed)) {
+    r->u->request_free(closed);
   }
-  if (r->u->request_check_status(request) == UCS_INPROGRESS) {
-    r->u->request_cancel(r->worker, request);
-    while (r->u->request_check_status(request) == UCS_INPROGRESS) r->u->worker_progress(r->worker);
-  }
-  r->u->request_free(request);
 }
 
 void destroy_remote(Remote* r) {
@@ -518,7 +533,14 @@ int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, cons
     // Out of time or shut down: the message is withdrawn if it has not gone yet. Whether the
     // peer got it is not known: the channel has lost its place.
     r->u->request_cancel(r->worker, request);
-    while (r->u->request_check_status(request) == UCS_INPROGRESS) r->u->worker_progress(r->worker);
+    if (!settle(r, request)) {
+      // UCX could not withdraw it (a rendezvous the peer has not pulled): ending the connection
+      // ends the request, so that UCX no longer reads the caller's memory when this returns.
+      close_endpoint(r);
+      r->peer_gone = true;
+      if (r->peer_status == UCS_OK) r->peer_status = UCS_ERR_CANCELED;
+      settle(r, request, false);
+    }
     r->u->request_free(request);
     channel->out_of_step = true;
     return result;

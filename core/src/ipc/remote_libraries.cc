@@ -68,6 +68,7 @@ void load_ucx() {
                   resolve(library, "ucp_conn_request_query", &u.conn_request_query, l, file) &&
                   resolve(library, "ucp_ep_create", &u.ep_create, l, file) &&
                   resolve(library, "ucp_ep_close_nbx", &u.ep_close_nbx, l, file) &&
+                  resolve(library, "ucp_ep_flush_nbx", &u.ep_flush_nbx, l, file) &&
                   resolve(library, "ucp_ep_query", &u.ep_query, l, file) &&
                   resolve(library, "ucp_am_send_nbx", &u.am_send_nbx, l, file) &&
                   resolve(library, "ucp_am_recv_data_nbx", &u.am_recv_data_nbx, l, file) &&

@@ -36,6 +36,7 @@ struct Ucx {
   decltype(&ucp_conn_request_query) conn_request_query;
   decltype(&ucp_ep_create) ep_create;
   decltype(&ucp_ep_close_nbx) ep_close_nbx;
+  decltype(&ucp_ep_flush_nbx) ep_flush_nbx;
   decltype(&ucp_ep_query) ep_query;
   decltype(&ucp_am_send_nbx) am_send_nbx;
   decltype(&ucp_am_recv_data_nbx) am_recv_data_nbx;

@@ -1,0 +1,182 @@
+// A peer of a remote listener written against UCX directly, not through dlbridge: it speaks the
+// handshake by hand (or not at all) and sends whatever descriptor a test forges. Suite remote's
+// tests of what a listener refuses use it. The frames mirror core/src/ipc/remote.cc's; a change
+// of the handshake there fails these tests, which is the point.
+#ifndef DLBRIDGE_TESTS_REMOTE_RAW_PEER_HPP_
+#define DLBRIDGE_TESTS_REMOTE_RAW_PEER_HPP_
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace raw {
+
+enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit };
+
+struct Hello {
+  char magic[8];
+  uint32_t major;
+  uint32_t byte_order;
+  unsigned char nonce[32];
+  uint64_t max_tensor_bytes;
+  uint32_t max_in_flight;
+  uint32_t reserved;
+};
+struct Auth {
+  char magic[8];
+  unsigned char nonce[32];
+  unsigned char mac[32];
+  uint64_t max_tensor_bytes;
+  uint32_t max_in_flight;
+  uint32_t reserved;
+};
+
+class Peer {
+ public:
+  // Connects to 127.0.0.1:port over UCX's TCP transport.
+  explicit Peer(int port) {
+    ucp_config_t* config = nullptr;
+    ucp_config_read(nullptr, nullptr, &config);
+    ucp_config_modify(config, "TLS", "tcp");
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_AM;
+    ok_ = ucp_init(&params, config, &context_) == UCS_OK;
+    ucp_config_release(config);
+    ucp_worker_params_t wp{};
+    ok_ = ok_ && ucp_worker_create(context_, &wp, &worker_) == UCS_OK;
+    for (unsigned id : {kAmHello, kAmWelcome, kAmRefused, kAmCredit}) {
+      ucp_am_handler_param_t h{};
+      h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                     UCP_AM_HANDLER_PARAM_FIELD_ARG;
+      h.id = id;
+      h.cb = id == kAmHello ? on_hello : id == kAmRefused ? on_refused : on_other;
+      h.arg = this;
+      ok_ = ok_ && ucp_worker_set_am_recv_handler(worker_, &h) == UCS_OK;
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+    ep.sockaddr.addr = reinterpret_cast<const sockaddr*>(&address);
+    ep.sockaddr.addrlen = sizeof address;
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = on_error;
+    ep.err_handler.arg = this;
+    ok_ = ok_ && ucp_ep_create(worker_, &ep, &ep_) == UCS_OK;
+  }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+  ~Peer() {
+    if (ep_ != nullptr) {
+      ucp_request_param_t p{};
+      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void* request = ucp_ep_close_nbx(ep_, &p);
+      if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+        while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+        ucp_request_free(request);
+      }
+    }
+    if (worker_ != nullptr) ucp_worker_destroy(worker_);
+    if (context_ != nullptr) ucp_cleanup(context_);
+  }
+
+  bool ok() const { return ok_; }
+  bool gone() const { return gone_; }
+  bool refused() const { return refused_; }
+  const Hello& hello() const { return hello_; }
+
+  // Progresses for up to `ms` milliseconds or until `done()`.
+  template <typename Done>
+  bool progress_until(Done done, int ms = 5000) {
+    timespec start{}, now{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+      ucp_worker_progress(worker_);
+      if (done()) return true;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > ms) {
+        return false;
+      }
+    }
+  }
+  bool wait_hello() { return progress_until([&] { return hello_seen_ || gone_; }) && hello_seen_; }
+
+  // Proves `key` (or a wrong one), announcing the given limits.
+  bool authenticate(const std::vector<unsigned char>& key, uint32_t max_in_flight = 64) {
+    Auth auth{};
+    std::memcpy(auth.magic, "dlb-auth", 8);
+    for (unsigned i = 0; i < 32; ++i) auth.nonce[i] = static_cast<unsigned char>(i * 7 + 1);
+    auth.max_tensor_bytes = 1ull << 30;
+    auth.max_in_flight = max_in_flight;
+    unsigned char data[16 + 64 + 12] = {};
+    std::snprintf(reinterpret_cast<char*>(data), 16, "dlbridge client");
+    std::memcpy(data + 16, hello_.nonce, 32);
+    std::memcpy(data + 48, auth.nonce, 32);
+    std::memcpy(data + 80, &auth.max_tensor_bytes, 8);
+    std::memcpy(data + 88, &auth.max_in_flight, 4);
+    unsigned int size = 32;
+    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data, sizeof data, auth.mac,
+         &size);
+    return send(kAmAuth, &auth, sizeof auth, nullptr, 0);
+  }
+
+  // Sends an active message with `header` and `data`, waiting until it left.
+  bool send(unsigned id, const void* header, size_t header_size, const void* data, size_t size) {
+    ucp_request_param_t p{};
+    void* request = ucp_am_send_nbx(ep_, id, header, header_size, data, size, &p);
+    if (request == nullptr) return true;
+    if (UCS_PTR_IS_ERR(request)) return false;
+    while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+    const ucs_status_t status = ucp_request_check_status(request);
+    ucp_request_free(request);
+    return status == UCS_OK;
+  }
+
+ private:
+  static ucs_status_t on_hello(void* arg, const void* header, size_t size, void*, size_t,
+                               const ucp_am_recv_param_t*) {
+    auto* self = static_cast<Peer*>(arg);
+    if (size == sizeof(Hello)) {
+      std::memcpy(&self->hello_, header, sizeof(Hello));
+      self->hello_seen_ = true;
+    }
+    return UCS_OK;
+  }
+  static ucs_status_t on_refused(void* arg, const void*, size_t, void*, size_t,
+                                 const ucp_am_recv_param_t*) {
+    static_cast<Peer*>(arg)->refused_ = true;
+    return UCS_OK;
+  }
+  static ucs_status_t on_other(void*, const void*, size_t, void*, size_t,
+                               const ucp_am_recv_param_t*) {
+    return UCS_OK;
+  }
+  static void on_error(void* arg, ucp_ep_h, ucs_status_t) { static_cast<Peer*>(arg)->gone_ = true; }
+
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  ucp_ep_h ep_ = nullptr;
+  bool ok_ = false;
+  bool gone_ = false;
+  bool refused_ = false;
+  bool hello_seen_ = false;
+  Hello hello_{};
+};
+
+}  // namespace raw
+
+#endif  // DLBRIDGE_TESTS_REMOTE_RAW_PEER_HPP_

@@ -1,0 +1,705 @@
+// Suite remote: channels across machines (core/src/ipc/remote.cc), run on one machine over UCX's
+// TCP transport ("tcp://127.0.0.1") and its own choice of transports ("ucx://", shared memory
+// here). Most cases put both ends in this process on two threads (each end has its own UCP
+// context, as two processes would); the fault cases run the other end as a process
+// (remote_sender) and kill it. A peer that forges what it sends is remote_raw_peer.hpp, on UCX
+// directly. Exits 77 (skipped) with the reason when UCX or libcrypto is not installed.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <dirent.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dlbridge/dlbridge.h"
+#include "doctest/doctest.h"
+#include "ipc/wire.hpp"
+#include "remote_raw_peer.hpp"
+
+extern char** environ;
+
+namespace {
+
+const std::vector<unsigned char> kKey = {
+    0x6b, 0x65, 0x79, 0x2d, 0x6f, 0x66, 0x2d, 0x74, 0x68, 0x65, 0x2d, 0x72, 0x65, 0x6d, 0x6f, 0x74,
+    0x65, 0x2d, 0x73, 0x75, 0x69, 0x74, 0x65, 0x2d, 0x33, 0x32, 0x2d, 0x62, 0x79, 0x74, 0x65, 0x73};
+const std::vector<unsigned char> kOtherKey(32, 0x42);
+
+std::string hex(const std::vector<unsigned char>& bytes) {
+  std::string out;
+  char digits[3];
+  for (unsigned char b : bytes) {
+    std::snprintf(digits, sizeof digits, "%02x", b);
+    out += digits;
+  }
+  return out;
+}
+
+struct Options {
+  dlb_channel_options* handle = nullptr;
+  explicit Options(const std::vector<unsigned char>* key = &kKey) {
+    dlb_error e;
+    REQUIRE(dlb_channel_options_create(&handle, &e) == DLB_OK);
+    if (key != nullptr) REQUIRE(dlb_channel_options_set_key(handle, key->data(), key->size(), &e) == DLB_OK);
+  }
+  ~Options() { dlb_channel_options_free(handle); }
+  Options(const Options&) = delete;
+  Options& operator=(const Options&) = delete;
+};
+
+struct Channel {
+  dlb_channel* handle = nullptr;
+  ~Channel() { dlb_channel_close(handle); }
+};
+
+struct Tensor {
+  DLManagedTensorVersioned* handle = nullptr;
+  ~Tensor() { dlb_tensor_free(handle); }
+};
+
+const DLDataType kF32{kDLFloat, 32, 1};
+const DLDevice kCpu{kDLCPU, 0};
+
+std::string address(const char* scheme, int port) {
+  return std::string(scheme) + "://127.0.0.1:" + std::to_string(port);
+}
+
+// A listener at SCHEME://127.0.0.1:0 with `options`.
+int listen(const char* scheme, const Options& options, Channel* out) {
+  dlb_error e;
+  const int status =
+      dlb_channel_listen_with_options(address(scheme, 0).c_str(), options.handle, &out->handle, &e);
+  if (status != DLB_OK) MESSAGE(e.message);
+  return status;
+}
+
+// Two connected ends: `server` accepted on `listener`, `client` connected from another thread.
+struct Pair {
+  Channel listener, server, client;
+  int accept_status = -1, connect_status = -1;
+  dlb_error accept_error{}, connect_error{};
+};
+
+void connect_pair(const char* scheme, const Options& server_options,
+                  const Options& client_options, Pair* pair) {
+  REQUIRE(listen(scheme, server_options, &pair->listener) == DLB_OK);
+  const int port = dlb_channel_port(pair->listener.handle);
+  REQUIRE(port > 0);
+  std::thread connector([&] {
+    pair->connect_status = dlb_channel_connect_with_options(
+        address(scheme, port).c_str(), client_options.handle, &pair->client.handle,
+        &pair->connect_error);
+  });
+  pair->accept_status =
+      dlb_channel_accept(pair->listener.handle, &pair->server.handle, &pair->accept_error);
+  connector.join();
+}
+
+void fill(DLManagedTensorVersioned* t) {
+  int64_t n = 0;
+  dlb_error e;
+  REQUIRE(dlb_tensor_element_count(&t->dl_tensor, &n, &e) == DLB_OK);
+  auto* values = static_cast<float*>(t->dl_tensor.data);
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 1000003);
+}
+
+bool holds_filled(const DLManagedTensorVersioned* t) {
+  int64_t n = 0;
+  dlb_error e;
+  if (dlb_tensor_element_count(&t->dl_tensor, &n, &e) != DLB_OK) return false;
+  const auto* values = static_cast<const float*>(t->dl_tensor.data);
+  for (int64_t i = 0; i < n; ++i) {
+    if (values[i] != static_cast<float>(i % 1000003)) return false;
+  }
+  return true;
+}
+
+// Sends `tensor` on `from` from another thread while this one receives on `to`: a rendezvous
+// send returns once the receiver took the bytes, which needs the receiver in a call.
+int transfer(dlb_channel* from, const DLManagedTensorVersioned* tensor, dlb_channel* to,
+             DLManagedTensorVersioned** out, dlb_error* receive_error) {
+  int sent = -1;
+  dlb_error send_error;
+  std::thread sender([&] { sent = dlb_channel_send(from, tensor, 0, &send_error); });
+  const int received = dlb_channel_receive(to, out, receive_error);
+  sender.join();
+  if (sent != DLB_OK) MESSAGE(send_error.message);
+  return sent != DLB_OK ? sent : received;
+}
+
+int open_descriptors() {
+  int count = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  while (readdir(dir) != nullptr) ++count;
+  closedir(dir);
+  return count;
+}
+
+}  // namespace
+
+TEST_SUITE("remote.options") {
+  TEST_CASE("options refuse what no channel can use, with the core's messages") {
+    Options options(nullptr);
+    dlb_error e;
+    const unsigned char short_key[8] = {};
+    CHECK(dlb_channel_options_set_key(options.handle, short_key, sizeof short_key, &e) ==
+          DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) ==
+          "a key of 8 bytes: a channel's key has 16 to 1024 bytes (random ones: 32 is plenty)");
+    CHECK(dlb_channel_options_set_key(options.handle, nullptr, 32, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == "key is NULL");
+    CHECK(dlb_channel_options_set_max_tensor_bytes(options.handle, 0, &e) ==
+          DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == "a maximum tensor size of 0 bytes: at least 1");
+    CHECK(dlb_channel_options_set_max_in_flight(options.handle, 0, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == "a maximum of 0 tensors in flight: 1 to 65536");
+    CHECK(dlb_channel_options_set_timeout(options.handle, -5, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) ==
+          "timeout -5 ns is negative: a time limit is 0 ns or more, or none");
+    CHECK(dlb_channel_options_set_receive_device(options.handle, DLDevice{kDLOpenCL, 0}, &e) ==
+          DLB_ERR_UNSUPPORTED);
+    CHECK(std::string(e.message) ==
+          "a remote channel receives into cpu, cuda_host, cuda or cuda_managed memory, not opencl");
+    CHECK(dlb_channel_options_set_receive_device(options.handle, DLDevice{kDLCPU, 1}, &e) ==
+          DLB_ERR_INVALID_ARGUMENT);
+    CHECK(dlb_channel_options_set_key(nullptr, kKey.data(), kKey.size(), &e) ==
+          DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == "options is NULL");
+    dlb_channel_options_free(nullptr);
+  }
+
+  TEST_CASE("addresses and keys are checked before anything is made") {
+    Options keyed;
+    Options keyless(nullptr);
+    dlb_channel* channel = reinterpret_cast<dlb_channel*>(1);
+    dlb_error e;
+    const struct {
+      const char* address;
+      int status;
+      const char* message;
+    } cases[] = {
+        {"tcp://127.0.0.1", DLB_ERR_INVALID_ARGUMENT,
+         "address 'tcp://127.0.0.1' is not SCHEME://HOST:PORT (a remote address names a host and "
+         "a port)"},
+        {"tcp://:5000", DLB_ERR_INVALID_ARGUMENT,
+         "address 'tcp://:5000' names no host: a listener binds to the address it is given "
+         "(write 0.0.0.0 for every interface)"},
+        {"tcp://127.0.0.1:70000", DLB_ERR_INVALID_ARGUMENT,
+         "address 'tcp://127.0.0.1:70000': port '70000' is not 0 to 65535"},
+        {"ucx://[::1:80", DLB_ERR_INVALID_ARGUMENT,
+         "address 'ucx://[::1:80': an IPv6 host is written [ADDRESS]:PORT"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.address);
+      CHECK(dlb_channel_listen_with_options(c.address, keyed.handle, &channel, &e) == c.status);
+      CHECK(channel == nullptr);
+      CHECK(std::string(e.message) == c.message);
+    }
+    CHECK(dlb_channel_connect_with_options("tcp://127.0.0.1:0", keyed.handle, &channel, &e) ==
+          DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == "address 'tcp://127.0.0.1:0': port '0' is not 1 to 65535");
+    const char* no_key =
+        "a remote channel needs a key that its peers share (dlb_channel_options_set_key)";
+    CHECK(dlb_channel_listen_with_options("tcp://127.0.0.1:0", keyless.handle, &channel, &e) ==
+          DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == no_key);
+    CHECK(dlb_channel_listen("tcp://127.0.0.1:0", &channel, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == no_key);
+    CHECK(dlb_channel_connect("ucx://127.0.0.1:9", &channel, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == no_key);
+  }
+
+  TEST_CASE("a receive device UCX here cannot reach is refused when the channel is made") {
+    Options options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_receive_device(options.handle, DLDevice{kDLCUDA, 0}, &e) ==
+            DLB_OK);
+    dlb_channel* channel = nullptr;
+    const int status =
+        dlb_channel_listen_with_options("tcp://127.0.0.1:0", options.handle, &channel, &e);
+    if (status == DLB_OK) {  // a UCX with CUDA transports: nothing to refuse
+      dlb_channel_close(channel);
+      return;
+    }
+    CHECK(status == DLB_ERR_DEVICE_UNAVAILABLE);
+    CHECK(std::string(e.message) ==
+          "this channel receives into cuda memory, but UCX here cannot reach CUDA memory: its "
+          "CUDA transports (a UCX built with CUDA, libucx-cuda) are not installed; receive into "
+          "cpu or cuda_host memory instead");
+  }
+
+  TEST_CASE("nothing listening is DLB_ERR_NO_LISTENER") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    const int port = dlb_channel_port(listener.handle);
+    dlb_channel_close(listener.handle);
+    listener.handle = nullptr;
+    dlb_channel* channel = nullptr;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_timeout(options.handle, 5000000000LL, &e) == DLB_OK);
+    CHECK(dlb_channel_connect_with_options(address("tcp", port).c_str(), options.handle, &channel,
+                                           &e) == DLB_ERR_NO_LISTENER);
+    CHECK(channel == nullptr);
+    CHECK(std::string(e.message).rfind("nothing listens at tcp://127.0.0.1:" + std::to_string(port), 0) == 0);
+  }
+}
+
+TEST_SUITE("remote.tensors") {
+  TEST_CASE("tensors travel as compact copies over TCP and over UCX's own transports") {
+    for (const char* scheme : {"tcp", "ucx"}) {
+      CAPTURE(scheme);
+      Options options;
+      Pair pair;
+      connect_pair(scheme, options, options, &pair);
+      REQUIRE(pair.accept_status == DLB_OK);
+      REQUIRE(pair.connect_status == DLB_OK);
+      CHECK(dlb_channel_is_remote(pair.server.handle) == 1);
+      CHECK(dlb_channel_is_remote(pair.client.handle) == 1);
+      CHECK(dlb_channel_port(pair.client.handle) > 0);
+      dlb_error e;
+      // Sizes across UCX's eager and rendezvous protocols, a scalar and an empty tensor.
+      const std::vector<std::vector<int64_t>> shapes = {
+          {2, 3}, {}, {0, 4}, {1000}, {256, 1024}, {4, 1 << 20}};
+      for (const auto& shape : shapes) {
+        Tensor sent, received;
+        REQUIRE(dlb_tensor_allocate(kCpu, kF32, static_cast<int32_t>(shape.size()), shape.data(),
+                                    nullptr, DLPACK_FLAG_BITMASK_READ_ONLY, &sent.handle,
+                                    &e) == DLB_OK);
+        fill(sent.handle);
+        REQUIRE(transfer(pair.client.handle, sent.handle, pair.server.handle, &received.handle,
+                         &e) == DLB_OK);
+        const DLTensor& t = received.handle->dl_tensor;
+        CHECK(t.ndim == static_cast<int32_t>(shape.size()));
+        for (size_t d = 0; d < shape.size(); ++d) CHECK(t.shape[d] == shape[d]);
+        CHECK(t.device.device_type == kDLCPU);
+        CHECK(dlb_tensor_is_c_contiguous(&t) == 1);
+        CHECK(received.handle->flags ==
+              (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED));
+        CHECK(holds_filled(received.handle));
+        CHECK(t.data != sent.handle->dl_tensor.data);
+      }
+      // Both ways on one channel, and a strided view arrives packed.
+      Tensor matrix, transposed, back;
+      const int64_t shape[2] = {3, 5};
+      REQUIRE(dlb_tensor_allocate(kCpu, kF32, 2, shape, nullptr, 0, &matrix.handle, &e) == DLB_OK);
+      fill(matrix.handle);
+      REQUIRE(dlb_tensor_transpose(matrix.handle, &transposed.handle, &e) == DLB_OK);
+      REQUIRE(transfer(pair.server.handle, transposed.handle, pair.client.handle, &back.handle,
+                       &e) == DLB_OK);
+      CHECK(back.handle->dl_tensor.shape[0] == 5);
+      CHECK(back.handle->dl_tensor.shape[1] == 3);
+      CHECK(dlb_tensor_is_c_contiguous(&back.handle->dl_tensor) == 1);
+      const auto* values = static_cast<const float*>(back.handle->dl_tensor.data);
+      for (int i = 0; i < 5; ++i) {
+        for (int j = 0; j < 3; ++j) CHECK(values[i * 3 + j] == static_cast<float>(j * 5 + i));
+      }
+    }
+  }
+
+  TEST_CASE("a received tensor outlives its channel, and the peer's close ends the stream after "
+            "what it sent") {
+    Options options;
+    Pair pair;
+    connect_pair("tcp", options, options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    dlb_error e;
+    Tensor sent;
+    const int64_t n = 100000;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &sent.handle, &e) == DLB_OK);
+    fill(sent.handle);
+    int sends_ok = 0;
+    std::thread sender([&] {
+      dlb_error se;
+      for (int i = 0; i < 3; ++i) sends_ok += dlb_channel_send(pair.client.handle, sent.handle, 0, &se) == DLB_OK;
+      dlb_channel_close(pair.client.handle);
+      pair.client.handle = nullptr;
+    });
+    std::vector<DLManagedTensorVersioned*> kept;
+    for (int i = 0; i < 3; ++i) {
+      DLManagedTensorVersioned* t = nullptr;
+      REQUIRE(dlb_channel_receive(pair.server.handle, &t, &e) == DLB_OK);
+      kept.push_back(t);
+    }
+    sender.join();
+    CHECK(sends_ok == 3);
+    DLManagedTensorVersioned* none = nullptr;
+    CHECK(dlb_channel_receive(pair.server.handle, &none, &e) == DLB_ERR_PEER_CLOSED);
+    CHECK(none == nullptr);
+    CHECK(std::string(e.message).rfind("waiting for a tensor: the peer at tcp://127.0.0.1:", 0) == 0);
+    dlb_channel_close(pair.server.handle);
+    pair.server.handle = nullptr;
+    for (auto* t : kept) {
+      CHECK(holds_filled(t));
+      dlb_tensor_free(t);
+    }
+  }
+
+  TEST_CASE("what does not apply to a remote channel says so") {
+    Options options;
+    Pair pair;
+    connect_pair("tcp", options, options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    dlb_error e;
+    CHECK(dlb_channel_allow_uid(pair.server.handle, 1234, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) ==
+          "a remote channel authenticates its peers by key, not by user id");
+    int32_t pid = 7;
+    CHECK(dlb_channel_peer(pair.server.handle, &pid, nullptr, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) ==
+          "a remote channel's peer has no process or user id on this machine");
+    CHECK(pid == 0);
+    Tensor t;
+    const int64_t n = 4;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &t.handle, &e) == DLB_OK);
+    CHECK(dlb_channel_send_cuda(pair.client.handle, t.handle, nullptr, 0, &e) == DLB_ERR_UNSUPPORTED);
+    CHECK(std::string(e.message) ==
+          "stream order does not cross machines: finish the stream's work on the tensor, then "
+          "send it with dlb_channel_send");
+    // The pool lends ordinary tensors, which need no pool to travel.
+    Tensor lent, received;
+    REQUIRE(dlb_channel_allocate(pair.client.handle, kCpu, kF32, 1, &n, nullptr, 0, &lent.handle,
+                                 &e) == DLB_OK);
+    fill(lent.handle);
+    REQUIRE(dlb_channel_send(pair.client.handle, lent.handle, 0, &e) == DLB_OK);
+    REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+    CHECK(holds_filled(received.handle));
+    dlb_pool_stats stats;
+    REQUIRE(dlb_channel_pool_stats(pair.client.handle, &stats, &e) == DLB_OK);
+    CHECK(stats.segments == 0);
+    CHECK(dlb_channel_is_remote(pair.listener.handle) == 1);
+    CHECK(dlb_channel_is_remote(nullptr) == 0);
+    CHECK(dlb_channel_port(nullptr) == -1);
+  }
+}
+
+TEST_SUITE("remote.keys") {
+  TEST_CASE("a peer with another key is refused at both ends, and the listener keeps serving") {
+    Options right;
+    Options wrong(&kOtherKey);
+    Pair pair;
+    connect_pair("tcp", right, wrong, &pair);
+    CHECK(pair.accept_status == DLB_ERR_PERMISSION);
+    CHECK(pair.server.handle == nullptr);
+    CHECK(std::string(pair.accept_error.message)
+              .rfind("refused the peer at tcp://127.0.0.1:", 0) == 0);
+    CHECK(std::string(pair.accept_error.message).find(": it did not prove it holds the channel's key") !=
+          std::string::npos);
+    CHECK(pair.connect_status == DLB_ERR_PERMISSION);
+    CHECK(pair.client.handle == nullptr);
+    CHECK(std::string(pair.connect_error.message) ==
+          "the listener at tcp://127.0.0.1:" + std::to_string(dlb_channel_port(pair.listener.handle)) +
+              " refused this channel's key");
+    // The same listener accepts the right key next.
+    const int port = dlb_channel_port(pair.listener.handle);
+    Channel client, server;
+    int connected = -1;
+    dlb_error ce, e;
+    std::thread connector([&] {
+      connected = dlb_channel_connect_with_options(address("tcp", port).c_str(), right.handle,
+                                                   &client.handle, &ce);
+    });
+    CHECK(dlb_channel_accept(pair.listener.handle, &server.handle, &e) == DLB_OK);
+    connector.join();
+    CHECK(connected == DLB_OK);
+  }
+
+  TEST_CASE("a peer that sends a tensor before the key is refused, nothing allocated for it") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    raw::Peer peer(dlb_channel_port(listener.handle));
+    REQUIRE(peer.ok());
+    std::thread intruder([&] {
+      if (!peer.wait_hello()) return;
+      dlb::ipc::Wire forged[2] = {};
+      std::vector<char> bytes(1 << 20);
+      peer.send(raw::kAmTensor, forged, sizeof forged, bytes.data(), bytes.size());
+    });
+    Channel server;
+    dlb_error e;
+    CHECK(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_ERR_PERMISSION);
+    intruder.join();
+    CHECK(server.handle == nullptr);
+    CHECK(std::string(e.message).find(": the peer sent a tensor before it proved it holds the "
+                                      "channel's key") != std::string::npos);
+  }
+
+  TEST_CASE("a peer that proves a wrong key, or says nothing, does not hold a server loop") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    {
+      raw::Peer peer(dlb_channel_port(listener.handle));
+      std::thread intruder([&] {
+        if (peer.wait_hello()) peer.authenticate(kOtherKey);
+        peer.progress_until([&] { return peer.refused() || peer.gone(); });
+      });
+      Channel server;
+      dlb_error e;
+      CHECK(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_ERR_PERMISSION);
+      intruder.join();
+      CHECK(peer.refused());
+    }
+    {
+      raw::Peer silent(dlb_channel_port(listener.handle));
+      std::atomic<bool> stop{false};
+      std::thread idler([&] { silent.progress_until([&] { return stop.load(); }, 10000); });
+      dlb_error e;
+      REQUIRE(dlb_channel_set_timeout(listener.handle, 300000000, &e) == DLB_OK);
+      Channel server;
+      CHECK(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_ERR_TIMEOUT);
+      CHECK(std::string(e.message) ==
+            "waiting for a peer to prove it holds the key: the time limit ran out");
+      stop = true;
+      idler.join();
+    }
+  }
+}
+
+TEST_SUITE("remote.forgery") {
+  // A raw peer that holds the key, then sends forged descriptors: each is refused with its
+  // status and message at the receiver's receive, nothing is allocated for it, and the next
+  // tensor still arrives.
+  TEST_CASE("forged and truncated descriptors are refused, and the stream stays in step") {
+    Options options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_max_tensor_bytes(options.handle, 4096, &e) == DLB_OK);
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    raw::Peer peer(dlb_channel_port(listener.handle));
+    REQUIRE(peer.ok());
+    std::thread authenticate([&] {
+      if (peer.wait_hello()) peer.authenticate(kKey);
+    });
+    Channel server;
+    REQUIRE(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_OK);
+    authenticate.join();
+    CHECK(peer.hello().max_tensor_bytes == 4096);
+
+    struct Forged {
+      dlb::ipc::Wire wire;
+      dlb::ipc::RemoteExtension extension;
+    };
+    uint32_t sequence = 0;
+    auto valid = [&](int64_t rows, int64_t cols) {
+      Forged f{};
+      std::memcpy(f.wire.magic, dlb::ipc::kWireMagic, 8);
+      f.wire.major = dlb::ipc::kWireMajor;
+      f.wire.minor = dlb::ipc::kWireMinor;
+      f.wire.size = sizeof f.wire;
+      f.wire.device_type = kDLCPU;
+      f.wire.ndim = 2;
+      f.wire.code = kDLFloat;
+      f.wire.bits = 32;
+      f.wire.lanes = 1;
+      f.wire.handle = dlb::ipc::kHandleRemote;
+      f.wire.shape[0] = rows;
+      f.wire.shape[1] = cols;
+      f.wire.strides[0] = cols;
+      f.wire.strides[1] = 1;
+      f.wire.segment_size = static_cast<uint64_t>(rows * cols * 4);
+      std::memcpy(f.extension.magic, dlb::ipc::kRemoteMagic, 8);
+      f.extension.payload_bytes = static_cast<uint64_t>(rows * cols * 4);
+      f.extension.sequence = sequence++;
+      return f;
+    };
+    std::vector<float> data(2048);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+    const struct {
+      const char* name;
+      Forged forged;
+      size_t header;  // bytes of the forged header sent
+      size_t bytes;   // payload bytes sent
+      int status;
+      const char* message;
+    } cases[] = {
+        {"a bad magic",
+         [&] { Forged f = valid(2, 3); f.wire.magic[0] = 'X'; return f; }(), sizeof(Forged), 24,
+         DLB_ERR_PROTOCOL, "not a dlbridge tensor descriptor (bad magic)"},
+        {"another kind of memory",
+         [&] { Forged f = valid(2, 3); f.wire.handle = dlb::ipc::kHandleMemfd; return f; }(),
+         sizeof(Forged), 24, DLB_ERR_PROTOCOL,
+         "received a descriptor of memory kind 0 on a remote channel, which carries the bytes "
+         "themselves"},
+        {"a negative extent",
+         [&] { Forged f = valid(2, 3); f.wire.shape[0] = -2; return f; }(), sizeof(Forged), 24,
+         DLB_ERR_PROTOCOL, "shape[0] is -2; extents must not be negative"},
+        {"fewer bytes than the layout",
+         valid(2, 3), sizeof(Forged), 20, DLB_ERR_PROTOCOL,
+         "the descriptor's (2, 3) float32 tensor takes 24 bytes, but 20 came with it"},
+        {"more than the receiver takes",
+         valid(32, 64), sizeof(Forged), 8192, DLB_ERR_LIMIT, nullptr},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.name);
+      // A refused rendezvous ends the raw peer's send with an error: only the receive counts.
+      bool sent = false;
+      std::thread forger(
+          [&] { sent = peer.send(raw::kAmTensor, &c.forged, c.header, data.data(), c.bytes); });
+      Tensor refused;
+      CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == c.status);
+      forger.join();
+      CHECK((sent || c.status == DLB_ERR_LIMIT));
+      CHECK(refused.handle == nullptr);
+      if (c.message != nullptr) CHECK(std::string(e.message) == c.message);
+    }
+    CHECK(std::string(e.message).rfind("refused a tensor of 8192 bytes from tcp://127.0.0.1:", 0) == 0);
+    CHECK(std::string(e.message).find(": this channel takes at most 4096 bytes "
+                                      "(dlb_channel_options_set_max_tensor_bytes)") !=
+          std::string::npos);
+    // A truncated descriptor: too short to say its place in the stream.
+    Forged truncated = valid(2, 3);
+    --sequence;
+    REQUIRE(peer.send(raw::kAmTensor, &truncated, 40, data.data(), 24));
+    Tensor refused;
+    CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
+    CHECK(std::string(e.message) == "a tensor descriptor of 40 bytes, not " +
+                                        std::to_string(sizeof(Forged)));
+    // The stream is in step: the next tensor arrives.
+    Forged good = valid(2, 3);
+    REQUIRE(peer.send(raw::kAmTensor, &good, sizeof good, data.data(), 24));
+    Tensor received;
+    REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
+    CHECK(static_cast<const float*>(received.handle->dl_tensor.data)[5] == 5.0f);
+  }
+}
+
+TEST_SUITE("remote.flow") {
+  TEST_CASE("a sender waits while the receiver holds its maximum, within its time limit") {
+    Options server_options, client_options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_max_in_flight(server_options.handle, 2, &e) == DLB_OK);
+    REQUIRE(dlb_channel_options_set_timeout(client_options.handle, 200000000, &e) == DLB_OK);
+    Pair pair;
+    connect_pair("tcp", server_options, client_options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    Tensor t;
+    const int64_t n = 16;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &t.handle, &e) == DLB_OK);
+    fill(t.handle);
+    REQUIRE(dlb_channel_send(pair.client.handle, t.handle, 0, &e) == DLB_OK);
+    REQUIRE(dlb_channel_send(pair.client.handle, t.handle, 0, &e) == DLB_OK);
+    CHECK(dlb_channel_send(pair.client.handle, t.handle, 0, &e) == DLB_ERR_TIMEOUT);
+    CHECK(std::string(e.message) ==
+          "waiting for the peer to take its tensors: the time limit ran out");
+    for (int i = 0; i < 2; ++i) {
+      Tensor received;
+      REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+      CHECK(holds_filled(received.handle));
+    }
+    // The receiver gave credit: the channel goes on.
+    REQUIRE(dlb_channel_send(pair.client.handle, t.handle, 0, &e) == DLB_OK);
+    Tensor received;
+    REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+  }
+
+  TEST_CASE("a tensor over the peer's maximum is refused before anything is sent") {
+    Options server_options, client_options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_max_tensor_bytes(server_options.handle, 1000, &e) == DLB_OK);
+    Pair pair;
+    connect_pair("tcp", server_options, client_options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    Tensor t;
+    const int64_t n = 251;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &t.handle, &e) == DLB_OK);
+    CHECK(dlb_channel_send(pair.client.handle, t.handle, 0, &e) == DLB_ERR_LIMIT);
+    CHECK(std::string(e.message).rfind(
+              "the tensor's 1004 bytes exceed the 1000 bytes the peer at tcp://127.0.0.1:", 0) == 0);
+    CHECK(std::string(e.message).find(" takes (its receive limit)") != std::string::npos);
+  }
+
+  TEST_CASE("time limits and shutdown end a wait, and the channel stays usable after a limit") {
+    Options options;
+    Pair pair;
+    connect_pair("tcp", options, options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    dlb_error e;
+    REQUIRE(dlb_channel_set_timeout(pair.server.handle, 0, &e) == DLB_OK);
+    Tensor none;
+    CHECK(dlb_channel_receive(pair.server.handle, &none.handle, &e) == DLB_ERR_TIMEOUT);
+    CHECK(std::string(e.message) == "waiting for a tensor: the time limit ran out");
+    REQUIRE(dlb_channel_set_timeout(pair.server.handle, DLB_TIMEOUT_NONE, &e) == DLB_OK);
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      dlb_channel_shutdown(pair.server.handle);
+    });
+    CHECK(dlb_channel_receive(pair.server.handle, &none.handle, &e) == DLB_ERR_CLOSED);
+    CHECK(std::string(e.message) == DLB_CHANNEL_CLOSED_MESSAGE);
+    stopper.join();
+    std::thread listener_stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      dlb_channel_shutdown(pair.listener.handle);
+    });
+    Channel never;
+    CHECK(dlb_channel_accept(pair.listener.handle, &never.handle, &e) == DLB_ERR_CLOSED);
+    listener_stopper.join();
+  }
+}
+
+TEST_SUITE("remote.faults") {
+  // The sender is another process, killed while it sends 64 MiB tensors: the receive that was
+  // taking one either has all of it or fails with DLB_ERR_PEER_CLOSED; nothing is left open, and
+  // the listener serves the next peer.
+  TEST_CASE("a peer killed mid-transfer leaks nothing and the listener keeps serving") {
+    const char* sender = std::getenv("DLBRIDGE_REMOTE_SENDER");
+    REQUIRE(sender != nullptr);
+    Options options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_max_tensor_bytes(options.handle, 1ull << 30, &e) == DLB_OK);
+    const int descriptors_before = open_descriptors();
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    const std::string to = address("tcp", dlb_channel_port(listener.handle));
+    const std::string key = hex(kKey);
+    for (int round = 0; round < 2; ++round) {
+      CAPTURE(round);
+      const char* argv[] = {sender, to.c_str(), key.c_str(), "67108864", "1000", nullptr};
+      pid_t child = -1;
+      REQUIRE(posix_spawn(&child, sender, nullptr, nullptr, const_cast<char**>(argv), environ) == 0);
+      Channel server;
+      REQUIRE(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_OK);
+      Tensor first;
+      REQUIRE(dlb_channel_receive(server.handle, &first.handle, &e) == DLB_OK);
+      CHECK(holds_filled(first.handle));
+      // Killed while the next tensors travel.
+      std::thread killer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        kill(child, SIGKILL);
+      });
+      int status = DLB_OK;
+      for (int i = 0; i < 1000 && status == DLB_OK; ++i) {
+        Tensor next;
+        status = dlb_channel_receive(server.handle, &next.handle, &e);
+        if (status == DLB_OK) CHECK(holds_filled(next.handle));
+      }
+      killer.join();
+      int exit_status = 0;
+      waitpid(child, &exit_status, 0);
+      CHECK(status == DLB_ERR_PEER_CLOSED);
+    }
+    dlb_channel_close(listener.handle);
+    listener.handle = nullptr;
+    CHECK(open_descriptors() == descriptors_before);
+  }
+}
+
+int main(int argc, char** argv) {
+  dlb_error error;
+  if (dlb_remote_available(&error) != DLB_OK) {
+    std::printf("skipped: %s\n", error.message);
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  return context.run();
+}
