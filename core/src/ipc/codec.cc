@@ -171,6 +171,42 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
   return check_layout(wire, g, error);
 }
 
+int check_remote(const Wire& wire, const RemoteExtension& extension, uint64_t arrived,
+                 uint64_t max_tensor_bytes, const char* peer, dlb_error* error) {
+  if (wire.handle != kHandleRemote || std::memcmp(extension.magic, kRemoteMagic, 8) != 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "received a descriptor of memory kind %u on a remote channel, which carries "
+                "the bytes themselves",
+                wire.handle);
+  }
+  // The receiver makes its own compact tensor: the layout is checked as an import would check
+  // it on this end's host memory, whatever device the sender's memory was on.
+  static char stand_in;
+  DLTensor desc = described_tensor(wire, &stand_in, 0);
+  desc.device = DLDevice{kDLCPU, 0};
+  desc.strides = nullptr;
+  Geometry g{};
+  if (validate_tensor(&desc, wire.flags, &g, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  uint64_t bytes = 0;
+  if (dlb_tensor_byte_size(&desc, wire.flags, &bytes, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  if (bytes > max_tensor_bytes) {
+    return fail(error, DLB_ERR_LIMIT,
+                "refused a tensor of %llu bytes from %s: this channel takes at most %llu bytes "
+                "(dlb_channel_options_set_max_tensor_bytes)",
+                static_cast<unsigned long long>(bytes), peer,
+                static_cast<unsigned long long>(max_tensor_bytes));
+  }
+  if (bytes != extension.payload_bytes || bytes != arrived) {
+    DimsText shape(wire.ndim, wire.shape);
+    DTypeText dtype(desc.dtype);
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the descriptor's %s %s tensor takes %llu bytes, but %llu came with it",
+                shape.text, dtype.text, static_cast<unsigned long long>(bytes),
+                static_cast<unsigned long long>(arrived));
+  }
+  return DLB_OK;
+}
+
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error) {
   if (wire.handle == kHandleRemote) {
     return fail(error, DLB_ERR_PROTOCOL,

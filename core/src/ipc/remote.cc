@@ -673,37 +673,10 @@ int check_arrival(const Remote& r, const void* header, size_t header_size, size_
   std::memcpy(wire, header, sizeof(Wire));
   std::memcpy(extension, static_cast<const char*>(header) + sizeof(Wire), sizeof *extension);
   int status = check_header(*wire, error);
+  if (status == DLB_OK) {
+    status = check_remote(*wire, *extension, length, r.options.max_tensor_bytes, r.name, error);
+  }
   if (status != DLB_OK) return status;
-  if (wire->handle != kHandleRemote || std::memcmp(extension->magic, kRemoteMagic, 8) != 0) {
-    return fail(error, DLB_ERR_PROTOCOL,
-                "received a descriptor of memory kind %u on a remote channel, which carries "
-                "the bytes themselves",
-                wire->handle);
-  }
-  // The receiver makes its own compact tensor: the layout is checked as an import would check
-  // it on this end's host memory.
-  static char stand_in;
-  DLTensor desc = described_tensor(*wire, &stand_in, 0);
-  desc.device = DLDevice{kDLCPU, 0};
-  desc.strides = nullptr;
-  Geometry g{};
-  if (validate_tensor(&desc, wire->flags, &g, error) != DLB_OK) return DLB_ERR_PROTOCOL;
-  uint64_t bytes = 0;
-  if (dlb_tensor_byte_size(&desc, wire->flags, &bytes, error) != DLB_OK) return DLB_ERR_PROTOCOL;
-  if (bytes > r.options.max_tensor_bytes) {
-    return fail(error, DLB_ERR_LIMIT,
-                "refused a tensor of %llu bytes from %s: this channel takes at most %llu bytes "
-                "(dlb_channel_options_set_max_tensor_bytes)",
-                static_cast<unsigned long long>(bytes), r.name,
-                static_cast<unsigned long long>(r.options.max_tensor_bytes));
-  }
-  if (bytes != extension->payload_bytes || bytes != length) {
-    DimsText shape(wire->ndim, wire->shape);
-    DTypeText dtype(desc.dtype);
-    return fail(error, DLB_ERR_PROTOCOL,
-                "the descriptor's %s %s tensor takes %llu bytes, but %zu came with it", shape.text,
-                dtype.text, static_cast<unsigned long long>(bytes), length);
-  }
   if (r.queued >= r.options.max_in_flight) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "the peer sent more than the %u tensors in flight this channel allows",
