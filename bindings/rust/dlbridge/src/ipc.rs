@@ -1,5 +1,7 @@
 //! Tensors across processes without copying (see `docs/ipc.md`): shareable memory, and channels
-//! over a Unix domain socket that pass it with its file descriptor.
+//! over a Unix domain socket that pass it with its file descriptor. The same channels reach
+//! other machines at a `tcp://` or `ucx://` address, made with [`ChannelOptions`] (see
+//! [`Listener::bind_with_options`] and `docs/remote.md`).
 //!
 //! ```
 //! use dlbridge::ipc::{Channel, Listener};
@@ -32,6 +34,12 @@ use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 use std::time::Duration;
+
+mod remote;
+pub use remote::{
+    remote_available, ChannelOptions, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_TENSOR_BYTES,
+    MAX_KEY_BYTES, MIN_KEY_BYTES,
+};
 
 /// The most memory a channel's pool keeps unless [`Channel::set_pool_limit`] says otherwise.
 pub const POOL_DEFAULT_LIMIT: u64 = ffi::DLB_POOL_DEFAULT_LIMIT as u64;
