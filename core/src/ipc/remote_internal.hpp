@@ -1,0 +1,279 @@
+// What the parts of a remote channel share (remote.cc the channel's calls and its tensors,
+// remote_handshake.cc the key handshake, remote_endpoint.cc UCX's contexts, workers and requests,
+// remote_address.cc the addresses): the messages, the state, and the one way every part waits.
+//
+// A remote channel runs on UCX's UCP (https://openucx.org): the descriptor of the local channel
+// (wire.hpp, handle kHandleRemote) travels as an active message's header and the tensor's bytes as
+// its data, which UCX moves by its eager protocol (small) or by rendezvous straight into the
+// receiver's new tensor (large). Every channel has its own UCP worker, progressed by the thread
+// that calls it; accepted channels share their listener's UCP context.
+//
+// A connection starts with a key handshake, before either side reads a tensor descriptor:
+//   listener -> peer   Hello    (a random nonce, the listener's limits)
+//   peer -> listener   Auth     (its nonce, its limits, HMAC(key, "client" | both nonces | limits))
+//   listener -> peer   Welcome  (HMAC(key, "server" | both nonces | the listener's limits))
+//                   or Refused
+// Each side proves it holds the key without sending it, and each MAC covers the limits that side
+// announced. Then each side sends Tensor messages, and a receiver gives the sender Credit for the
+// tensors its receives took, so that a sender never has more in flight than the receiver allows.
+#ifndef DLBRIDGE_SRC_IPC_REMOTE_INTERNAL_HPP_
+#define DLBRIDGE_SRC_IPC_REMOTE_INTERNAL_HPP_
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "ipc.hpp"
+#include "remote.hpp"
+#include "remote_libraries.hpp"
+#include "wire.hpp"
+
+namespace dlb {
+namespace ipc {
+
+// ---- the handshake's and the flow control's messages (active message ids and headers) --------
+
+enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit };
+
+inline constexpr size_t kNonceBytes = 32;
+inline constexpr size_t kMacBytes = 32;
+inline constexpr uint32_t kHandshakeMajor = 1;
+inline constexpr uint32_t kByteOrderProbe = 0x01020304;
+// A remote accept's handshake with one peer waits at most this long, even without a time limit.
+inline constexpr int64_t kHandshakeLimitNs = 10 * 1000000000LL;
+// Connection requests a listener holds before accept takes them; more are turned away.
+inline constexpr int kMaxPendingConnections = 64;
+// How long a waiting call polls UCX before it sleeps on the worker's event descriptor: a reply
+// that comes within it costs no wake-up.
+inline constexpr int64_t kSpinNs = 20000;
+
+inline constexpr char kHelloMagic[8] = {'d', 'l', 'b', '-', 'h', 'e', 'l', 'o'};
+inline constexpr char kAuthMagic[8] = {'d', 'l', 'b', '-', 'a', 'u', 't', 'h'};
+inline constexpr char kWelcomeMagic[8] = {'d', 'l', 'b', '-', 'w', 'l', 'c', 'm'};
+inline constexpr char kRefusedMagic[8] = {'d', 'l', 'b', '-', 'n', 'o', 'p', 'e'};
+inline constexpr char kCreditMagic[8] = {'d', 'l', 'b', '-', 'c', 'r', 'd', 't'};
+
+struct Hello {
+  char magic[8];
+  uint32_t major;
+  uint32_t byte_order;  // kByteOrderProbe as the listener stores it
+  unsigned char nonce[kNonceBytes];
+  uint64_t max_tensor_bytes;
+  uint32_t max_in_flight;
+  uint32_t reserved;
+};
+
+struct Auth {
+  char magic[8];
+  unsigned char nonce[kNonceBytes];
+  unsigned char mac[kMacBytes];
+  uint64_t max_tensor_bytes;
+  uint32_t max_in_flight;
+  uint32_t reserved;
+};
+
+struct Welcome {
+  char magic[8];
+  unsigned char mac[kMacBytes];
+};
+
+struct Refused {
+  char magic[8];
+  uint32_t reason;  // 0: the key
+  uint32_t reserved;
+};
+
+struct Credit {
+  char magic[8];
+  uint32_t tensors;
+  uint32_t reserved;
+};
+
+// ---- state ------------------------------------------------------------------------------------
+
+struct Context {
+  const Ucx* u;
+  ucp_context_h handle;
+  std::atomic<int> references;
+  bool reaches_cuda;  // UCX here moves CUDA memory (its CUDA transports are installed)
+};
+
+// A tensor that arrived (or was refused) and waits for dlb_channel_receive.
+struct Incoming {
+  Incoming* next;
+  Remote* remote;
+  uint32_t sequence;
+  DLManagedTensorVersioned* tensor;  // owned until delivered; NULL for a refusal
+  void* request;                     // UCX's receive of its bytes, while it runs
+  bool done;                         // its bytes are all in (or it was refused)
+  int status;                        // DLB_OK, or why it was refused
+  dlb_error error;
+};
+
+struct Remote {
+  const Ucx* u;
+  const Crypto* crypto;
+  Context* context;
+  dlb_channel_options options;  // this end's (its key, its receive device, its limits)
+  ucp_worker_h worker;
+  int efd;
+  int32_t port;
+  char name[96];  // the address for messages ("tcp://10.0.0.2:5000")
+
+  // A listener's connection requests, taken by accept.
+  ucp_listener_h listener;
+  ucp_conn_request_h pending[kMaxPendingConnections];
+  int npending;
+
+  // A connection.
+  ucp_ep_h ep;
+  bool peer_gone;
+  ucs_status_t peer_status;
+  bool authenticated;
+  unsigned char nonce[kNonceBytes];
+  Hello hello;
+  bool hello_seen;
+  Auth auth;
+  bool auth_seen;
+  Welcome welcome;
+  bool welcome_seen;
+  bool refused_seen;
+  // What the peer did before it was authenticated, that ends the handshake.
+  int violation;
+  dlb_error violation_error;
+  // The peer's limits, from the handshake.
+  uint64_t peer_max_tensor_bytes;
+  uint32_t peer_max_in_flight;
+  // Flow control: sends the peer has not credited yet; receives this end has not credited yet.
+  uint32_t in_flight;
+  uint32_t owed;
+  uint32_t sent;      // tensors sent (the next one's sequence number)
+  uint32_t expected;  // the sequence number of the next tensor to deliver
+  Incoming* head;
+  uint32_t queued;
+};
+
+// ---- small helpers -----------------------------------------------------------------------------
+
+inline int64_t now_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+inline const char* ucs_text(const Remote& r, ucs_status_t status) { return r.u->status_string(status); }
+
+inline bool is_host_memory(int32_t device_type) {
+  return device_type == kDLCPU || device_type == kDLCUDAHost;
+}
+
+inline ucs_memory_type_t memory_type_of(int32_t device_type) {
+  switch (device_type) {
+    case kDLCUDA:
+      return UCS_MEMORY_TYPE_CUDA;
+    case kDLCUDAManaged:
+      return UCS_MEMORY_TYPE_CUDA_MANAGED;
+    default:
+      return UCS_MEMORY_TYPE_HOST;
+  }
+}
+
+// The status a peer's connection failure stands for (DLB_ERR_PEER_CLOSED, naming the peer and
+// UCX's reason), for the call doing `what`.
+int peer_failure(const Remote& r, dlb_error* error, const char* what);
+
+// ---- the address (remote_address.cc) ----------------------------------------------------------
+
+struct Address {
+  sockaddr_storage storage;
+  socklen_t size;
+  bool tcp_only;  // "tcp://": UCX restricted to its TCP transport
+};
+
+// "SCHEME://HOST:PORT" (IPv4, [IPv6] or a name; port 0 only for a listener) as a socket address
+// (DLB_ERR_INVALID_ARGUMENT, or DLB_ERR_NO_LISTENER for a connect to a host not found).
+int parse_address(const char* text, bool listening, Address* out, dlb_error* error);
+// "tcp://10.0.0.2:5000" for messages.
+void name_address(const sockaddr_storage& address, bool tcp_only, char* out, size_t size);
+int32_t port_of(const sockaddr_storage& address);
+
+// ---- UCX's contexts, workers and requests (remote_endpoint.cc) --------------------------------
+
+// A UCP context: "tcp://" holds UCX to its TCP transport; "ucx://" follows UCX_TLS.
+int make_context(const Ucx* u, bool tcp_only, Context** out, dlb_error* error);
+void release_context(Context* context);
+// The channel's worker, with the message handlers of a connection (not for a listener's).
+int make_worker(Remote* r, bool with_handlers, dlb_error* error);
+// A remote channel's state with `options` (its key copied), nothing made yet; NULL when out of
+// memory.
+Remote* new_remote(const Ucx* u, const Crypto* crypto, const dlb_channel_options& options);
+// Progresses until `request` is done, a second passed or (`until_gone`) the peer is gone.
+bool settle(Remote* r, void* request, bool until_gone = true);
+void free_incoming(Remote* r, Incoming* in);
+void close_endpoint(Remote* r);
+// Closes the endpoint, frees what waits to be received, the worker, the context's reference.
+void destroy_remote(Remote* r);
+// The send callback that UCX needs to hand back a request (the caller polls its status).
+void on_request_done(void*, ucs_status_t, void*);
+// Waits for a UCX request to finish, progressing the worker, and frees it; `request` may be NULL
+// (done at once) or an error pointer. Out of time or shut down: the request is withdrawn and the
+// channel has lost its place.
+int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, const char* what,
+                 dlb_error* error);
+// Sends a handshake or flow-control message and waits until it left.
+int send_control(dlb_channel* channel, Remote* r, unsigned id, const void* header, size_t size,
+                 const char* what, dlb_error* error);
+
+// ---- the handshake (remote_handshake.cc) -------------------------------------------------------
+
+// The message handlers of the handshake, and of the tensors and credit (remote.cc).
+ucs_status_t on_hello(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_auth(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_welcome(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_refused(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_tensor(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_credit(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+// Records what the peer did wrong (the first thing only): it ends a handshake, or the stream.
+void violate(Remote* r, int status, const char* message);
+// The listener's half of the handshake on a new connection (a peer gets at most
+// kHandshakeLimitNs, or `timeout_ns` when shorter), and the connecting side's half.
+int greet(dlb_channel* channel, Remote* r, int64_t timeout_ns, dlb_error* error);
+int introduce(dlb_channel* channel, Remote* r, dlb_error* error);
+
+// ---- waiting ------------------------------------------------------------------------------------
+
+
+// Progresses the channel's worker until `done()` holds, the deadline passes (DLB_ERR_TIMEOUT,
+// the message naming `what`), or the channel is shut down (DLB_ERR_CLOSED). Polls for kSpinNs,
+// then sleeps on the worker's event descriptor.
+template <typename Done>
+int progress_until(const dlb_channel* channel, Remote* r, const Deadline& deadline,
+                   const char* what, Done done, dlb_error* error) {
+  const int64_t spin_end = now_ns() + kSpinNs;
+  for (;;) {
+    while (r->u->worker_progress(r->worker) != 0) {
+    }
+    if (done()) return DLB_OK;
+    if (is_shut(channel)) return fail_shut(error);
+    const int ms = deadline.remaining_ms();
+    if (ms == 0) return fail(error, DLB_ERR_TIMEOUT, "%s: the time limit ran out", what);
+    if (now_ns() < spin_end) continue;
+    const ucs_status_t armed = r->u->worker_arm(r->worker);
+    if (armed == UCS_ERR_BUSY) continue;  // events came in: progress them
+    if (armed != UCS_OK) {
+      return fail(error, DLB_ERR_DEVICE, "%s: arming the UCX worker failed: %s", what,
+                  ucs_text(*r, armed));
+    }
+    pollfd p{r->efd, POLLIN, 0};
+    if (poll(&p, 1, ms) < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+  }
+}
+
+}  // namespace ipc
+}  // namespace dlb
+
+#endif  // DLBRIDGE_SRC_IPC_REMOTE_INTERNAL_HPP_
