@@ -66,6 +66,50 @@ public final class Channel implements AutoCloseable {
   }
 
   /**
+   * Connects to a listener at {@code address} with {@code options} ({@code null}: the defaults;
+   * {@code dlb_channel_connect_with_options}): a Unix socket path as {@link #connect(String, int,
+   * Duration)} (the options' listener uid and time limit), or {@code "tcp://HOST:PORT"} or {@code
+   * "ucx://HOST:PORT"} for a listener on another machine (see {@link Listener#listen(String,
+   * ChannelOptions)} and docs/remote.md). A remote connect proves it holds the options' key before
+   * it returns: {@link Status#PERMISSION} when the listener refuses it (or does not prove it holds
+   * the same), {@link Status#NO_LISTENER} when nothing listens there, {@link Status#TIMEOUT}.
+   * Ownership: the caller owns the channel; the options stay the caller's (copied); on error
+   * nothing is open.
+   *
+   * @param address the socket path, or tcp:// or ucx:// with host and port
+   * @param options the options, or null for the defaults
+   * @return the connected channel
+   */
+  public static Channel connect(String address, ChannelOptions options) {
+    if (address == null) {
+      throw new NullPointerException("address");
+    }
+    return new Channel(ChannelOptions.read(options,
+        o -> DLBridgeNative.dlb_channel_connect_with_options(address, o)));
+  }
+
+  /**
+   * Whether this channel goes across machines (a tcp:// or ucx:// address). A remote channel
+   * copies: a received tensor is a new compact tensor with {@link Tensor#FLAG_IS_COPIED} on the
+   * options' receive device, any tensor may be sent with {@link #send}, and {@link #peerPid},
+   * {@link #peerUid} and {@link #allowUid} do not apply ({@link Status#INVALID_ARGUMENT}).
+   *
+   * @return true for a remote channel
+   */
+  public boolean isRemote() {
+    return handle.isRemote();
+  }
+
+  /**
+   * The port this remote channel uses on this machine, or -1 for a local channel.
+   *
+   * @return the port, or -1
+   */
+  public int port() {
+    return handle.port();
+  }
+
+  /**
    * Sets the time limit of each later send and receive ({@code null}: none, the default of a
    * channel not made by {@link #connect(String, int, Duration)}; {@link Duration#ZERO}: do not
    * wait). A call that runs out of time throws {@link Status#TIMEOUT}. When nothing of a tensor

@@ -45,6 +45,16 @@ final class ChannelHandle {
     use(a -> DLBridgeNative.dlb_channel_set_timeout(a, ns));
   }
 
+  /** Whether the channel goes across machines ({@code dlb_channel_is_remote}). */
+  boolean isRemote() {
+    return use(a -> DLBridgeNative.dlb_channel_is_remote(a)) != 0;
+  }
+
+  /** The port a remote channel uses here, -1 for a local one ({@code dlb_channel_port}). */
+  int port() {
+    return use(a -> DLBridgeNative.dlb_channel_port(a));
+  }
+
   /** {@code call} with the native address, counted as a call in progress. */
   <T> T use(LongFunction<T> call) {
     long a;

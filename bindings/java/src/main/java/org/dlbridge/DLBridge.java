@@ -45,6 +45,28 @@ public final class DLBridge {
     }
   }
 
+  // ---- channels across machines ------------------------------------------------------------
+
+  /**
+   * Whether remote channels (tcp:// and ucx:// addresses) can be made in this process: UCX and
+   * libcrypto load ({@code dlb_remote_available}).
+   *
+   * @return true when they can; {@link #remoteUnavailableReason()} says why not
+   */
+  public static boolean remoteIsAvailable() {
+    return remoteUnavailableReason().isEmpty();
+  }
+
+  /**
+   * Why remote channels cannot be made here: {@link Status#UNSUPPORTED} with the core's message,
+   * which names what is missing and the packages that bring it; empty when they can.
+   *
+   * @return the reason, or empty
+   */
+  public static Optional<DLPackException> remoteUnavailableReason() {
+    return failure(DLBridgeNative::dlb_remote_available);
+  }
+
   // ---- CUDA ------------------------------------------------------------------------------
 
   /**

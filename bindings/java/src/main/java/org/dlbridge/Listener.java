@@ -36,11 +36,55 @@ public final class Listener implements AutoCloseable {
   }
 
   /**
+   * Listens at {@code address} with {@code options} ({@code null}: the defaults; {@code
+   * dlb_channel_listen_with_options}): a Unix socket path as {@link #listen(String)}, or another
+   * machine's way in, {@code "tcp://HOST:PORT"} (UCX over TCP) or {@code "ucx://HOST:PORT"} (the
+   * transports UCX picks), bound to exactly that host; port 0 lets the system pick one ({@link
+   * #port()} says which). A remote listener needs a key ({@link ChannelOptions#key}; without one
+   * {@link Status#INVALID_ARGUMENT}), and its accepted channels take its options. UCX or libcrypto
+   * missing: {@link Status#UNSUPPORTED} ({@link DLBridge#remoteUnavailableReason()} asks first).
+   * See docs/remote.md. Ownership: the caller owns the listener; the options stay the caller's
+   * (copied); on error nothing is created.
+   *
+   * @param address the socket path, or tcp:// or ucx:// with host and port
+   * @param options the options, or null for the defaults
+   * @return the listener
+   */
+  public static Listener listen(String address, ChannelOptions options) {
+    if (address == null) {
+      throw new NullPointerException("address");
+    }
+    return new Listener(ChannelOptions.read(options,
+        o -> DLBridgeNative.dlb_channel_listen_with_options(address, o)));
+  }
+
+  /**
+   * Whether this listener is another machine's way in (a tcp:// or ucx:// address).
+   *
+   * @return true for a remote listener
+   */
+  public boolean isRemote() {
+    return handle.isRemote();
+  }
+
+  /**
+   * The port a remote listener listens on (the one the system picked for port 0), or -1 for a
+   * local listener.
+   *
+   * @return the port, or -1
+   */
+  public int port() {
+    return handle.port();
+  }
+
+  /**
    * Waits for the next connection. A peer running as another user is refused with {@link
    * Status#PERMISSION} (its connection closed; this listener stays usable: accept again) unless
    * allowed with {@link #allowUid}. With a time limit ({@link #setTimeout}), {@link
    * Status#TIMEOUT} when no peer connects in time (the listener stays usable). The channel takes
-   * the listener's allowed uids and time limit. Ownership: the caller owns the channel.
+   * the listener's allowed uids and time limit. On a remote listener, the peer first proves it
+   * holds the key: one that does not is refused with {@link Status#PERMISSION} (the listener stays
+   * usable: accept again). Ownership: the caller owns the channel.
    *
    * @return the channel to the peer that connected
    */
