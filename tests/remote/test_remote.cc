@@ -344,6 +344,37 @@ TEST_SUITE("remote.tensors") {
     }
   }
 
+  TEST_CASE("a large received tensor's memory serves the next one once freed, and outlives the "
+            "channel") {
+    Options options;
+    Pair pair;
+    connect_pair("tcp", options, options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    dlb_error e;
+    Tensor sent;
+    const int64_t n = 1 << 20;  // 4 MiB: over the cache's threshold
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &sent.handle, &e) == DLB_OK);
+    fill(sent.handle);
+    Tensor first, second, third;
+    REQUIRE(transfer(pair.client.handle, sent.handle, pair.server.handle, &first.handle, &e) ==
+            DLB_OK);
+    void* const memory = first.handle->dl_tensor.data;
+    dlb_tensor_free(first.handle);
+    first.handle = nullptr;
+    REQUIRE(transfer(pair.client.handle, sent.handle, pair.server.handle, &second.handle, &e) ==
+            DLB_OK);
+    CHECK(second.handle->dl_tensor.data == memory);
+    CHECK(holds_filled(second.handle));
+    // Held while the next arrives: that one gets memory of its own.
+    REQUIRE(transfer(pair.client.handle, sent.handle, pair.server.handle, &third.handle, &e) ==
+            DLB_OK);
+    CHECK(third.handle->dl_tensor.data != memory);
+    dlb_channel_close(pair.server.handle);
+    pair.server.handle = nullptr;
+    CHECK(holds_filled(second.handle));
+    CHECK(holds_filled(third.handle));
+  }
+
   TEST_CASE("what does not apply to a remote channel says so") {
     Options options;
     Pair pair;

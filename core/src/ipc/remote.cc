@@ -5,12 +5,122 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 
 #include "remote_internal.hpp"
 
 namespace dlb {
 namespace ipc {
 namespace {
+
+// ---- memory for received tensors ----------------------------------------------------------------
+// A stream of large tensors would otherwise cost the receiver a fresh allocation each time, whose
+// pages the kernel zero-fills and faults in as UCX writes the bytes (at 1 GiB, longer than the
+// transfer itself on a fast link). Freed received host tensors of at least kCacheFromBytes give
+// their memory back to the channel, which keeps up to kCachedBuffers of them for the next tensors
+// of a size they fit (no more than twice the size needed). After the channel closes, a tensor's
+// memory is freed with it.
+constexpr uint64_t kCacheFromBytes = 256 * 1024;
+constexpr int kCachedBuffers = 4;
+
+}  // namespace
+
+struct ReceiveCache {
+  std::mutex mutex;
+  // The channel's (until it closes) and one per received tensor over cache memory.
+  std::atomic<int> references;
+  bool closed;
+  int count;
+  void* data[kCachedBuffers];
+  uint64_t size[kCachedBuffers];
+};
+
+namespace {
+
+struct CacheLoan {
+  ReceiveCache* cache;
+  void* data;
+  uint64_t size;
+};
+
+void drop_cache_reference(ReceiveCache* cache) {
+  if (cache->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    cache->~ReceiveCache();
+    std::free(cache);
+  }
+}
+
+// A received tensor's release: its memory goes back to the cache while the channel is open and
+// the cache has room, else it is freed.
+void give_back(void* ctx) {
+  auto* loan = static_cast<CacheLoan*>(ctx);
+  ReceiveCache* cache = loan->cache;
+  bool kept = false;
+  {
+    std::lock_guard<std::mutex> lock(cache->mutex);
+    if (!cache->closed && cache->count < kCachedBuffers) {
+      cache->data[cache->count] = loan->data;
+      cache->size[cache->count] = loan->size;
+      ++cache->count;
+      kept = true;
+    }
+  }
+  if (!kept) std::free(loan->data);
+  std::free(loan);
+  drop_cache_reference(cache);
+}
+
+// A host tensor of `bytes` bytes for what arrives, over cached memory when some fits.
+int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, uint64_t bytes,
+                      uint64_t flags, DLManagedTensorVersioned** out, dlb_error* error) {
+  if (r->options.receive_device.device_type != kDLCPU || bytes < kCacheFromBytes) {
+    return dlb_tensor_allocate(r->options.receive_device, dtype, wire.ndim, wire.shape, nullptr,
+                               flags, out, error);
+  }
+  if (r->cache == nullptr) {
+    void* memory = std::calloc(1, sizeof(ReceiveCache));
+    if (memory == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving a tensor");
+    r->cache = new (memory) ReceiveCache();
+    r->cache->references.store(1, std::memory_order_relaxed);
+  }
+  ReceiveCache* cache = r->cache;
+  auto* loan = static_cast<CacheLoan*>(std::malloc(sizeof(CacheLoan)));
+  if (loan == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving a tensor");
+  loan->cache = cache;
+  loan->data = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cache->mutex);
+    for (int i = 0; i < cache->count; ++i) {
+      if (cache->size[i] >= bytes && cache->size[i] / 2 <= bytes) {
+        loan->data = cache->data[i];
+        loan->size = cache->size[i];
+        cache->data[i] = cache->data[cache->count - 1];
+        cache->size[i] = cache->size[cache->count - 1];
+        --cache->count;
+        break;
+      }
+    }
+  }
+  if (loan->data == nullptr) {
+    loan->size = bytes;
+    if (posix_memalign(&loan->data, 4096, bytes) != 0) {
+      std::free(loan);
+      return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor of %llu bytes",
+                  static_cast<unsigned long long>(bytes));
+    }
+  }
+  DLTensor desc{};
+  desc.data = loan->data;
+  desc.device = DLDevice{kDLCPU, 0};
+  desc.ndim = wire.ndim;
+  desc.dtype = dtype;
+  desc.shape = const_cast<int64_t*>(wire.shape);
+  cache->references.fetch_add(1, std::memory_order_relaxed);
+  const int status = dlb_tensor_wrap(&desc, flags, give_back, loan, out, error);
+  if (status != DLB_OK) give_back(loan);  // not wrapped: the memory goes back at once
+  return status;
+}
 
 void on_bytes(void*, ucs_status_t status, size_t, void* user_data) {
   auto* in = static_cast<Incoming*>(user_data);
@@ -104,8 +214,8 @@ ucs_status_t on_tensor(void* arg, const void* header, size_t header_size, void* 
   const uint64_t flags = wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY;
   const uint64_t carried = wire.flags & ~static_cast<uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY |
                                                                DLPACK_FLAG_BITMASK_IS_COPIED);
-  in->status = dlb_tensor_allocate(device, DLDataType{wire.code, wire.bits, wire.lanes}, wire.ndim,
-                                   wire.shape, nullptr, flags | carried, &in->tensor, &in->error);
+  in->status = allocate_received(r, DLDataType{wire.code, wire.bits, wire.lanes}, wire, length,
+                                 flags | carried, &in->tensor, &in->error);
   if (in->status != DLB_OK) {
     in->done = true;
     return rendezvous ? UCS_ERR_NO_MEMORY : UCS_OK;
@@ -491,6 +601,19 @@ int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_err
     }
   }
   return status;
+}
+
+void release_receive_cache(Remote* r) {
+  ReceiveCache* cache = r->cache;
+  if (cache == nullptr) return;
+  r->cache = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cache->mutex);
+    cache->closed = true;
+    for (int i = 0; i < cache->count; ++i) std::free(cache->data[i]);
+    cache->count = 0;
+  }
+  drop_cache_reference(cache);
 }
 
 int32_t remote_port(const dlb_channel* channel) { return channel->remote->port; }

@@ -165,6 +165,7 @@ void destroy_remote(Remote* r) {
     r->head = in->next;
     free_incoming(r, in);
   }
+  release_receive_cache(r);
   if (r->worker != nullptr) r->u->worker_destroy(r->worker);
   release_context(r->context);
   volatile unsigned char* key = r->options.key;

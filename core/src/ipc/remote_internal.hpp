@@ -114,6 +114,8 @@ struct Incoming {
   dlb_error error;
 };
 
+struct ReceiveCache;  // remote.cc: memory of freed received tensors, for the next ones
+
 struct Remote {
   const Ucx* u;
   const Crypto* crypto;
@@ -155,6 +157,7 @@ struct Remote {
   uint32_t expected;  // the sequence number of the next tensor to deliver
   Incoming* head;
   uint32_t queued;
+  ReceiveCache* cache;  // made by the first large host tensor received
 };
 
 // ---- small helpers -----------------------------------------------------------------------------
@@ -227,6 +230,10 @@ int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, cons
 // Sends a handshake or flow-control message and waits until it left.
 int send_control(dlb_channel* channel, Remote* r, unsigned id, const void* header, size_t size,
                  const char* what, dlb_error* error);
+
+// Lets go of the channel's receive cache (remote.cc): its buffers are freed, and tensors still
+// over cached memory free theirs when they go.
+void release_receive_cache(Remote* r);
 
 // ---- the handshake (remote_handshake.cc) -------------------------------------------------------
 
