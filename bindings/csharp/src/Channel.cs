@@ -1,8 +1,9 @@
 // Channel.cs - tensors across processes without copying (docs/ipc.md): channels over a Unix
 // domain socket that pass shareable memory with its file descriptor (the tensor's side, shareable
-// memory, is in Tensor.Ipc.cs). Every check and message is the core's (dlb_channel_*); this file
-// gives them .NET's shapes (IDisposable, a listener that accepts, exceptions, time limits as
-// TimeSpan?).
+// memory, is in Tensor.Ipc.cs); and the same channels across machines (docs/remote.md), made
+// with ChannelOptions (ChannelOptions.cs). Every check and message is the core's
+// (dlb_channel_*); this file gives them .NET's shapes (IDisposable, a listener that accepts,
+// exceptions, time limits as TimeSpan?).
 using System;
 using System.Runtime.InteropServices;
 using System.Threading;
@@ -109,12 +110,42 @@ namespace DLBridge {
       return new Listener(DLBridgeNative.dlb_channel_listen(path));
     }
 
+    /// <summary>Listens at <paramref name="address"/> with <paramref name="options"/> (null: the
+    /// defaults; dlb_channel_listen_with_options): a Unix socket path as
+    /// <see cref="Listen(string)"/>, or another machine's way in, "tcp://HOST:PORT" (UCX over
+    /// TCP) or "ucx://HOST:PORT" (the transports UCX picks), bound to exactly that host; port 0
+    /// lets the system pick one (<see cref="Port"/> says which). A remote listener needs a key
+    /// (<see cref="ChannelOptions.SetKey"/>; without one the core's
+    /// <see cref="DLPackArgumentException"/>), and its accepted channels take its options. UCX or
+    /// libcrypto missing: DLB_ERR_UNSUPPORTED (<see cref="Channel.RemoteUnavailableReason"/> asks
+    /// first). See docs/remote.md. Ownership: the caller owns the listener; the options stay the
+    /// caller's (copied); on error nothing is created.</summary>
+    public static Listener Listen(string address, ChannelOptions options) {
+      if (address == null) throw new ArgumentNullException("address");
+      return new Listener(ChannelOptions.Read(options,
+          o => DLBridgeNative.dlb_channel_listen_with_options(address, o)));
+    }
+
+    /// <summary>Whether this listener is another machine's way in (a tcp:// or ucx://
+    /// address).</summary>
+    public bool IsRemote {
+      get { return h.Use(a => DLBridgeNative.dlb_channel_is_remote(a)) != 0; }
+    }
+
+    /// <summary>The port a remote listener listens on (the one the system picked for port 0), or
+    /// -1 for a local listener.</summary>
+    public int Port {
+      get { return h.Use(a => DLBridgeNative.dlb_channel_port(a)); }
+    }
+
     /// <summary>Waits for the next connection. A peer running as another user is refused with
     /// <see cref="DLPackPermissionException"/> (its connection closed, the listener stays
     /// usable: accept again) unless allowed with <see cref="AllowUid"/>. With a time limit
     /// (<see cref="SetTimeout"/>), <see cref="DLPackTimeoutException"/> when no peer connects in
     /// time (the listener stays usable). The channel takes the listener's allowed uids and time
-    /// limit. Ownership: the caller owns the channel.</summary>
+    /// limit. On a remote listener the peer first proves it holds the key: one that does not is
+    /// refused with <see cref="DLPackPermissionException"/> (the listener stays usable: accept
+    /// again). Ownership: the caller owns the channel.</summary>
     public Channel Accept() {
       return new Channel(h.Use(a => DLBridgeNative.dlb_channel_accept(a)));
     }
@@ -227,6 +258,55 @@ namespace DLBridge {
       if (path == null) throw new ArgumentNullException("path");
       return new Channel(DLBridgeNative.dlb_channel_connect_with(path, listenerUid,
                                                                  TimeLimit.Nanoseconds(timeout)));
+    }
+
+    /// <summary>Connects to a listener at <paramref name="address"/> with
+    /// <paramref name="options"/> (null: the defaults; dlb_channel_connect_with_options): a Unix
+    /// socket path as <see cref="Connect(string, uint, TimeSpan?)"/> (the options' listener uid
+    /// and time limit), or "tcp://HOST:PORT" or "ucx://HOST:PORT" for a listener on another
+    /// machine (see <see cref="Listener.Listen(string, ChannelOptions)"/> and docs/remote.md). A
+    /// remote connect proves it holds the options' key before it returns:
+    /// <see cref="DLPackPermissionException"/> when the listener refuses it (or does not prove it
+    /// holds the same), <see cref="DLPackNoListenerException"/> when nothing listens there,
+    /// <see cref="DLPackTimeoutException"/>. Ownership: the caller owns the channel; the options
+    /// stay the caller's (copied); on error nothing is open.</summary>
+    public static Channel Connect(string address, ChannelOptions options) {
+      if (address == null) throw new ArgumentNullException("address");
+      return new Channel(ChannelOptions.Read(options,
+          o => DLBridgeNative.dlb_channel_connect_with_options(address, o)));
+    }
+
+    /// <summary>Whether this channel goes across machines (a tcp:// or ucx:// address). A remote
+    /// channel copies: a received tensor is a new compact tensor with
+    /// <see cref="Tensor.FlagIsCopied"/> on the options' receive device, any tensor may be sent
+    /// with <see cref="Send"/>, and <see cref="PeerPid"/>, <see cref="PeerUid"/> and
+    /// <see cref="AllowUid"/> do not apply (the core's DLPackArgumentException).</summary>
+    public bool IsRemote {
+      get { return h.Use(a => DLBridgeNative.dlb_channel_is_remote(a)) != 0; }
+    }
+
+    /// <summary>The port this remote channel uses on this machine, or -1 for a local
+    /// channel.</summary>
+    public int Port {
+      get { return h.Use(a => DLBridgeNative.dlb_channel_port(a)); }
+    }
+
+    /// <summary>True when remote channels (tcp:// and ucx:// addresses) can be made in this
+    /// process: UCX and libcrypto load (dlb_remote_available).</summary>
+    public static bool RemoteIsAvailable { get { return RemoteUnavailableReason == null; } }
+
+    /// <summary>Null when remote channels can be made here, otherwise the core's exception
+    /// saying why (DLB_ERR_UNSUPPORTED; the message names what is missing and the packages that
+    /// bring it).</summary>
+    public static DLPackException RemoteUnavailableReason {
+      get {
+        try {
+          DLBridgeNative.dlb_remote_available();
+          return null;
+        } catch (DLPackException e) {
+          return e;
+        }
+      }
     }
 
     /// <summary>Sets the time limit of each later Send and Receive (dlb_channel_set_timeout):
