@@ -2,7 +2,8 @@
 """Writes the seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/.
 
 Each seed is a small binary file in the input format its target decodes (see the comments in
-fuzz_import.cc and fuzz_dtype.cc). Run it after changing a format; the outputs are checked in.
+fuzz_import.cc, fuzz_dtype.cc and fuzz_remote_receive.cc). Run it after changing a format; the
+outputs are checked in.
 
     python3 tests/fuzz/make_seeds.py
 
@@ -230,6 +231,97 @@ DTYPE_SEEDS = {
     "raw_device_unnamed": raw_device(25, 2, status=-1),
 }
 
+# ---- fuzz_remote_receive -------------------------------------------------------------------
+
+# core/src/ipc/wire.hpp: a Wire (1088 bytes) then a RemoteExtension of the same size, native
+# (little-endian) byte order.
+WIRE_MAGIC, REMOTE_MAGIC = b"dlbridge", b"dlb-net1"
+WIRE_MAJOR, WIRE_MINOR, HANDLE_REMOTE, MAX_NDIM = 1, 3, 4, 64
+WIRE_BYTES = 8 + 4 * 3 + 4 * 3 + 4 + 4 + 8 * 3 + 8 * MAX_NDIM * 2
+READ_ONLY, IS_COPIED, SUBBYTE_PADDED = 1, 2, 4
+# DLPack type codes and bits of the dtypes the seeds use.
+REMOTE_DTYPES = {
+    "float32": (2, 32), "int32": (0, 32), "uint8": (1, 8), "bfloat16": (4, 16),
+    "complex64": (5, 64), "bool": (6, 8), "int4": (0, 4), "float4_e2m1fn": (17, 4),
+}
+
+
+def compact_bytes(shape, dtype, lanes=1, flags=0):
+    count = 1
+    for extent in shape:
+        count *= extent
+    bits = REMOTE_DTYPES[dtype][1] * lanes
+    if bits % 8 and flags & SUBBYTE_PADDED:
+        return count
+    return (count * bits + 7) // 8
+
+
+def remote_descriptor(shape, dtype, lanes=1, flags=0, payload=None, magic=WIRE_MAGIC,
+                      major=WIRE_MAJOR, handle=HANDLE_REMOTE, device=(1, 0), sequence=0,
+                      ndim=None):
+    code, bits = REMOTE_DTYPES[dtype]
+    if payload is None:
+        payload = compact_bytes(shape, dtype, lanes, flags)
+    dims = list(shape) + [0] * (MAX_NDIM - len(shape))
+    wire = struct.pack("<8sIIIiiiBBHIQQQ", magic, major, WIRE_MINOR, WIRE_BYTES, device[0],
+                       device[1], len(shape) if ndim is None else ndim, code, bits, lanes, handle, flags, 0, 0)
+    wire += struct.pack(f"<{MAX_NDIM}q", *dims) + bytes(8 * MAX_NDIM)  # strides: unused
+    assert len(wire) == WIRE_BYTES
+    extension = struct.pack("<8sQ16sII", REMOTE_MAGIC, payload, bytes(16), sequence, 0)
+    extension += bytes(WIRE_BYTES - len(extension))
+    return wire + extension
+
+
+def remote_seed(descriptor, payload_size, max_bytes=1 << 30, header_size=None, body=b""):
+    """An input of fuzz_remote_receive.cc: mode, maximum, payload length, header, payload."""
+    if header_size is None:
+        head = bytes([0])
+    else:
+        head = bytes([1]) + struct.pack("<H", header_size)
+        descriptor = descriptor[:header_size]
+    return head + struct.pack("<QI", max_bytes, payload_size) + descriptor + body
+
+
+def counting(n):
+    return bytes(i % 251 for i in range(n))
+
+
+F32_2X3 = remote_descriptor((2, 3), "float32")
+REMOTE_SEEDS = {
+    "f32_2x3": remote_seed(F32_2X3, 24, body=struct.pack("<6f", 0, 1, 2, 3, 4, 5)),
+    "i32_7x8": remote_seed(remote_descriptor((7, 8), "int32"), 224,
+                           body=struct.pack("<56i", *range(56))),
+    "u8_rank4_read_only": remote_seed(remote_descriptor((2, 3, 4, 5), "uint8", flags=READ_ONLY),
+                                      120, body=counting(120)),
+    "bf16x4_vector": remote_seed(remote_descriptor((3,), "bfloat16", lanes=4), 24,
+                                 body=counting(24)),
+    "c64_from_cuda": remote_seed(remote_descriptor((4, 1), "complex64", device=(2, 0)), 32,
+                                 body=counting(32)),
+    "bool_copied_flag": remote_seed(remote_descriptor((5,), "bool", flags=IS_COPIED), 5,
+                                    body=bytes([0, 1, 1, 0, 1])),
+    "int4_packed_odd": remote_seed(remote_descriptor((7,), "int4"), 4, body=b"\x21\x43\x65\x07"),
+    "float4_padded": remote_seed(remote_descriptor((3,), "float4_e2m1fn", flags=SUBBYTE_PADDED),
+                                 3, body=bytes([1, 2, 3])),
+    "empty_0x3": remote_seed(remote_descriptor((0, 3), "float32"), 0),
+    "scalar_f32": remote_seed(remote_descriptor((), "float32"), 4, body=struct.pack("<f", 1.5)),
+    "rank64_ones": remote_seed(remote_descriptor((1,) * MAX_NDIM, "uint8"), 1, body=b"\x7f"),
+    # Refused: the maximum, a payload shorter than the tensor, an extension that disagrees.
+    "over_max": remote_seed(F32_2X3, 24, max_bytes=23, body=counting(24)),
+    "short_payload": remote_seed(F32_2X3, 20, body=counting(20)),
+    "extension_disagrees": remote_seed(remote_descriptor((2, 3), "float32", payload=32), 24,
+                                       body=counting(24)),
+    "truncated_descriptor": remote_seed(F32_2X3, 24, header_size=WIRE_BYTES + 40,
+                                        body=counting(24)),
+    "descriptor_too_long": remote_seed(F32_2X3 + bytes(8), 24, header_size=2 * WIRE_BYTES + 8,
+                                       body=counting(24)),
+    "bad_magic": remote_seed(remote_descriptor((2, 3), "float32", magic=b"dlbridgX"), 24,
+                             body=counting(24)),
+    "major_2": remote_seed(remote_descriptor((2, 3), "float32", major=2), 24, body=counting(24)),
+    "memfd_handle": remote_seed(remote_descriptor((2, 3), "float32", handle=0), 24,
+                                body=counting(24)),
+    "ndim_65": remote_seed(remote_descriptor((1,) * MAX_NDIM, "uint8", ndim=65), 1, body=b"\x00"),
+}
+
 
 def write(target, seeds):
     folder = CORPUS / target
@@ -244,3 +336,4 @@ def write(target, seeds):
 if __name__ == "__main__":
     write("fuzz_import", IMPORT_SEEDS)
     write("fuzz_dtype", DTYPE_SEEDS)
+    write("fuzz_remote_receive", REMOTE_SEEDS)

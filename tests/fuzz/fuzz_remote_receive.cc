@@ -1,0 +1,162 @@
+// fuzz_remote_receive.cc - libFuzzer target for what a remote channel's receiver does with a
+// tensor that arrives from another machine (core/src/ipc/remote.cc, on_tensor): the UCX active
+// message's header is a descriptor and its extension frame ([Wire][RemoteExtension]) and its
+// data the tensor's bytes. The peer may send anything, so whatever arrives must be refused with a
+// message and one of the statuses a refusal documents, or give a tensor of exactly the bytes that
+// came, no more than the receiver allows.
+//
+// The transport needs UCX and a peer; the checks and what follows them do not. This target runs
+// the same steps on bytes from the input: the header's size (remote.cc refuses any other size
+// before it reads a field, and so does this twin), dlb::ipc::check_header and
+// dlb::ipc::check_remote, then what on_tensor does with an accepted descriptor (allocate the
+// receiver's compact cpu tensor, copy the bytes in). The tensor is then read whole with
+// dlb_tensor_copy_to_host and compared with the bytes that came.
+//
+// Input:
+//   byte 0      bit 0 clear: the header is a whole [Wire][RemoteExtension]; set: a u16 follows
+//               with the header's size (truncated, or longer than a descriptor), zero-filled
+//               past the input's end
+//   u64         the receiver's maximum tensor size (dlb_channel_options_set_max_tensor_bytes;
+//               0 stands for 1, the least the option takes)
+//   u32         the payload's length (modulo kMaxPayload + 1)
+//   header      the header's bytes
+//   rest        the payload's bytes, repeated to the payload's length (zeros when nothing is left)
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "../../core/src/ipc/ipc.hpp"
+#include "fuzz_common.h"
+
+namespace {
+
+constexpr size_t kDescriptorBytes = sizeof(dlb::ipc::Wire) + sizeof(dlb::ipc::RemoteExtension);
+// Large enough for a few MiB tensors of every dtype, small enough to keep runs fast.
+constexpr uint32_t kMaxPayload = 4u << 20;
+constexpr const char* kPeer = "the fuzzed peer";
+
+bool documented_refusal(int status) {
+  return status == DLB_ERR_PROTOCOL || status == DLB_ERR_LIMIT ||
+         status == DLB_ERR_UNSUPPORTED_VERSION;
+}
+
+// remote.cc's check_arrival, up to the channel's own state (the count of tensors in flight): the
+// header's size, then the codec's checks.
+int check_arrival(const uint8_t* header, size_t header_size, uint64_t arrived,
+                  uint64_t max_tensor_bytes, dlb::ipc::Wire* wire,
+                  dlb::ipc::RemoteExtension* extension, dlb_error* error) {
+  if (header_size != kDescriptorBytes) {
+    std::snprintf(error->message, sizeof error->message, "a tensor descriptor of %zu bytes, not %zu",
+                  header_size, kDescriptorBytes);
+    return DLB_ERR_PROTOCOL;
+  }
+  std::memcpy(wire, header, sizeof *wire);
+  std::memcpy(extension, header + sizeof *wire, sizeof *extension);
+  const int status = dlb::ipc::check_header(*wire, error);
+  if (status != DLB_OK) return status;
+  return dlb::ipc::check_remote(*wire, *extension, arrived, max_tensor_bytes, kPeer, error);
+}
+
+// Whether `a` and `b`, `size` bytes of the descriptor's tensor in compact order, hold the same
+// elements. Bits that belong to no element may differ: a copy writes elements only, so the high
+// bits of a padded sub-byte element and the last byte's unused bits of a packed sub-byte tensor
+// are not the receiver's to keep.
+bool same_elements(const uint8_t* a, const uint8_t* b, uint64_t size, const dlb::ipc::Wire& wire) {
+  const uint64_t element_bits = uint64_t{wire.bits} * wire.lanes;
+  if (size == 0) return true;
+  if (element_bits >= 8) return std::memcmp(a, b, size) == 0;
+  if ((wire.flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0) {
+    const uint8_t mask = static_cast<uint8_t>((1u << element_bits) - 1);
+    for (uint64_t i = 0; i < size; ++i) {
+      if (((a[i] ^ b[i]) & mask) != 0) return false;
+    }
+    return true;
+  }
+  int64_t count = 1;
+  for (int32_t d = 0; d < wire.ndim; ++d) count *= wire.shape[d];
+  const uint64_t used_bits = static_cast<uint64_t>(count) * element_bits;
+  const uint64_t whole = used_bits / 8;
+  if (std::memcmp(a, b, whole) != 0) return false;
+  if (used_bits % 8 == 0) return true;
+  const uint8_t mask = static_cast<uint8_t>((1u << (used_bits % 8)) - 1);
+  return ((a[whole] ^ b[whole]) & mask) == 0;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::Reader in(data, size);
+  const uint8_t mode = in.u8();
+  const size_t header_size = (mode & 1) != 0 ? in.u16() : kDescriptorBytes;
+  uint64_t max_tensor_bytes = in.u64();
+  if (max_tensor_bytes == 0) max_tensor_bytes = 1;
+  const uint32_t payload_size = in.u32() % (kMaxPayload + 1);
+
+  // Exactly header_size bytes on the heap, so that a read past the header is caught (ASan).
+  std::vector<uint8_t> header(header_size);
+  for (size_t i = 0; i < header_size; ++i) header[i] = in.u8();
+
+  const int64_t live_before = dlb_tensor_live_count();
+  dlb::ipc::Wire wire;
+  dlb::ipc::RemoteExtension extension;
+  dlb_error err;
+  fuzz::error_reset(&err);
+  const int status = check_arrival(header.data(), header_size, payload_size, max_tensor_bytes,
+                                   &wire, &extension, &err);
+  if (status != DLB_OK) {
+    FUZZ_CHECK_MSG(documented_refusal(status), status, err);
+    FUZZ_CHECK_MSG(fuzz::error_filled(err), status, err);
+    FUZZ_CHECK(dlb_tensor_live_count() == live_before);
+    return 0;
+  }
+  FUZZ_CHECK(fuzz::error_untouched(err));
+
+  // An accepted descriptor: its compact size is the payload, within the receiver's maximum.
+  DLTensor described = dlb::ipc::described_tensor(wire, nullptr, 0);
+  described.device = DLDevice{kDLCPU, 0};
+  described.strides = nullptr;
+  uint64_t compact = 0;
+  FUZZ_CHECK(dlb_tensor_byte_size(&described, wire.flags, &compact, nullptr) == DLB_OK);
+  FUZZ_CHECK(compact == payload_size);
+  FUZZ_CHECK(compact == extension.payload_bytes);
+  FUZZ_CHECK(compact <= max_tensor_bytes);
+
+  // What on_tensor does next: the receiver's own compact tensor, READ_ONLY and the flags that
+  // describe the bytes carried over, IS_COPIED set, the bytes copied in.
+  const uint64_t flags = wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY;
+  const uint64_t carried = wire.flags & ~static_cast<uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY |
+                                                               DLPACK_FLAG_BITMASK_IS_COPIED);
+  DLManagedTensorVersioned* t = nullptr;
+  const int allocated =
+      dlb_tensor_allocate(DLDevice{kDLCPU, 0}, DLDataType{wire.code, wire.bits, wire.lanes},
+                          wire.ndim, wire.shape, nullptr, flags | carried, &t, &err);
+  // check_remote accepted the layout, so allocation may only fail for want of memory, which a
+  // payload of at most kMaxPayload bytes never lacks here.
+  FUZZ_CHECK_MSG(allocated == DLB_OK, allocated, err);
+  t->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+  FUZZ_CHECK(dlb_tensor_validate(&t->dl_tensor, t->flags, nullptr) == DLB_OK);
+  uint64_t allocated_bytes = 0;
+  FUZZ_CHECK(dlb_tensor_byte_size(&t->dl_tensor, t->flags, &allocated_bytes, nullptr) == DLB_OK);
+  FUZZ_CHECK(allocated_bytes == payload_size);
+  // The bytes are made only now: the checks need their number alone, and most inputs stop there.
+  std::vector<uint8_t> payload(payload_size);
+  const uint8_t* rest = in.rest();
+  const size_t left = in.remaining();
+  for (size_t i = 0; i < payload_size && left > 0; ++i) payload[i] = rest[i % left];
+  if (payload_size > 0) {
+    std::memcpy(static_cast<char*>(t->dl_tensor.data) + t->dl_tensor.byte_offset, payload.data(),
+                payload_size);
+  }
+
+  // The tensor reads back as the bytes that came, element for element.
+  std::vector<uint8_t> back(payload_size > 0 ? payload_size : 1, 0xA5);
+  const DLDataType as_is{0, 0, 0};
+  const int copied = dlb_tensor_copy_to_host(t, as_is, back.data(), payload_size, &err);
+  FUZZ_CHECK_MSG(copied == DLB_OK, copied, err);
+  FUZZ_CHECK(same_elements(back.data(), payload.data(), payload_size, wire));
+  dlb_tensor_free(t);
+  FUZZ_CHECK(dlb_tensor_live_count() == live_before);
+  return 0;
+}
