@@ -146,7 +146,15 @@ int open_descriptors() {
 
 }  // namespace
 
+bool error_handlers_kept = true;
+void on_error_signal(int) {}
+
 TEST_SUITE("remote.options") {
+  TEST_CASE("loading UCX leaves the process's handlers of SIGSEGV and SIGBUS in place") {
+    CHECK(error_handlers_kept);
+  }
+
+
   TEST_CASE("options refuse what no channel can use, with the core's messages") {
     Options options(nullptr);
     dlb_error e;
@@ -726,8 +734,19 @@ TEST_SUITE("remote.faults") {
 }
 
 int main(int argc, char** argv) {
+  // The first remote call loads UCX, which installs its own handlers of the error signals: the
+  // library must give the process's back (a JVM dies without its SIGSEGV handler).
+  struct sigaction mine {};
+  mine.sa_handler = on_error_signal;
+  for (int s : {SIGSEGV, SIGBUS}) sigaction(s, &mine, nullptr);
   dlb_error error;
-  if (dlb_remote_available(&error) != DLB_OK) {
+  const int available = dlb_remote_available(&error);
+  for (int s : {SIGSEGV, SIGBUS}) {
+    struct sigaction now {};
+    sigaction(s, nullptr, &now);
+    error_handlers_kept = error_handlers_kept && now.sa_handler == on_error_signal;
+  }
+  if (available != DLB_OK) {
     std::printf("skipped: %s\n", error.message);
     return 77;
   }

@@ -2,6 +2,7 @@
 #include "remote_libraries.hpp"
 
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <cstdio>
 #include <cstring>
@@ -34,9 +35,27 @@ Ucx ucx_table;
 Loaded ucx_loaded;
 std::once_flag ucx_once;
 
+// The error signals UCX handles itself when it loads (UCX_ERROR_SIGNALS), to print a backtrace.
+constexpr int kErrorSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+
 void load_ucx() {
   const char* file = "libucp.so.0";
+  // Loading UCX installs its handlers of the error signals over the process's: a JVM, Mono and
+  // others handle SIGSEGV themselves (null checks, safepoints) and die under UCX's. The
+  // process's handlers are put back as they were (a UCX the program loaded itself is left alone:
+  // then nothing changes here).
+  struct sigaction before[sizeof kErrorSignals / sizeof kErrorSignals[0]];
+  for (size_t i = 0; i < sizeof kErrorSignals / sizeof kErrorSignals[0]; ++i) {
+    sigaction(kErrorSignals[i], nullptr, &before[i]);
+  }
   void* library = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+  for (size_t i = 0; i < sizeof kErrorSignals / sizeof kErrorSignals[0]; ++i) {
+    struct sigaction now {};
+    sigaction(kErrorSignals[i], nullptr, &now);
+    if (now.sa_sigaction != before[i].sa_sigaction || now.sa_flags != before[i].sa_flags) {
+      sigaction(kErrorSignals[i], &before[i], nullptr);
+    }
+  }
   if (library == nullptr) {
     std::snprintf(ucx_loaded.message, sizeof ucx_loaded.message,
                   "remote channels need UCX, which is not installed (%s did not load: %s); on "
