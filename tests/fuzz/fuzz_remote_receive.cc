@@ -48,8 +48,8 @@ int check_arrival(const uint8_t* header, size_t header_size, uint64_t arrived,
                   uint64_t max_tensor_bytes, dlb::ipc::Wire* wire,
                   dlb::ipc::RemoteExtension* extension, dlb_error* error) {
   if (header_size != kDescriptorBytes) {
-    std::snprintf(error->message, sizeof error->message, "a tensor descriptor of %zu bytes, not %zu",
-                  header_size, kDescriptorBytes);
+    std::snprintf(error->message, sizeof error->message,
+                  "a tensor descriptor of %zu bytes, not %zu", header_size, kDescriptorBytes);
     return DLB_ERR_PROTOCOL;
   }
   std::memcpy(wire, header, sizeof *wire);

@@ -263,8 +263,9 @@ def remote_descriptor(shape, dtype, lanes=1, flags=0, payload=None, magic=WIRE_M
     if payload is None:
         payload = compact_bytes(shape, dtype, lanes, flags)
     dims = list(shape) + [0] * (MAX_NDIM - len(shape))
+    ndim = len(shape) if ndim is None else ndim
     wire = struct.pack("<8sIIIiiiBBHIQQQ", magic, major, WIRE_MINOR, WIRE_BYTES, device[0],
-                       device[1], len(shape) if ndim is None else ndim, code, bits, lanes, handle, flags, 0, 0)
+                       device[1], ndim, code, bits, lanes, handle, flags, 0, 0)
     wire += struct.pack(f"<{MAX_NDIM}q", *dims) + bytes(8 * MAX_NDIM)  # strides: unused
     assert len(wire) == WIRE_BYTES
     extension = struct.pack("<8sQ16sII", REMOTE_MAGIC, payload, bytes(16), sequence, 0)
