@@ -88,6 +88,9 @@ dlb_channel* new_channel(int fd, bool listener, int64_t timeout_ns);
 // listener: "a listener cannot VERB: accept a connection", in step).
 int check_connected(dlb_channel* channel, const char* verb, dlb_error* error);
 
+// The options of a send: DLB_SEND_COPY and nothing else (DLB_ERR_INVALID_ARGUMENT).
+int check_send_options(uint32_t options, dlb_error* error);
+
 // DLB_ERR_CLOSED with DLB_CHANNEL_CLOSED_MESSAGE, and whether dlb_channel_shutdown was called.
 int fail_shut(dlb_error* error);
 bool is_shut(const dlb_channel* channel);
@@ -108,6 +111,28 @@ struct Received {
 // everyone else (socket_path.cc).
 int address_of(const char* path, sockaddr_un* address, dlb_error* error);
 int check_folder(const char* path, dlb_error* error);
+
+// ---- the socket's byte stream (stream.cc) ---------------------------------------------------
+
+class Deadline;
+// Waits until `fd` is ready for `events` or the deadline passes (DLB_ERR_TIMEOUT, the message
+// naming `what`). Without a limit, returns at once: the call that follows blocks.
+int wait_ready(int fd, short events, const Deadline& deadline, const char* what,
+               dlb_error* error);
+// Sends all of `size` bytes, the `nfds` (at most 2) file descriptors `fds` with the first of them.
+int send_all(dlb_channel* channel, const void* data, size_t size, const int* fds, int nfds,
+             dlb_error* error);
+// Receives into `bytes` until `*have` (what is there already) reaches `least`, asking for no
+// more than `most` in all, and the file descriptors that come along into `got`: the rest of the
+// frame (a descriptor, or its extension) that starts at `frame`; `first` for a tensor's first
+// frame. `deadline` covers all of a tensor's frames.
+int receive_bytes(dlb_channel* channel, char* bytes, size_t* have, size_t frame, size_t least,
+                  size_t most, bool first, const char* what, const Deadline& deadline,
+                  Received* got, dlb_error* error);
+// Bytes read past the descriptor a receive consumed wait in the channel for the next receive,
+// with the file descriptors that came with them (keep_carry); take_carry hands them over.
+void keep_carry(dlb_channel* channel, const char* bytes, size_t size, Received* got);
+size_t take_carry(dlb_channel* channel, char* bytes, Received* got);
 
 // DLB_ERR_LIMIT: the file descriptors that came with a tensor were dropped (RLIMIT_NOFILE).
 int fail_dropped(dlb_error* error);

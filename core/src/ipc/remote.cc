@@ -469,10 +469,8 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
                 dlb_error* error) {
   Remote* r = channel->remote;
   if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
-  if ((options & ~DLB_SEND_COPY) != 0) {
-    return fail(error, DLB_ERR_INVALID_ARGUMENT, "send options 0x%x: unknown bits", options);
-  }
-  int status = dlb_tensor_validate(&tensor->dl_tensor, tensor->flags, error);
+  int status = check_send_options(options, error);
+  if (status == DLB_OK) status = dlb_tensor_validate(&tensor->dl_tensor, tensor->flags, error);
   if (status != DLB_OK) return status;
   const int32_t type = tensor->dl_tensor.device.device_type;
   const bool device_memory = !is_host_memory(type);
