@@ -17,6 +17,7 @@ reason. Everything it creates (namespaces, links, processes) is removed, also on
 """
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,6 +146,9 @@ def main():
     peer = sys.argv[1]
     if os.geteuid() != 0:
         print("skipped: network namespaces need root (ip netns add)")
+        return SKIP
+    if shutil.which("ip") is None:
+        print("skipped: no ip command (iproute2) to make network namespaces")
         return SKIP
     probe = subprocess.run([peer, "available"], capture_output=True, text=True)
     if probe.returncode == SKIP:
