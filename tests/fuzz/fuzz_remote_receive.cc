@@ -42,21 +42,13 @@ bool documented_refusal(int status) {
          status == DLB_ERR_UNSUPPORTED_VERSION;
 }
 
-// remote.cc's check_arrival, up to the channel's own state (the count of tensors in flight): the
-// header's size, then the codec's checks.
+// remote.cc's check_arrival, up to the channel's own state (the count of tensors in flight):
+// the codec's checks, from the header's size on.
 int check_arrival(const uint8_t* header, size_t header_size, uint64_t arrived,
                   uint64_t max_tensor_bytes, dlb::ipc::Wire* wire,
                   dlb::ipc::RemoteExtension* extension, dlb_error* error) {
-  if (header_size != kDescriptorBytes) {
-    std::snprintf(error->message, sizeof error->message,
-                  "a tensor descriptor of %zu bytes, not %zu", header_size, kDescriptorBytes);
-    return DLB_ERR_PROTOCOL;
-  }
-  std::memcpy(wire, header, sizeof *wire);
-  std::memcpy(extension, header + sizeof *wire, sizeof *extension);
-  const int status = dlb::ipc::check_header(*wire, error);
-  if (status != DLB_OK) return status;
-  return dlb::ipc::check_remote(*wire, *extension, arrived, max_tensor_bytes, kPeer, error);
+  return dlb::ipc::check_remote(header, header_size, arrived, max_tensor_bytes, kPeer, wire,
+                                extension, error);
 }
 
 // Whether `a` and `b`, `size` bytes of the descriptor's tensor in compact order, hold the same

@@ -575,7 +575,11 @@ TEST_SUITE("remote.forgery") {
          DLB_ERR_PROTOCOL, "shape[0] is -2; extents must not be negative"},
         {"fewer bytes than the layout",
          valid(2, 3), sizeof(Forged), 20, DLB_ERR_PROTOCOL,
-         "the descriptor's (2, 3) float32 tensor takes 24 bytes, but 20 came with it"},
+         "the descriptor's (2, 3) float32 tensor takes 24 bytes, but what came with it is 20"},
+        {"an extension that disagrees with the layout",
+         [&] { Forged f = valid(2, 3); f.extension.payload_bytes = 28; return f; }(),
+         sizeof(Forged), 24, DLB_ERR_PROTOCOL,
+         "the descriptor's (2, 3) float32 tensor takes 24 bytes, but its extension frame says 28"},
         {"more than the receiver takes",
          valid(32, 64), sizeof(Forged), 8192, DLB_ERR_LIMIT, nullptr},
     };

@@ -171,8 +171,20 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
   return check_layout(wire, g, error);
 }
 
-int check_remote(const Wire& wire, const RemoteExtension& extension, uint64_t arrived,
-                 uint64_t max_tensor_bytes, const char* peer, dlb_error* error) {
+int check_remote(const void* header, size_t header_size, uint64_t arrived,
+                 uint64_t max_tensor_bytes, const char* peer, Wire* wire_out,
+                 RemoteExtension* extension_out, dlb_error* error) {
+  if (header_size != sizeof(Wire) + sizeof(RemoteExtension)) {
+    return fail(error, DLB_ERR_PROTOCOL, "a tensor descriptor of %zu bytes, not %zu",
+                header_size, sizeof(Wire) + sizeof(RemoteExtension));
+  }
+  std::memcpy(wire_out, header, sizeof(Wire));
+  std::memcpy(extension_out, static_cast<const char*>(header) + sizeof(Wire),
+              sizeof(RemoteExtension));
+  const Wire& wire = *wire_out;
+  const RemoteExtension& extension = *extension_out;
+  int status = check_header(wire, error);
+  if (status != DLB_OK) return status;
   if (wire.handle != kHandleRemote || std::memcmp(extension.magic, kRemoteMagic, 8) != 0) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "received a descriptor of memory kind %u on a remote channel, which carries "
@@ -199,10 +211,12 @@ int check_remote(const Wire& wire, const RemoteExtension& extension, uint64_t ar
   if (bytes != extension.payload_bytes || bytes != arrived) {
     DimsText shape(wire.ndim, wire.shape);
     DTypeText dtype(desc.dtype);
-    return fail(error, DLB_ERR_PROTOCOL,
-                "the descriptor's %s %s tensor takes %llu bytes, but %llu came with it",
+    const bool extension_differs = bytes != extension.payload_bytes;
+    return fail(error, DLB_ERR_PROTOCOL, "the descriptor's %s %s tensor takes %llu bytes, but %s %llu",
                 shape.text, dtype.text, static_cast<unsigned long long>(bytes),
-                static_cast<unsigned long long>(arrived));
+                extension_differs ? "its extension frame says" : "what came with it is",
+                static_cast<unsigned long long>(extension_differs ? extension.payload_bytes
+                                                                  : arrived));
   }
   return DLB_OK;
 }

@@ -147,16 +147,8 @@ void enqueue(Remote* r, Incoming* in) {
 // The checks of an arriving tensor's descriptor, before anything is allocated for it.
 int check_arrival(const Remote& r, const void* header, size_t header_size, size_t length,
                   Wire* wire, RemoteExtension* extension, dlb_error* error) {
-  if (header_size != sizeof(Wire) + sizeof(RemoteExtension)) {
-    return fail(error, DLB_ERR_PROTOCOL, "a tensor descriptor of %zu bytes, not %zu",
-                header_size, sizeof(Wire) + sizeof(RemoteExtension));
-  }
-  std::memcpy(wire, header, sizeof(Wire));
-  std::memcpy(extension, static_cast<const char*>(header) + sizeof(Wire), sizeof *extension);
-  int status = check_header(*wire, error);
-  if (status == DLB_OK) {
-    status = check_remote(*wire, *extension, length, r.options.max_tensor_bytes, r.name, error);
-  }
+  const int status = check_remote(header, header_size, length, r.options.max_tensor_bytes, r.name,
+                                 wire, extension, error);
   if (status != DLB_OK) return status;
   if (r.queued >= r.options.max_in_flight) {
     return fail(error, DLB_ERR_PROTOCOL,
