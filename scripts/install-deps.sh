@@ -21,8 +21,9 @@ build_packages=(g++ meson ninja-build pkg-config python3 "${remote_packages[@]}"
 # Everything below is for `scripts/test.sh` (and the bindings' install commands).
 # Core tests: doctest; libdlpack-dev is upstream's DLPack 0.6 header, against which suite abi
 # checks the legacy ABI; cmake builds the find_package(dlbridge) consumer; binutils gives nm;
-# libssl-dev lets suite remote's forging peer compute the key handshake itself.
-core_test_packages=(doctest-dev libdlpack-dev cmake binutils libssl-dev)
+# libssl-dev lets suite remote's forging peer compute the key handshake itself; iproute2 (ip)
+# makes the network namespaces of its test across a veth pair.
+core_test_packages=(doctest-dev libdlpack-dev cmake binutils libssl-dev iproute2)
 # The sanitizer, fuzzing, valgrind and TSan passes.
 checker_packages=(clang libclang-rt-14-dev valgrind)
 # OpenCL: the headers and ICD loader to build against, PoCL to run the suite on the CPU.
