@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "dlbridge/dlbridge.h"
+#include "hex_key.h"
 
 static const char* role = "netns_peer";
 
@@ -43,23 +44,11 @@ static void say(const char* format, long value) {
   fflush(stdout);
 }
 
-static int decode_hex(const char* hex, unsigned char* out, size_t capacity, size_t* size) {
-  const size_t length = strlen(hex);
-  if (length % 2 != 0 || length / 2 > capacity) return -1;
-  for (size_t i = 0; i < length / 2; ++i) {
-    unsigned value = 0;
-    if (sscanf(hex + 2 * i, "%2x", &value) != 1) return -1;
-    out[i] = (unsigned char)value;
-  }
-  *size = length / 2;
-  return 0;
-}
-
 /* Options with the key KEYHEX and a time limit of TIMEOUT_MS; NULL after printing why. */
 static dlb_channel_options* make_options(const char* keyhex, const char* timeout_ms) {
   unsigned char key[DLB_REMOTE_MAX_KEY_BYTES];
   size_t key_size = 0;
-  if (decode_hex(keyhex, key, sizeof key, &key_size) != 0) {
+  if (key_from_hex(keyhex, key, sizeof key, &key_size) != 0) {
     fail("the key is not an even number of hex digits", NULL);
     return NULL;
   }

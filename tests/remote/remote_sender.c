@@ -8,18 +8,7 @@
 #include <unistd.h>
 
 #include "dlbridge/dlbridge.h"
-
-static int decode_hex(const char* hex, unsigned char* out, size_t capacity, size_t* size) {
-  const size_t length = strlen(hex);
-  if (length % 2 != 0 || length / 2 > capacity) return -1;
-  for (size_t i = 0; i < length / 2; ++i) {
-    unsigned value = 0;
-    if (sscanf(hex + 2 * i, "%2x", &value) != 1) return -1;
-    out[i] = (unsigned char)value;
-  }
-  *size = length / 2;
-  return 0;
-}
+#include "hex_key.h"
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -28,7 +17,7 @@ int main(int argc, char** argv) {
   }
   unsigned char key[DLB_REMOTE_MAX_KEY_BYTES];
   size_t key_size = 0;
-  if (decode_hex(argv[2], key, sizeof key, &key_size) != 0) {
+  if (key_from_hex(argv[2], key, sizeof key, &key_size) != 0) {
     fprintf(stderr, "remote_sender: bad key\n");
     return 2;
   }

@@ -98,6 +98,14 @@ using dlb::ipc::receive_bytes;
 using dlb::ipc::keep_carry;
 using dlb::ipc::take_carry;
 
+// `options`, or the defaults (written into `defaults`) when NULL.
+const dlb_channel_options* or_defaults(const dlb_channel_options* options,
+                                       dlb_channel_options* defaults) {
+  if (options != nullptr) return options;
+  dlb::ipc::default_options(defaults);
+  return defaults;
+}
+
 // A failed call's status, unless the channel was shut down meanwhile (then that is the cause).
 int or_shut(const dlb_channel* channel, int status, dlb_error* error) {
   return status != DLB_OK && is_shut(channel) ? fail_shut(error) : status;
@@ -288,10 +296,7 @@ DLB_API dlb_status dlb_channel_listen_with_options(const char* path,
   if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   dlb_channel_options defaults;
-  if (options == nullptr) {
-    dlb::ipc::default_options(&defaults);
-    options = &defaults;
-  }
+  options = or_defaults(options, &defaults);
   if (dlb::ipc::is_remote_address(path)) return dlb::ipc::remote_listen(path, *options, out, error);
   sockaddr_un address;
   int status = address_of(path, &address, error);
@@ -384,10 +389,7 @@ DLB_API dlb_status dlb_channel_connect_with_options(const char* path,
   if (out == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   dlb_channel_options defaults;
-  if (options == nullptr) {
-    dlb::ipc::default_options(&defaults);
-    options = &defaults;
-  }
+  options = or_defaults(options, &defaults);
   if (dlb::ipc::is_remote_address(path)) return dlb::ipc::remote_connect(path, *options, out, error);
   const uint32_t listener_uid = options->listener_uid;
   const int64_t timeout_ns = options->timeout_ns;
