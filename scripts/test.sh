@@ -106,7 +106,7 @@ if [[ -f build-test/build.ninja ]]; then
   # reports are suppressed by object name, nothing in dlbridge is.
   run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
     --suite gonative --suite interop-native --suite csharp-native --suite swig-native --suite ipc \
-    --suite remote --suite conformance --no-suite conformance-python --no-suite conformance-vm \
+    --suite remote --no-suite remote-scripts --suite conformance --no-suite conformance-python --no-suite conformance-vm \
     --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp"
 fi
@@ -117,7 +117,7 @@ if CC=clang CXX=clang++ setup build-tsan -Db_sanitize=thread -Db_lundef=false -D
    build build-tsan; then
   # No JVM runs under TSan (the Maven test is not registered there): suite jni covers the JNI
   # library, including a release on a thread the JVM never saw.
-  run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative --suite interop-native --suite csharp-native --suite swig-native --suite ipc --suite remote \
+  run_pass tsan build-tsan --suite core --suite cpp --suite jni --suite gonative --suite interop-native --suite csharp-native --suite swig-native --suite ipc --suite remote --no-suite remote-scripts \
     --suite conformance
 else
   status=1
