@@ -71,6 +71,7 @@ typedef struct settings {
   int runs;
   int verbose;
   int pin;
+  int perftest_peer_errors;
   remote_plan plan;
   int columns[COLUMNS];
   const char* perftest_path; /* NULL: look on PATH */
@@ -130,7 +131,8 @@ static remote_size_plan plan_size(uint64_t bytes, int quick) {
 static void usage(FILE* out) {
   fprintf(out,
           "usage: bench_remote [--quick] [--runs N] [--sizes LIST] [--scheme tcp|ucx]\n"
-          "                    [--columns LIST] [--perftest PATH] [--no-pin] [--verbose]\n"
+          "                    [--columns LIST] [--perftest PATH] [--perftest-peer-errors]\n"
+          "                    [--no-pin] [--verbose]\n"
           "  --quick           64 B and 4 KiB, one run, a few iterations (the smoke test)\n"
           "  --runs N          runs per measurement, the table shows their median (default 5)\n"
           "  --sizes 64,4K,1M  message sizes, 64 B to 1 GiB (suffixes K, M, G: binary);\n"
@@ -141,6 +143,10 @@ static void usage(FILE* out) {
           "                    (shared memory here) for every UCX process\n"
           "  --columns LIST    of dlbridge, perftest, socket (default: all)\n"
           "  --perftest PATH   the ucx_perftest to run (default: the one on PATH)\n"
+          "  --perftest-peer-errors\n"
+          "                    ucx_perftest's endpoints handle peer failures (its -e), as\n"
+          "                    dlbridge's do; UCX then leaves out transports that cannot\n"
+          "                    (UCX 1.13: its shared memory, which matters with --scheme ucx)\n"
           "  --no-pin          leave the processes unpinned (default: sender and client on the\n"
           "                    first cpu this process may use, receiver and server on the second)\n"
           "  --verbose         also print every run's numbers\n");
@@ -178,6 +184,8 @@ static int parse_settings(int argc, char** argv, settings* out) {
       exit(0);
     } else if (strcmp(argv[i], "--verbose") == 0) {
       out->verbose = 1;
+    } else if (strcmp(argv[i], "--perftest-peer-errors") == 0) {
+      out->perftest_peer_errors = 1;
     } else if (strcmp(argv[i], "--no-pin") == 0) {
       out->pin = 0;
     } else if (value != NULL && strcmp(argv[i], "--runs") == 0) {
@@ -734,7 +742,7 @@ int main(int argc, char** argv) {
   } else {
     printf("  processes not pinned%s\n", cfg.pin ? " (fewer than two cpus allowed)" : "");
   }
-  remote_perftest perftest = {NULL, {cpus[0], cpus[1]}};
+  remote_perftest perftest = {NULL, {cpus[0], cpus[1]}, cfg.perftest_peer_errors};
   char perftest_path[4096];
   char perftest_note[4352] = "";
   if (cfg.columns[PERFTEST]) {
@@ -751,7 +759,9 @@ int main(int argc, char** argv) {
       }
       cfg.columns[PERFTEST] = 0;
     } else {
-      snprintf(perftest_note, sizeof perftest_note, "%s", perftest.program);
+      snprintf(perftest_note, sizeof perftest_note, "%s%s", perftest.program,
+               cfg.perftest_peer_errors ? ", endpoints with peer failure handling (-e)"
+                                        : ", endpoints without peer failure handling");
     }
   } else {
     snprintf(perftest_note, sizeof perftest_note, "not requested (--columns)");

@@ -92,6 +92,7 @@ extern pid_t remote_children[2];
 typedef struct remote_perftest {
   const char* program; /* its path */
   int cpus[2];         /* [0] the client's cpu, [1] the server's; -1: not pinned */
+  int peer_errors;     /* 1: endpoints with peer failure handling (-e), as dlbridge's have */
 } remote_perftest;
 
 /* Runs `test` (ucp_am_lat, ucp_am_bw, tag_bw) with `size` bytes, `iterations` timed after

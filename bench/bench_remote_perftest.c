@@ -199,10 +199,13 @@ static int run_once(const remote_perftest* perftest, const char* test, uint64_t 
   snprintf(warmups_text, sizeof warmups_text, "%d", warmups);
   snprintf(port_text, sizeof port_text, "%d", port);
   char* program = (char*)perftest->program;
+  /* "-e" last where asked for; otherwise the list ends there. */
+  char* peer_errors = perftest->peer_errors ? "-e" : NULL;
   char* server_argv[] = {program, "-p", port_text, "-t", (char*)test, "-s", size_text,
-                         "-n", iterations_text, "-w", warmups_text, NULL};
+                         "-n", iterations_text, "-w", warmups_text, peer_errors, NULL};
   char* client_argv[] = {program, "127.0.0.1", "-p", port_text, "-t", (char*)test, "-s",
-                         size_text, "-n", iterations_text, "-w", warmups_text, "-f", NULL};
+                         size_text, "-n", iterations_text, "-w", warmups_text, "-f",
+                         peer_errors, NULL};
   static running server, client;
   start(&server, 1, program, server_argv, perftest->cpus[1]);
   const uint64_t ready_by = remote_now_ns() + 10000000000ull;
