@@ -1,6 +1,7 @@
 package dlbridge
 
 import (
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -138,7 +139,24 @@ func Listen(path string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Listener{channelHandle{addr: addr}}, nil
+	return newListener(addr), nil
+}
+
+// newListener owns addr for a new Listener, which a finalizer closes if nobody does. The
+// finalizer is on the Listener, never run under a call: every call holds &l.h, a pointer into
+// the Listener that keeps it reachable until the call returns. After Close it finds the handle
+// closing and does nothing.
+func newListener(addr int64) *Listener {
+	l := &Listener{channelHandle{addr: addr}}
+	runtime.SetFinalizer(l, func(l *Listener) { _ = l.h.close() })
+	return l
+}
+
+// newChannel owns addr for a new Channel, closed by a finalizer as newListener's listener is.
+func newChannel(addr int64) *Channel {
+	c := &Channel{channelHandle{addr: addr}}
+	runtime.SetFinalizer(c, func(c *Channel) { _ = c.h.close() })
+	return c
 }
 
 // Accept waits for the next connection. A peer running as another user is refused with
@@ -196,7 +214,7 @@ func channelOf(result int64) (*Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Channel{channelHandle{addr: addr}}, nil
+	return newChannel(addr), nil
 }
 
 func (h *channelHandle) setTimeout(d time.Duration) error {

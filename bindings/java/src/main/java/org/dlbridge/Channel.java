@@ -23,7 +23,7 @@ public final class Channel implements AutoCloseable {
   private final ChannelHandle handle;
 
   Channel(long address) {
-    this.handle = new ChannelHandle(address);
+    this.handle = new ChannelHandle(this, address);
   }
 
   /**

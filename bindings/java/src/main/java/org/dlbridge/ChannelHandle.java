@@ -1,6 +1,9 @@
 package org.dlbridge;
 
+import java.lang.ref.PhantomReference;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 
 /**
@@ -8,14 +11,28 @@ import java.util.function.LongFunction;
  * thread while another is blocked in accept or receive: it shuts the channel down ({@code
  * dlb_channel_shutdown} wakes the blocked call, which then fails with {@link Status#CLOSED}) and
  * the handle is freed when the last call in progress returns, never under one.
+ *
+ * <p>It is a phantom reference to its owner (the {@link Listener} or {@link Channel}), never
+ * referring to it otherwise: when an owner nobody closed becomes unreachable, the {@code
+ * dlbridge-cleaner} thread of {@link Lifecycle} closes it ({@link #clean()}). Calls hold this
+ * handle, not the owner, so the handle outlives them whatever the cleaner does.
  */
-final class ChannelHandle {
+final class ChannelHandle extends PhantomReference<Object> {
+  /**
+   * The handles of open owners: a phantom reference is enqueued only while it is itself
+   * reachable. A set of its own rather than {@link Slots}, whose counts tests of tensors read.
+   */
+  private static final Set<ChannelHandle> OPEN = ConcurrentHashMap.newKeySet();
+
   private long address; // 0 once freed; guarded by this
   private int calls; // calls in progress; guarded by this
   private boolean closing; // guarded by this
 
-  ChannelHandle(long address) {
+  /** Owns {@code address} for {@code owner}, which the cleaner closes if nobody else does. */
+  ChannelHandle(Object owner, long address) {
+    super(owner, Lifecycle.QUEUE);
     this.address = address;
+    OPEN.add(this);
   }
 
   /** The error of every use after close, in every binding's words. */
@@ -85,7 +102,23 @@ final class ChannelHandle {
   synchronized void close() {
     if (!closing) {
       closing = true;
+      OPEN.remove(this);
       DLBridgeNative.dlb_channel_shutdown(address);
+      freeIfIdle();
+    }
+  }
+
+  /**
+   * The cleaner thread's close, for an owner that became unreachable while open (a closed one's
+   * handle left {@link #OPEN}, so the GC drops it unenqueued; the flag covers a close that ran
+   * as the owner went). No call can start on an unreachable owner, but the JIT may drop an owner
+   * while its own last call still runs: that call is not woken, and it frees the handle as it
+   * returns.
+   */
+  synchronized void clean() {
+    if (!closing) {
+      closing = true;
+      OPEN.remove(this);
       freeIfIdle();
     }
   }

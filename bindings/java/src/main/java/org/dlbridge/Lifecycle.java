@@ -224,6 +224,8 @@ final class Lifecycle {
         Reference<?> ref = QUEUE.remove(DRAIN_INTERVAL_MS);
         if (ref instanceof State) {
           ((State) ref).clean();
+        } else if (ref instanceof ChannelHandle) {
+          ((ChannelHandle) ref).clean();
         }
         // Released tokens are otherwise taken by the next free on any Java thread; this bounds
         // how long their buffers stay held when Java frees nothing.

@@ -17,7 +17,7 @@ public final class Listener implements AutoCloseable {
   private final ChannelHandle handle;
 
   private Listener(long address) {
-    this.handle = new ChannelHandle(address);
+    this.handle = new ChannelHandle(this, address);
   }
 
   /**

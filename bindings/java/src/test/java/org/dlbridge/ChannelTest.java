@@ -439,4 +439,73 @@ class ChannelTest {
       assertEquals(0, reap(sharing));
     }
   }
+
+  /** Listens at {@code path} and drops the listener unclosed: only the cleaner can close it. */
+  private static void listenAndDrop(Path path) {
+    Listener.listen(path.toString());
+  }
+
+  /** Listens at {@code path}, closes the listener and drops it. */
+  private static void listenCloseAndDrop(Path path) {
+    Listener.listen(path.toString()).close();
+  }
+
+  /** Connects to {@code path} and drops the channel unclosed. */
+  private static void connectAndDrop(Path path) {
+    Channel.connect(path.toString());
+  }
+
+  /** Collects garbage every 10 ms, at most 500 times, until {@code path} is gone. */
+  private static boolean goneAfterGc(Path path) throws InterruptedException {
+    for (int i = 0; i < 500 && Files.exists(path); i++) {
+      System.gc();
+      Thread.sleep(10);
+    }
+    return !Files.exists(path);
+  }
+
+  @Test
+  void aListenerNobodyClosedIsClosedByTheCleanerAndAClosedOneNotAgain() throws Exception {
+    Path reused = tmp.resolve("sock").resolve("reused.sock");
+    Path dropped = tmp.resolve("sock").resolve("dropped.sock");
+    // The closed listener's native channel is freed; the next one at its path may get its very
+    // address: a second close of the first would take the second's socket file with it.
+    listenCloseAndDrop(reused);
+    try (Listener live = Listener.listen(reused.toString())) {
+      listenAndDrop(dropped);
+      assertTrue(Files.exists(dropped));
+      assertTrue(goneAfterGc(dropped), "dlb_channel_close removes the socket file");
+      // The GC that found the dropped listener found the closed one too.
+      assertTrue(Files.exists(reused));
+      try (Channel client = Channel.connect(reused.toString());
+          Channel server = live.accept()) {
+        assertEquals(ProcessHandle.current().pid(), server.peerPid());
+      }
+    }
+  }
+
+  @Test
+  void aChannelNobodyClosedIsClosedByTheCleaner() throws Exception {
+    try (Listener listener = Listener.listen(socket().toString())) {
+      connectAndDrop(socket());
+      try (Channel server = listener.accept()) {
+        server.setTimeout(Duration.ofSeconds(10));
+        CompletableFuture<Void> collector = CompletableFuture.runAsync(() -> {
+          for (int i = 0; i < 500; i++) {
+            System.gc();
+            try {
+              Thread.sleep(10);
+            } catch (InterruptedException e) {
+              return;
+            }
+          }
+        });
+        try {
+          expect(Status.PEER_CLOSED, "the peer closed the channel", server::receive);
+        } finally {
+          collector.cancel(true);
+        }
+      }
+    }
+  }
 }
