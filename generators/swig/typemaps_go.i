@@ -67,19 +67,20 @@ static void dlbx_go_error_free(int64_t result) {
 DLB_GO_TENSOR_OUT(DLManagedTensorVersioned)
 DLB_GO_TENSOR_OUT(DLManagedTensor)
 DLB_GO_TENSOR_OUT(dlb_channel)
+DLB_GO_TENSOR_OUT(dlb_channel_options)
 
-/* Text in (dtype and device names): Go passes its string with a NUL appended, and C reads the
- * Go memory for the duration of the call. SWIG's default copies into malloc'd memory that the
- * early return after a failed status would leak. */
-%typemap(goin) const char* name, const char* text, const char* path %{ $result = $input + "\x00" %}
-%typemap(in) const char* name, const char* text, const char* path %{
+/* Text in (dtype and device names, socket paths, channel addresses): Go passes its string with a
+ * NUL appended, and C reads the Go memory for the duration of the call. SWIG's default copies
+ * into malloc'd memory that the early return after a failed status would leak. */
+%typemap(goin) const char* name, const char* text, const char* path, const char* address %{ $result = $input + "\x00" %}
+%typemap(in) const char* name, const char* text, const char* path, const char* address %{
   if ($input.n < 1 || $input.p[$input.n - 1] != '\0') {
     DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "a string argument must end with a NUL byte");
     return $null;
   }
   $1 = ($1_ltype)$input.p;
 %}
-%typemap(freearg) const char* name, const char* text, const char* path ""
+%typemap(freearg) const char* name, const char* text, const char* path, const char* address ""
 
 /* 2. Arrays are Go slices (SWIG's _goslice_: array, len, cap); a nil slice is a null array. */
 %{

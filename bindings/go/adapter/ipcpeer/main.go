@@ -1,9 +1,11 @@
 // Command ipcpeer is the Go peer of suite ipc's exchange across languages
 // (tests/ipc/README.md, "The peer protocol"): `ipc_peer_go consume PATH` or
-// `ipc_peer_go produce PATH`, with the binding's public API alone.
+// `ipc_peer_go produce PATH`, and of suite remote's pairs (`ipc_peer_go remote-consume KEYHEX
+// [SCHEME]`, `ipc_peer_go remote-produce ADDRESS KEYHEX`), with the binding's public API alone.
 package main
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -115,16 +117,140 @@ func produce(path string) error {
 	return nil
 }
 
+// isCopiedTensor reports whether t is a dt tensor of shape on the CPU with IS_COPIED set.
+func isCopiedTensor(t *dlbridge.Tensor, dt dlbridge.DType, shape []int64) bool {
+	got, err1 := t.Shape()
+	gotDT, err2 := t.DType()
+	device, err3 := t.Device()
+	flags, err4 := t.Flags()
+	return err1 == nil && err2 == nil && err3 == nil && err4 == nil && gotDT == dt &&
+		reflect.DeepEqual(got, shape) && device == dlbridge.CPU && flags&dlbridge.FlagIsCopied != 0
+}
+
+func remoteConsume(keyHex, scheme string) error {
+	key, err := hex.DecodeString(keyHex)
+	if err != nil {
+		return fmt.Errorf("KEYHEX: %w", err)
+	}
+	l, err := dlbridge.ListenWithOptions(scheme+"://127.0.0.1:0", dlbridge.WithKey(key))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer l.Close()
+	fmt.Printf("ready %d\n", l.Port())
+	c, err := l.Accept()
+	if err != nil {
+		return fmt.Errorf("accept: %w", err)
+	}
+	defer c.Close()
+	if !c.IsRemote() {
+		return errors.New("the accepted channel is not remote")
+	}
+	first, err := c.Receive()
+	if err != nil {
+		return fmt.Errorf("receive: %w", err)
+	}
+	defer first.Close()
+	values, err := dlbridge.CopyOut[float32](first)
+	if !isCopiedTensor(first, dlbridge.Float32, []int64{2, 3}) || err != nil ||
+		!reflect.DeepEqual(values, []float32{0, 1, 2, 3, 4, 5}) {
+		return fmt.Errorf("the first tensor is not a float32 [2, 3] of 0..5 with IS_COPIED: %v %v", values, err)
+	}
+	if err := dlbridge.SetAt[float32](first, 100, 0, 0); err != nil {
+		return err
+	}
+	if err := c.Send(first); err != nil {
+		return fmt.Errorf("send back: %w", err)
+	}
+	second, err := c.Receive()
+	if err != nil {
+		return fmt.Errorf("receive the second tensor: %w", err)
+	}
+	defer second.Close()
+	grid, err := dlbridge.CopyOut[int32](second)
+	if !isCopiedTensor(second, dlbridge.Int32, []int64{7, 8}) || err != nil || len(grid) != 56 {
+		return fmt.Errorf("the second tensor is not an int32 [7, 8] with IS_COPIED: %v", err)
+	}
+	for k, v := range grid {
+		if v != int32(8*(k/8)+k%8) {
+			return fmt.Errorf("the second tensor does not hold 8 * i + j: %v", grid)
+		}
+	}
+	var e *dlbridge.Error
+	if _, err := c.Receive(); !errors.As(err, &e) || e.Status != dlbridge.StatusPeerClosed {
+		return fmt.Errorf("receiving after the peer closed did not give PEER_CLOSED: %v", err)
+	}
+	fmt.Println("consume ok")
+	return nil
+}
+
+func remoteProduce(address, keyHex string) error {
+	key, err := hex.DecodeString(keyHex)
+	if err != nil {
+		return fmt.Errorf("KEYHEX: %w", err)
+	}
+	c, err := dlbridge.DialWithOptions(address, dlbridge.WithKey(key))
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer c.Close()
+	x, err := dlbridge.FromSlice([]float32{0, 1, 2, 3, 4, 5}, 2, 3)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	if err := c.Send(x); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	back, err := c.Receive()
+	if err != nil {
+		return fmt.Errorf("receive back: %w", err)
+	}
+	defer back.Close()
+	mine, err1 := dlbridge.At[float32](x, 0, 0)
+	theirs, err2 := dlbridge.At[float32](back, 0, 0)
+	if err1 != nil || err2 != nil || theirs != 100 || mine != 0 {
+		return errors.New("element [0, 0] is not 100 in the tensor received and 0 in our own")
+	}
+	values := make([]int32, 56)
+	for k := range values {
+		values[k] = int32(8*(k/8) + k%8)
+	}
+	grid, err := dlbridge.FromSlice(values, 7, 8)
+	if err != nil {
+		return err
+	}
+	defer grid.Close()
+	if err := c.Send(grid); err != nil {
+		return fmt.Errorf("send the second tensor: %w", err)
+	}
+	c.Close()
+	fmt.Println("produce ok")
+	return nil
+}
+
 func main() {
-	if len(os.Args) != 3 || (os.Args[1] != "consume" && os.Args[1] != "produce") {
-		fmt.Fprintln(os.Stderr, "usage: ipc_peer_go consume|produce PATH")
+	var run func() error
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == "consume":
+		run = func() error { return consume(os.Args[2]) }
+	case len(os.Args) == 3 && os.Args[1] == "produce":
+		run = func() error { return produce(os.Args[2]) }
+	case (len(os.Args) == 3 || len(os.Args) == 4) && os.Args[1] == "remote-consume":
+		scheme := "tcp"
+		if len(os.Args) == 4 {
+			scheme = os.Args[3]
+		}
+		run = func() error { return remoteConsume(os.Args[2], scheme) }
+	case len(os.Args) == 4 && os.Args[1] == "remote-produce":
+		run = func() error { return remoteProduce(os.Args[2], os.Args[3]) }
+	default:
+		fmt.Fprintln(os.Stderr, "usage: ipc_peer_go consume|produce PATH\n"+
+			"       ipc_peer_go remote-consume KEYHEX [SCHEME]\n"+
+			"       ipc_peer_go remote-produce ADDRESS KEYHEX")
 		os.Exit(2)
 	}
-	run := produce
-	if os.Args[1] == "consume" {
-		run = consume
-	}
-	if err := run(os.Args[2]); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "go %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}

@@ -1821,22 +1821,24 @@ func Dlb_channel_options_set_listener_uid(arg1 int64, arg2 uint) (_swig_ret int6
 
 func Dlb_channel_listen_with_options(arg1 string, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
-	_swig_i_0 := arg1
+	var _swig_i_0 string
+	_swig_i_0 = arg1 + "\x00"
 	_swig_i_1 := arg2
 	swig_r = (int64)(C._wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(*(*C.swig_type_229)(unsafe.Pointer(&_swig_i_0)), C.swig_type_230(_swig_i_1)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg1
+		Swig_escape_val = _swig_i_0
 	}
 	return swig_r
 }
 
 func Dlb_channel_connect_with_options(arg1 string, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
-	_swig_i_0 := arg1
+	var _swig_i_0 string
+	_swig_i_0 = arg1 + "\x00"
 	_swig_i_1 := arg2
 	swig_r = (int64)(C._wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(*(*C.swig_type_232)(unsafe.Pointer(&_swig_i_0)), C.swig_type_233(_swig_i_1)))
 	if Swig_escape_always_false {
-		Swig_escape_val = arg1
+		Swig_escape_val = _swig_i_0
 	}
 	return swig_r
 }

@@ -3594,8 +3594,8 @@ long long _wrap_dlb_channel_options_create_capi_413e95d1d1dfba3d() {
   dlb_status result;
   long long _swig_go_result;
   
-  arg1 = &out_tmp1; 
   
+  arg1 = &out_tmp1;
   dlb_error dlb_err_;
   dlb_err_.message[0] = '\0';
   arg2 = &dlb_err_;
@@ -3609,7 +3609,9 @@ long long _wrap_dlb_channel_options_create_capi_413e95d1d1dfba3d() {
   }
   _swig_go_result = 0;
   
-  result = (int64_t)(intptr_t)*arg1; 
+  
+  _swig_go_result = (long long)(intptr_t)*arg1;
+  
   return _swig_go_result;
 }
 
@@ -3819,9 +3821,11 @@ long long _wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(_gostring_
   arg4 = &dlb_err_;
   
   
-  arg1 = (char *)malloc(_swig_go_0.n + 1);
-  memcpy(arg1, _swig_go_0.p, _swig_go_0.n);
-  arg1[_swig_go_0.n] = '\0';
+  if (_swig_go_0.n < 1 || _swig_go_0.p[_swig_go_0.n - 1] != '\0') {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "a string argument must end with a NUL byte");
+    return _swig_go_result;
+  }
+  arg1 = (char *)_swig_go_0.p;
   
   arg2 = (dlb_channel_options *)(intptr_t)_swig_go_1; 
   
@@ -3836,7 +3840,7 @@ long long _wrap_dlb_channel_listen_with_options_capi_413e95d1d1dfba3d(_gostring_
   
   _swig_go_result = (long long)(intptr_t)*arg3;
   
-  free(arg1); 
+  
   return _swig_go_result;
 }
 
@@ -3857,9 +3861,11 @@ long long _wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(_gostring
   arg4 = &dlb_err_;
   
   
-  arg1 = (char *)malloc(_swig_go_0.n + 1);
-  memcpy(arg1, _swig_go_0.p, _swig_go_0.n);
-  arg1[_swig_go_0.n] = '\0';
+  if (_swig_go_0.n < 1 || _swig_go_0.p[_swig_go_0.n - 1] != '\0') {
+    DLB_THROW_STATUS(DLB_ERR_INVALID_ARGUMENT, "a string argument must end with a NUL byte");
+    return _swig_go_result;
+  }
+  arg1 = (char *)_swig_go_0.p;
   
   arg2 = (dlb_channel_options *)(intptr_t)_swig_go_1; 
   
@@ -3874,7 +3880,7 @@ long long _wrap_dlb_channel_connect_with_options_capi_413e95d1d1dfba3d(_gostring
   
   _swig_go_result = (long long)(intptr_t)*arg3;
   
-  free(arg1); 
+  
   return _swig_go_result;
 }
 
