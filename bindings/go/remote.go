@@ -134,7 +134,7 @@ func ListenWithOptions(address string, opts ...ChannelOption) (*Listener, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Listener{channelHandle{addr: addr}}, nil
+	return newListener(addr), nil
 }
 
 // DialWithOptions connects to the listener at address with opts
