@@ -122,12 +122,14 @@ class Peer {
     for (unsigned i = 0; i < 32; ++i) auth.nonce[i] = static_cast<unsigned char>(i * 7 + 1);
     auth.max_tensor_bytes = 1ull << 30;
     auth.max_in_flight = max_in_flight;
-    unsigned char data[16 + 64 + 12] = {};
+    unsigned char data[16 + 64 + 16] = {};
     std::snprintf(reinterpret_cast<char*>(data), 16, "dlbridge client");
     std::memcpy(data + 16, hello_.nonce, 32);
     std::memcpy(data + 48, auth.nonce, 32);
     std::memcpy(data + 80, &auth.max_tensor_bytes, 8);
     std::memcpy(data + 88, &auth.max_in_flight, 4);
+    const uint32_t key_size = static_cast<uint32_t>(key.size());
+    std::memcpy(data + 92, &key_size, 4);
     unsigned int size = 32;
     HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data, sizeof data, auth.mac,
          &size);

@@ -452,6 +452,51 @@ TEST_SUITE("remote.keys") {
     CHECK(connected == DLB_OK);
   }
 
+  TEST_CASE("a key and the same key with zero bytes after it do not prove each other") {
+    std::vector<unsigned char> padded = kKey;
+    padded.push_back(0);
+    Options right;
+    Options longer(&padded);
+    Pair pair;
+    connect_pair("tcp", right, longer, &pair);
+    CHECK(pair.accept_status == DLB_ERR_PERMISSION);
+    CHECK(pair.connect_status == DLB_ERR_PERMISSION);
+  }
+
+  TEST_CASE("a listener may send the moment it accepted: the tensor waits for the key's check") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    const int port = dlb_channel_port(listener.handle);
+    for (int round = 0; round < 10; ++round) {
+      CAPTURE(round);
+      Channel server, client;
+      int received = -1;
+      bool filled = false;
+      dlb_error ce, e;
+      std::thread connector([&] {
+        if (dlb_channel_connect_with_options(address("tcp", port).c_str(), options.handle,
+                                             &client.handle, &ce) != DLB_OK) {
+          return;
+        }
+        DLManagedTensorVersioned* t = nullptr;
+        received = dlb_channel_receive(client.handle, &t, &ce);
+        if (received == DLB_OK) filled = holds_filled(t);
+        dlb_tensor_free(t);
+      });
+      REQUIRE(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_OK);
+      Tensor t;
+      const int64_t n = 64;
+      REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &t.handle, &e) == DLB_OK);
+      fill(t.handle);
+      CHECK(dlb_channel_send(server.handle, t.handle, 0, &e) == DLB_OK);
+      connector.join();
+      CHECK(received == DLB_OK);
+      if (received != DLB_OK) MESSAGE(ce.message);
+      CHECK(filled);
+    }
+  }
+
   TEST_CASE("a peer that sends a tensor before the key is refused, nothing allocated for it") {
     Options options;
     Channel listener;

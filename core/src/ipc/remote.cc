@@ -173,17 +173,67 @@ ucs_status_t on_credit(void* arg, const void* header, size_t size, void*, size_t
   return UCS_OK;
 }
 
+namespace {
+ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* data, size_t length,
+                    bool rendezvous);
+}  // namespace
+
 ucs_status_t on_tensor(void* arg, const void* header, size_t header_size, void* data,
                        size_t length, const ucp_am_recv_param_t* param) {
   auto* r = static_cast<Remote*>(arg);
   const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  // A rendezvous refused here is dropped, and the sender's send ends with this status.
-  const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
   if (!r->authenticated) {
+    // The connecting side: a listener may send right after its welcome, which then arrives in
+    // the same progress as it, before introduce() has checked the welcome's proof. Such a tensor
+    // is held, unread (its bytes are UCX's persistent data or rendezvous descriptor), until the
+    // check: then it arrives, or it is dropped with the connection.
+    if (r->welcome_seen && r->ndeferred < r->options.max_in_flight) {
+      auto* held = static_cast<Deferred*>(std::malloc(sizeof(Deferred) + header_size));
+      if (held != nullptr) {
+        held->next = nullptr;
+        held->data = data;
+        held->length = length;
+        held->rendezvous = rendezvous;
+        held->header_size = header_size;
+        std::memcpy(held + 1, header, header_size);
+        Deferred** tail = &r->deferred;
+        while (*tail != nullptr) tail = &(*tail)->next;
+        *tail = held;
+        ++r->ndeferred;
+        return UCS_INPROGRESS;
+      }
+    }
     violate(r, DLB_ERR_PERMISSION,
             "the peer sent a tensor before it proved it holds the channel's key");
-    return refused;
+    return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
   }
+  return arrive(r, header, header_size, data, length, rendezvous);
+}
+
+void take_deferred(Remote* r) {
+  while (r->deferred != nullptr) {
+    Deferred* held = r->deferred;
+    r->deferred = held->next;
+    --r->ndeferred;
+    const ucs_status_t status = r->authenticated
+                                    ? arrive(r, held + 1, held->header_size, held->data,
+                                             held->length, held->rendezvous)
+                                    : UCS_ERR_REJECTED;
+    // Eager bytes were copied out (or refused); a rendezvous not taken up is dropped.
+    if (!held->rendezvous || status != UCS_OK) r->u->am_data_release(r->worker, held->data);
+    std::free(held);
+  }
+}
+
+namespace {
+
+// A tensor's descriptor and bytes that arrived on an authenticated channel: checked, then made
+// into the receiver's tensor, its place in the stream kept (a refusal too). The return value is
+// the callback's: a refused rendezvous ends the sender's send with it.
+ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* data, size_t length,
+                    bool rendezvous) {
+  // A rendezvous refused here is dropped, and the sender's send ends with this status.
+  const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
   auto* in = static_cast<Incoming*>(std::calloc(1, sizeof(Incoming)));
   if (in == nullptr) {
     violate(r, DLB_ERR_OUT_OF_MEMORY, "out of memory taking a tensor from the peer: it is lost");
@@ -244,8 +294,6 @@ ucs_status_t on_tensor(void* arg, const void* header, size_t header_size, void* 
   }
   return UCS_OK;
 }
-
-namespace {
 
 // What every remote listen and connect needs: the libraries, a key, and a receive device UCX here
 // can reach (checked once the context says what it reaches).

@@ -83,7 +83,9 @@ int make_worker(Remote* r, bool with_handlers, dlb_error* error) {
     p.id = h.id;
     p.cb = h.cb;
     p.arg = r;
-    p.flags = UCP_AM_FLAG_WHOLE_MSG;
+    // A tensor's eager bytes stay UCX's after the callback when it says so (on_tensor holds the
+    // ones that come before the welcome is checked).
+    p.flags = UCP_AM_FLAG_WHOLE_MSG | (h.id == kAmTensor ? UCP_AM_FLAG_PERSISTENT_DATA : 0);
     status = r->u->set_am_recv_handler(r->worker, &p);
     if (status != UCS_OK) {
       return fail(error, DLB_ERR_DEVICE, "setting a UCX message handler failed: %s",
@@ -159,6 +161,7 @@ void destroy_remote(Remote* r) {
     for (int i = 0; i < r->npending; ++i) r->u->listener_reject(r->listener, r->pending[i]);
     r->u->listener_destroy(r->listener);
   }
+  take_deferred(r);  // not authenticated: dropped
   close_endpoint(r);
   while (r->head != nullptr) {
     Incoming* in = r->head;

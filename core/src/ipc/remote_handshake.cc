@@ -25,12 +25,15 @@ void fill_random(unsigned char* bytes, size_t size) {
 void handshake_mac(const Remote& r, const char* role, const unsigned char* listener_nonce,
                    const unsigned char* peer_nonce, uint64_t max_tensor_bytes,
                    uint32_t max_in_flight, unsigned char* out) {
-  unsigned char data[16 + 2 * kNonceBytes + 12] = {};
+  // The key's length is part of what is signed: HMAC pads a short key with zero bytes, so a key
+  // and the same key with zero bytes after it would otherwise prove each other.
+  unsigned char data[kMacDataBytes] = {};
   std::snprintf(reinterpret_cast<char*>(data), 16, "dlbridge %s", role);
   std::memcpy(data + 16, listener_nonce, kNonceBytes);
   std::memcpy(data + 16 + kNonceBytes, peer_nonce, kNonceBytes);
   std::memcpy(data + 16 + 2 * kNonceBytes, &max_tensor_bytes, 8);
   std::memcpy(data + 16 + 2 * kNonceBytes + 8, &max_in_flight, 4);
+  std::memcpy(data + 16 + 2 * kNonceBytes + 12, &r.options.key_size, 4);
   unsigned int size = kMacBytes;
   r.crypto->hmac(r.crypto->sha256(), r.options.key, static_cast<int>(r.options.key_size), data,
                  sizeof data, out, &size);
@@ -208,6 +211,7 @@ int introduce(dlb_channel* channel, Remote* r, dlb_error* error) {
   r->peer_max_tensor_bytes = r->hello.max_tensor_bytes;
   r->peer_max_in_flight = r->hello.max_in_flight;
   r->authenticated = true;
+  take_deferred(r);  // what the listener sent right after its welcome
   return DLB_OK;
 }
 

@@ -41,6 +41,8 @@ enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmC
 
 inline constexpr size_t kNonceBytes = 32;
 inline constexpr size_t kMacBytes = 32;
+// What a handshake MAC signs: the role (16 bytes), both nonces, the limits, the key's length.
+inline constexpr size_t kMacDataBytes = 16 + 2 * kNonceBytes + 8 + 4 + 4;
 inline constexpr uint32_t kHandshakeMajor = 1;
 inline constexpr uint32_t kByteOrderProbe = 0x01020304;
 // A remote accept's handshake with one peer waits at most this long, even without a time limit.
@@ -116,6 +118,16 @@ struct Incoming {
 
 struct ReceiveCache;  // remote.cc: memory of freed received tensors, for the next ones
 
+// A tensor that came before the connecting side checked the listener's welcome (on_tensor):
+// its header (after this struct) and UCX's hold of its bytes.
+struct Deferred {
+  Deferred* next;
+  void* data;  // UCX's persistent eager data, or its rendezvous descriptor
+  size_t length;
+  size_t header_size;
+  bool rendezvous;
+};
+
 struct Remote {
   const Ucx* u;
   const Crypto* crypto;
@@ -158,6 +170,8 @@ struct Remote {
   Incoming* head;
   uint32_t queued;
   ReceiveCache* cache;  // made by the first large host tensor received
+  Deferred* deferred;   // tensors held until the welcome is checked
+  uint32_t ndeferred;
 };
 
 // ---- small helpers -----------------------------------------------------------------------------
@@ -230,6 +244,10 @@ int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, cons
 // Sends a handshake or flow-control message and waits until it left.
 int send_control(dlb_channel* channel, Remote* r, unsigned id, const void* header, size_t size,
                  const char* what, dlb_error* error);
+
+// The tensors held until the connecting side checked the welcome (remote.cc): they arrive once
+// the channel is authenticated, else they are dropped.
+void take_deferred(Remote* r);
 
 // Lets go of the channel's receive cache (remote.cc): its buffers are freed, and tensors still
 // over cached memory free theirs when they go.

@@ -22,9 +22,10 @@ template <typename Fn>
 bool resolve(void* library, const char* name, Fn* out, Loaded* loaded, const char* file) {
   void* symbol = dlsym(library, name);
   if (symbol == nullptr) {
+    const bool crypto = std::strncmp(file, "libcrypto", 9) == 0;
     std::snprintf(loaded->message, sizeof loaded->message,
-                  "%s has no %s: remote channels need UCX 1.10 or later and OpenSSL 1.1 or later",
-                  file, name);
+                  "%s has no %s: remote channels need %s", file, name,
+                  crypto ? "OpenSSL 1.1 or later" : "UCX 1.10 or later");
     return false;
   }
   *out = reinterpret_cast<Fn>(symbol);
