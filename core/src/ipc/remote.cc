@@ -579,6 +579,13 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_request_done;
   p.memory_type = memory_type_of(t.device.device_type);
+  if (is_host_memory(t.device.device_type) && bytes <= kEagerMaxBytes) {
+    // Eager: UCX takes the bytes now and the send completes without waiting for the receiver,
+    // so a stream of such tensors overlaps; the receiver copies them into its new tensor. A
+    // rendezvous costs a round trip more per tensor, which only large tensors repay.
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+  }
   ucs_status_ptr_t request =
       r->u->am_send_nbx(r->ep, kAmTensor, &header, sizeof header, data, bytes, &p);
   // Handed to UCX, the tensor has its place in the stream even when the peer refuses it: the
@@ -602,7 +609,9 @@ int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_err
     return r->head != nullptr && static_cast<int32_t>(r->head->sequence - r->expected) <= 0;
   };
   auto ready = [&] { return (due() && r->head->done) || r->peer_gone || r->violation != DLB_OK; };
-  int status = progress_until(channel, r, deadline, "waiting for a tensor", ready, error);
+  // Busy while the tensor due has started to arrive (its bytes are on their way).
+  auto arriving = [&] { return due() && !r->head->done; };
+  int status = progress_until(channel, r, deadline, "waiting for a tensor", ready, arriving, error);
   if (status != DLB_OK) return status;
   Incoming* in = r->head;
   if (!due() || !in->done) {

@@ -193,7 +193,8 @@ int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, cons
   const Deadline deadline(channel->timeout_ns);
   int result = progress_until(
       channel, r, deadline, what,
-      [&] { return r->u->request_check_status(request) != UCS_INPROGRESS; }, error);
+      [&] { return r->u->request_check_status(request) != UCS_INPROGRESS; },
+      [] { return true; }, error);
   if (result != DLB_OK) {
     // Out of time or shut down: the message is withdrawn if it has not gone yet. Whether the
     // peer got it is not known: the channel has lost its place.

@@ -50,8 +50,15 @@ inline constexpr int64_t kHandshakeLimitNs = 10 * 1000000000LL;
 // Connection requests a listener holds before accept takes them; more are turned away.
 inline constexpr int kMaxPendingConnections = 64;
 // How long a waiting call polls UCX before it sleeps on the worker's event descriptor: a reply
-// that comes within it costs no wake-up.
+// that comes within it costs no wake-up. While this end's own transfer is under way (a send not
+// yet complete, a tensor's bytes arriving) it polls for kBusySpinNs after the last event
+// instead: over TCP each step of a rendezvous takes longer than kSpinNs, and a sleep and a
+// wake-up at every step cost a 64 KiB tensor four times its transfer.
 inline constexpr int64_t kSpinNs = 20000;
+inline constexpr int64_t kBusySpinNs = 1000000;
+// Host tensors up to this size go by UCX's eager protocol (see remote_send), larger ones by
+// rendezvous, straight into the receiver's tensor.
+inline constexpr uint64_t kEagerMaxBytes = 256 * 1024;
 
 inline constexpr char kHelloMagic[8] = {'d', 'l', 'b', '-', 'h', 'e', 'l', 'o'};
 inline constexpr char kAuthMagic[8] = {'d', 'l', 'b', '-', 'a', 'u', 't', 'h'};
@@ -273,20 +280,23 @@ int introduce(dlb_channel* channel, Remote* r, dlb_error* error);
 
 
 // Progresses the channel's worker until `done()` holds, the deadline passes (DLB_ERR_TIMEOUT,
-// the message naming `what`), or the channel is shut down (DLB_ERR_CLOSED). Polls for kSpinNs,
-// then sleeps on the worker's event descriptor.
-template <typename Done>
+// the message naming `what`), or the channel is shut down (DLB_ERR_CLOSED). Polls while events
+// come and kSpinNs after the last one (kBusySpinNs while `busy()`: a transfer of this end's is
+// under way), then sleeps on the worker's event descriptor.
+template <typename Done, typename Busy>
 int progress_until(const dlb_channel* channel, Remote* r, const Deadline& deadline,
-                   const char* what, Done done, dlb_error* error) {
-  const int64_t spin_end = now_ns() + kSpinNs;
+                   const char* what, Done done, Busy busy, dlb_error* error) {
+  int64_t last_event = now_ns();
   for (;;) {
-    while (r->u->worker_progress(r->worker) != 0) {
-    }
+    bool progressed = false;
+    while (r->u->worker_progress(r->worker) != 0) progressed = true;
     if (done()) return DLB_OK;
     if (is_shut(channel)) return fail_shut(error);
     const int ms = deadline.remaining_ms();
     if (ms == 0) return fail(error, DLB_ERR_TIMEOUT, "%s: the time limit ran out", what);
-    if (now_ns() < spin_end) continue;
+    const int64_t now = now_ns();
+    if (progressed) last_event = now;
+    if (now - last_event < (busy() ? kBusySpinNs : kSpinNs)) continue;
     const ucs_status_t armed = r->u->worker_arm(r->worker);
     if (armed == UCS_ERR_BUSY) continue;  // events came in: progress them
     if (armed != UCS_OK) {
@@ -295,7 +305,15 @@ int progress_until(const dlb_channel* channel, Remote* r, const Deadline& deadli
     }
     pollfd p{r->efd, POLLIN, 0};
     if (poll(&p, 1, ms) < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+    last_event = now_ns();
   }
+}
+
+// progress_until for a wait with nothing of this end's under way.
+template <typename Done>
+int progress_until(const dlb_channel* channel, Remote* r, const Deadline& deadline,
+                   const char* what, Done done, dlb_error* error) {
+  return progress_until(channel, r, deadline, what, done, [] { return false; }, error);
 }
 
 }  // namespace ipc
