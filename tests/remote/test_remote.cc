@@ -1,7 +1,8 @@
 // Suite remote: channels across machines (core/src/ipc/remote.cc), run on one machine over UCX's
-// TCP transport ("tcp://127.0.0.1") and its own choice of transports ("ucx://", shared memory
-// here). Most cases put both ends in this process on two threads (each end has its own UCP
-// context, as two processes would); the fault cases run the other end as a process
+// TCP transport ("tcp://127.0.0.1") and its own choice of transports ("ucx://": TCP here too,
+// since UCX 1.13 leaves shared memory out for endpoints that handle a peer's failure). Most
+// cases put both ends in this process on two threads (each end has its own UCP context, as two
+// processes would); the fault cases run the other end as a process
 // (remote_sender) and kill it. A peer that forges what it sends is remote_raw_peer.hpp, on UCX
 // directly. Exits 77 (skipped) with the reason when UCX or libcrypto is not installed.
 #define DOCTEST_CONFIG_IMPLEMENT
