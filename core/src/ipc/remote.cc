@@ -2,6 +2,8 @@
 // happens to its tensors: sent as an active message, checked and allocated when they arrive,
 // credited when a receive takes them. remote_internal.hpp says how the parts fit.
 #if defined(__linux__)
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,12 +105,17 @@ int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, uint64_t by
     }
   }
   if (loan->data == nullptr) {
-    loan->size = bytes;
-    if (posix_memalign(&loan->data, 4096, bytes) != 0) {
+    // From 2 MiB on, in whole transparent huge pages where the system allows them for memory
+    // that asks (a fault per 2 MiB, not per 4 KiB, on first touch).
+    const uint64_t huge = uint64_t{2} << 20;
+    const bool use_huge = bytes >= huge;
+    loan->size = use_huge ? (bytes + huge - 1) / huge * huge : bytes;
+    if (posix_memalign(&loan->data, use_huge ? huge : 4096, loan->size) != 0) {
       std::free(loan);
       return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor of %llu bytes",
                   static_cast<unsigned long long>(bytes));
     }
+    if (use_huge) madvise(loan->data, loan->size, MADV_HUGEPAGE);
   }
   DLTensor desc{};
   desc.data = loan->data;
