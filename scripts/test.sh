@@ -108,7 +108,7 @@ if [[ -f build-test/build.ninja ]]; then
     --suite gonative --suite interop-native --suite csharp-native --suite swig-native --suite ipc \
     --suite remote --no-suite remote-scripts --suite conformance --no-suite conformance-python --no-suite conformance-vm \
     --timeout-multiplier 10 \
-    --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp"
+    --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp --suppressions=$root/tests/remote/ucx-valgrind.supp"
 fi
 
 # 4. ThreadSanitizer over the suites that share tensors between threads.
