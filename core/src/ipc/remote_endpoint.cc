@@ -139,7 +139,7 @@ void close_endpoint(Remote* r) {
   ucp_request_param_t p{};
   // Only tensors can be lost by a close: an end that sent none closes at once. A flush may need
   // the peer to answer (UCX completing its connection's set-up), so it waits at most a second.
-  if (!r->peer_gone && r->sent > 0) {
+  if (!r->peer_gone && (r->sent > 0 || r->flush_on_close)) {
     ucs_status_ptr_t flushed = r->u->ep_flush_nbx(r->ep, &p);
     if (flushed != nullptr && !UCS_PTR_IS_ERR(flushed)) {
       settle(r, flushed);

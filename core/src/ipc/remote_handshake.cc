@@ -137,6 +137,7 @@ int greet(dlb_channel* channel, Remote* r, int64_t timeout_ns, dlb_error* error)
     std::memcpy(refused.magic, kRefusedMagic, 8);
     dlb_error ignored;
     send_control(channel, r, kAmRefused, &refused, sizeof refused, "refusing a peer", &ignored);
+    r->flush_on_close = true;  // the refusal must reach the peer before the close ends it
     return fail(error, DLB_ERR_PERMISSION,
                 "refused the peer at %s: it did not prove it holds the channel's key", r->name);
   }

@@ -179,6 +179,7 @@ struct Remote {
   ReceiveCache* cache;  // made by the first large host tensor received
   Deferred* deferred;   // tensors held until the welcome is checked
   uint32_t ndeferred;
+  bool flush_on_close;  // a refusal was sent: the peer must get it before the connection ends
 };
 
 // ---- small helpers -----------------------------------------------------------------------------
