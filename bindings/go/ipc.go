@@ -2,7 +2,6 @@ package dlbridge
 
 import (
 	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -66,56 +65,27 @@ func (t *Tensor) CUDAWaitReceived(consumerStream int64) error {
 	})
 }
 
-// channelHandle is a listener's or a channel's C handle. Close may come from any goroutine while
-// another is blocked in Accept or Receive: it shuts the channel down (dlb_channel_shutdown wakes
-// the blocked call, which then fails with ErrChannelClosed) and the handle is freed when the last
-// call in progress returns, never under one.
-type channelHandle struct {
-	mu      sync.Mutex
-	addr    int64 // 0 once freed
-	calls   int   // calls in progress
-	closing bool
-}
+// channelHandle is a listener's or a channel's C handle, owned by a handle (handle.go). Close
+// may come from any goroutine while another is blocked in Accept or Receive: it shuts the
+// channel down (dlb_channel_shutdown wakes the blocked call, which then fails with
+// ErrChannelClosed) and the handle is freed when the last call in progress returns, never under
+// one.
+type channelHandle struct{ handle }
 
 // ErrChannelClosed is the error of a Listener or Channel used after Close (StatusClosed).
 var ErrChannelClosed = &Error{Status: StatusClosed, Message: capi.DLB_CHANNEL_CLOSED_MESSAGE}
 
 // use runs f with the handle, counted as a call in progress.
 func (h *channelHandle) use(f func(addr int64) error) error {
-	h.mu.Lock()
-	if h.closing {
-		h.mu.Unlock()
+	if !h.enter() {
 		return ErrChannelClosed
 	}
-	h.calls++
-	addr := h.addr
-	h.mu.Unlock()
 	defer h.leave()
-	return f(addr)
-}
-
-func (h *channelHandle) leave() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.calls--
-	h.freeIfIdle()
-}
-
-func (h *channelHandle) freeIfIdle() {
-	if h.closing && h.calls == 0 && h.addr != 0 {
-		capi.Dlb_channel_close(h.addr)
-		h.addr = 0
-	}
+	return f(h.addr)
 }
 
 func (h *channelHandle) close() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.closing {
-		h.closing = true
-		capi.Dlb_channel_shutdown(h.addr)
-		h.freeIfIdle()
-	}
+	h.handle.close()
 	return nil
 }
 
@@ -147,14 +117,14 @@ func Listen(path string) (*Listener, error) {
 // the Listener that keeps it reachable until the call returns. After Close it finds the handle
 // closing and does nothing.
 func newListener(addr int64) *Listener {
-	l := &Listener{channelHandle{addr: addr}}
+	l := &Listener{channelHandle{handle{channel: true, addr: addr}}}
 	runtime.SetFinalizer(l, func(l *Listener) { _ = l.h.close() })
 	return l
 }
 
 // newChannel owns addr for a new Channel, closed by a finalizer as newListener's listener is.
 func newChannel(addr int64) *Channel {
-	c := &Channel{channelHandle{addr: addr}}
+	c := &Channel{channelHandle{handle{channel: true, addr: addr}}}
 	runtime.SetFinalizer(c, func(c *Channel) { _ = c.h.close() })
 	return c
 }

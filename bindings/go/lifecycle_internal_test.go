@@ -1,10 +1,13 @@
 package dlbridge
 
-// White-box tests of the Tensor's state word: a call is held "in flight" with enter/leave, so
-// that what Close and the exports do meanwhile is certain rather than left to timing.
+// White-box tests of the handle's state word (a Tensor's, a Listener's): a call is held "in
+// flight" with enter/leave, so that what Close and the exports do meanwhile is certain rather
+// than left to timing.
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -146,5 +149,35 @@ func TestCallsCloseAndExportsRace(t *testing.T) {
 			t.Fatalf("state %#x at the end", x.state.Load())
 		}
 		wantLive(t, start)
+	}
+}
+
+// The channel side of the same handle: a Close that comes while a call is counted in shuts the
+// listener down but leaves the address to the call, whose leave frees it (and removes the
+// socket file).
+func TestListenerCloseDuringACallFreesWhenTheCallEnds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sock", "channel.sock") // Listen makes the folder 0700
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.h.enter() {
+		t.Fatal("enter refused on an open listener")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l.h.addr == 0 {
+		t.Fatal("the listener was freed under a call in flight")
+	}
+	if err := l.SetTimeout(0); err != ErrChannelClosed {
+		t.Fatalf("a call after Close: %v, want ErrChannelClosed", err)
+	}
+	l.h.leave()
+	if l.h.addr != 0 || l.h.state.Load() != stateClosing|stateReleased {
+		t.Fatalf("after the last call: address %#x, state %#x", l.h.addr, l.h.state.Load())
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the socket file is still there after the free: %v", err)
 	}
 }

@@ -1,8 +1,6 @@
 package dlbridge
 
 import (
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/internal/capi"
@@ -43,48 +41,4 @@ func Wrap(data unsafe.Pointer, size uint64, dev Device, dt DType, shape, strides
 		releases.take(token) // refused: the release is not called, the memory stays the caller's
 	}
 	return t, err
-}
-
-// releases holds the release functions of wrapped memory until the core releases it. A token
-// (the one SWIG's dlbx_tensor_wrap gives the core, which hands it to the shared release engine,
-// generators/swig/native/dlbx_release.h) is a slot's index plus one; 0 means "nothing to
-// release". A mutex and a free list cost a few nanoseconds where runtime/cgo.Handle's sync.Map
-// costs hundreds per new-and-delete.
-var releases releaseTable
-
-type releaseTable struct {
-	mu    sync.Mutex
-	funcs []func()
-	free  []int64
-	// outstanding counts the tokens added and not yet taken: while it is 0 no free can release
-	// wrapped memory with a release function, and frees skip the engine (freeTensor).
-	outstanding atomic.Int64
-}
-
-// add keeps f until take(token) and returns its token (never 0).
-func (r *releaseTable) add(f func()) int64 {
-	r.mu.Lock()
-	var token int64
-	if n := len(r.free); n > 0 {
-		token = r.free[n-1]
-		r.free = r.free[:n-1]
-		r.funcs[token-1] = f
-	} else {
-		r.funcs = append(r.funcs, f)
-		token = int64(len(r.funcs))
-	}
-	r.outstanding.Add(1)
-	r.mu.Unlock()
-	return token
-}
-
-// take returns the function of token and frees its slot.
-func (r *releaseTable) take(token int64) func() {
-	r.mu.Lock()
-	f := r.funcs[token-1]
-	r.funcs[token-1] = nil
-	r.free = append(r.free, token)
-	r.outstanding.Add(-1)
-	r.mu.Unlock()
-	return f
 }
