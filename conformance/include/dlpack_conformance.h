@@ -144,6 +144,66 @@ typedef void (*dlpc_release_fn)(void* ctx, void* handle);
  * drop by exactly one when the kit calls a deleter). NULL: the deleter checks are SKIP. */
 typedef int64_t (*dlpc_live_count_fn)(void* ctx);
 
+/* ---- Optional extension: the exchange matrix --------------------------------------------- */
+/* A project that tests several implementations of its own against each other (dlbridge's
+ * tests/interop: every binding produces, every binding consumes) uses the same table: the
+ * matrix's producer makes a tensor by an operation on a base buffer, and its consumer is the
+ * subject's consume_versioned / consume_legacy and release above, whose reports the matrix
+ * checks. The kit itself never calls these. */
+
+/* What the producer does to its freshly made, compact base tensor before exporting it. */
+#define DLPC_EXCHANGE_OP_NONE 0      /* export the base itself */
+#define DLPC_EXCHANGE_OP_TRANSPOSE 1 /* reverse the dimensions (a strided view) */
+#define DLPC_EXCHANGE_OP_SLICE 2     /* slice dimension 0 with op_args = start, stop, step (Python;
+                                        INT64_MIN for an omitted bound) */
+#define DLPC_EXCHANGE_OP_SELECT 3    /* select index op_args[1] along axis op_args[0] */
+#define DLPC_EXCHANGE_OP_READ_ONLY 4 /* a READ_ONLY share of the base */
+#define DLPC_EXCHANGE_OP_COPY 5      /* a compact CPU copy of the base (IS_COPIED; new memory) */
+#define DLPC_EXCHANGE_MAX_NDIM 2
+
+/* One exchange. The base tensor (dtype code/bits, base_shape, C order) holds at flat index i
+ * the value dlpc_exchange_base_value(dtype_code, i) (the matrix's runner defines it); the
+ * exported tensor is the base after `op` and must have ndim/shape/strides (in elements), its
+ * first element at base element `first`, DLPack flags `flags` (versioned; a legacy tensor has
+ * none), CPU device 0. Everything after the name is int64_t, so any language can mirror it as a
+ * plain struct. */
+typedef struct dlpc_exchange_case {
+  const char* name;
+  int64_t dtype_code;
+  int64_t dtype_bits;
+  int64_t base_ndim;
+  int64_t base_shape[DLPC_EXCHANGE_MAX_NDIM];
+  int64_t op;
+  int64_t op_args[3];
+  int64_t ndim;
+  int64_t shape[DLPC_EXCHANGE_MAX_NDIM];
+  int64_t strides[DLPC_EXCHANGE_MAX_NDIM];
+  int64_t first;
+  int64_t flags;
+  /* 1: a legacy export of this case must be refused with the status of a READ_ONLY refusal (the
+   * legacy struct cannot carry READ_ONLY). */
+  int64_t legacy_refused;
+} dlpc_exchange_case;
+
+/* What the producer reports besides the tensor. */
+typedef struct dlpc_exchange_report {
+  /* 0 when the tensor was made and exported; otherwise the status of the refused call (the
+   * project's own codes), or -1; `message` says why. */
+  int32_t status;
+  /* Address of element 0 of the base tensor (of the copy for DLPC_EXCHANGE_OP_COPY). */
+  uint64_t base;
+  char message[256];
+} dlpc_exchange_report;
+
+/* Makes case `c` and exports it: a DLManagedTensorVersioned* (legacy == 0) or a DLManagedTensor*
+ * (legacy == 1) that the caller owns. NULL when refused or failed: the report says why, and the
+ * subject has freed what it made. */
+typedef void* (*dlpc_exchange_produce_fn)(void* ctx, const dlpc_exchange_case* c, int32_t legacy,
+                                          dlpc_exchange_report* report);
+
+/* How many base buffers the exchange producer has released so far. */
+typedef int64_t (*dlpc_releases_fn)(void* ctx);
+
 /* The subject's table. Any entry point may be NULL. */
 typedef struct dlpc_subject {
   uint64_t struct_size;      /* sizeof(dlpc_subject) */
@@ -156,7 +216,14 @@ typedef struct dlpc_subject {
   dlpc_consume_legacy_fn consume_legacy;
   dlpc_release_fn release;
   dlpc_live_count_fn live_count;
+  /* The exchange matrix's extension, read only when struct_size reaches past it. */
+  const char* language;                      /* the matrix's name for the subject: "c", "rust" */
+  dlpc_exchange_produce_fn exchange_produce; /* NULL: no part in the matrix */
+  dlpc_releases_fn releases;                 /* NULL: the producer cannot observe its releases */
 } dlpc_subject;
+
+/* The size of a table without the extension: the smallest struct_size the kit accepts. */
+#define DLPC_SUBJECT_BASE_SIZE (offsetof(dlpc_subject, live_count) + sizeof(dlpc_live_count_fn))
 
 /* The entry point of a subject library. */
 typedef const dlpc_subject* (*dlpc_subject_entry_fn)(void);

@@ -203,9 +203,9 @@ int dlpc_run_case(const dlpc_subject* s, int32_t i, dlpc_result* r) {
   const dlpc_case* c = dlpc_case_get(i);
   if (!c || !s || !r) return -1;
   memset(r, 0, sizeof *r);
-  if (s->struct_size < sizeof(dlpc_subject) || s->contract_version != DLPC_CONTRACT_VERSION) {
-    say(r, DLPC_FAIL, "the subject's table has struct_size %llu / contract %u, the kit expects %zu / %d",
-        (unsigned long long)s->struct_size, s->contract_version, sizeof(dlpc_subject), DLPC_CONTRACT_VERSION);
+  if (s->struct_size < DLPC_SUBJECT_BASE_SIZE || s->contract_version != DLPC_CONTRACT_VERSION) {
+    say(r, DLPC_FAIL, "the subject's table has struct_size %llu / contract %u, the kit expects at least %zu / %d",
+        (unsigned long long)s->struct_size, s->contract_version, DLPC_SUBJECT_BASE_SIZE, DLPC_CONTRACT_VERSION);
     return r->outcome;
   }
   int producer = c->role == DLPC_ROLE_PRODUCER;

@@ -1,5 +1,6 @@
-/* conformance_subject.c - the C adapter's conformance subject: dlbridge's C core through its
- * public API (dlpack_conformance_subject).
+/* conformance_subject.c - the C adapter's one table (dlpack_conformance_subject): the conformance
+ * kit's subject for dlbridge's C core through its public API, and with the exchange extension
+ * (exchange.c) the interop matrix's C side.
  * Producer: dlb_tensor_allocate with the layout the kit asks for, filled from the kit's values
  * with dlb_tensor_copy_into, then handed out (legacy through dlb_tensor_export_legacy).
  * Consumer: dlb_tensor_import / dlb_tensor_import_legacy, read back with
@@ -10,6 +11,11 @@
 #include <dlbridge/dlbridge.h>
 
 #include "dlpack_conformance.h"
+
+/* exchange.c */
+void* c_adapter_exchange_produce(void* ctx, const dlpc_exchange_case* c, int32_t legacy,
+                                 dlpc_exchange_report* report);
+int64_t c_adapter_releases(void* ctx);
 
 static int fail(dlb_status status, const dlb_error* err, char* message, size_t size) {
   snprintf(message, size, "%s: %s", dlb_status_name(status), err->message);
@@ -161,6 +167,7 @@ DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {
   static dlpc_subject subject = {
     sizeof(dlpc_subject), DLPC_CONTRACT_VERSION, "dlbridge C core", NULL,
     produce_versioned, produce_legacy, consume_versioned, consume_legacy, release, live_count,
+    "c", c_adapter_exchange_produce, c_adapter_releases,
   };
   return &subject;
 }

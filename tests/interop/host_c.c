@@ -1,5 +1,5 @@
-/* host_c.c - the C host of the interop matrix: loads every agent library named on the command
- * line and runs every ordered pair. Usage: interop_host_c [--self-test] AGENT.so...
+/* host_c.c - the C host of the interop matrix: loads every adapter library named on the command
+ * line and runs every ordered pair. Usage: interop_host_c [--self-test] ADAPTER.so...
  * --self-test runs with wrong expectations and passes only if every cell FAILs. */
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #define MAX_AGENTS 16
 
 int main(int argc, char** argv) {
-  const interop_agent* agents[MAX_AGENTS];
+  const dlpc_subject* agents[MAX_AGENTS];
   int count = 0, sabotage = 0, i;
   for (i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--self-test") == 0) {
@@ -17,15 +17,15 @@ int main(int argc, char** argv) {
       continue;
     }
     if (count == MAX_AGENTS) {
-      fprintf(stderr, "too many agents\n");
+      fprintf(stderr, "too many adapters\n");
       return 2;
     }
-    agents[count] = interop_load_agent(argv[i]);
+    agents[count] = interop_load_subject(argv[i]);
     if (agents[count] == NULL) return 1;
     ++count;
   }
   if (count == 0) {
-    fprintf(stderr, "usage: %s [--self-test] AGENT.so...\n", argv[0]);
+    fprintf(stderr, "usage: %s [--self-test] ADAPTER.so...\n", argv[0]);
     return 2;
   }
   return interop_run_matrix(agents, count, "c", NULL, sabotage) == 0 ? 0 : 1;

@@ -1,8 +1,9 @@
-// The C# host of the interop matrix: the C# agent (Agent.cs) runs in this Mono process, the other
-// agents are loaded from the libraries named on the command line, and the shared C runner
+// The C# host of the interop matrix: the C# adapter's table (Subject.cs) runs in this Mono
+// process, the other adapters are loaded from the libraries named on the command line, and the
+// shared C runner
 // (interop_runner.c, built into libinterop_runner_cs.so and reached through P/Invoke) runs every
 // ordered pair with C# on one side, versioned and legacy, and prints the table.
-// Usage: mono InteropHost.exe [--self-test] AGENT.so...
+// Usage: mono DLBridge.Adapter.exe [--self-test] ADAPTER.so...
 using System;
 using System.Collections.Generic;
 using System.Runtime.CompilerServices;
@@ -12,10 +13,10 @@ using System.Threading;
 namespace DLBridge.Interop {
   internal static class Host {
     [DllImport("interop_runner_cs", CallingConvention = CallingConvention.Cdecl)]
-    static extern IntPtr interop_load_agent([MarshalAs(UnmanagedType.LPStr)] string path);
+    static extern IntPtr interop_load_subject([MarshalAs(UnmanagedType.LPStr)] string path);
 
     [DllImport("interop_runner_cs", CallingConvention = CallingConvention.Cdecl)]
-    static extern int interop_run_matrix(IntPtr[] agents, int count,
+    static extern int interop_run_matrix(IntPtr[] subjects, int count,
                                          [MarshalAs(UnmanagedType.LPStr)] string host,
                                          [MarshalAs(UnmanagedType.LPStr)] string mustInclude,
                                          int sabotage);
@@ -59,26 +60,26 @@ namespace DLBridge.Interop {
     }
 
     static int Main(string[] args) {
-      List<IntPtr> agents = new List<IntPtr> { Agent.Table() };
+      List<IntPtr> subjects = new List<IntPtr> { global::DLBridge.Conformance.Subject.Table() };
       int sabotage = 0;
       foreach (string arg in args) {
         if (arg == "--self-test") {
           sabotage = 1;
           continue;
         }
-        IntPtr agent = interop_load_agent(arg);
-        if (agent == IntPtr.Zero) return 1; // the runner said why on stderr
-        agents.Add(agent);
+        IntPtr subject = interop_load_subject(arg);
+        if (subject == IntPtr.Zero) return 1; // the runner said why on stderr
+        subjects.Add(subject);
       }
-      // Another runtime may now share the process (the Java agent starts a JVM when loaded, whose
+      // Another runtime may now share the process (the Java adapter starts a JVM when loaded, whose
       // signal handlers replace Mono's and chain to them): Mono's own uses of signals must work.
       string broken = ProbeRuntime();
       if (broken != null) {
-        Console.WriteLine("the Mono runtime no longer works with the agents loaded: " + broken);
+        Console.WriteLine("the Mono runtime no longer works with the adapters loaded: " + broken);
         Console.WriteLine("0 passed, 1 failed");
         return 1;
       }
-      int failed = interop_run_matrix(agents.ToArray(), agents.Count, "csharp", "csharp", sabotage);
+      int failed = interop_run_matrix(subjects.ToArray(), subjects.Count, "csharp", "csharp", sabotage);
       return failed == 0 ? 0 : 1;
     }
   }

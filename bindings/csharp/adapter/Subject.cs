@@ -1,15 +1,20 @@
-// dlbridge's C# binding as a subject of the DLPack conformance kit, through the binding's public
-// API only (namespace DLBridge). The kit's contract (dlpack_conformance.h) is a dlpc_subject table
-// in unmanaged memory whose entry points are reverse P/Invoke function pointers to the static
-// methods below (their delegates are kept alive for the life of the process); adapter_csharp.c
-// exports dlpack_conformance_subject() by starting Mono and calling Subject.Table().
+// The C# adapter's one table: dlbridge's C# binding as a subject of the DLPack conformance kit
+// and, through the table's exchange extension, the interop matrix's C# side, through the
+// binding's public API only (namespace DLBridge). The contract (dlpack_conformance.h) is a
+// dlpc_subject table in unmanaged memory whose entry points are reverse P/Invoke function
+// pointers to the static methods below (their delegates are kept alive for the life of the
+// process); adapter_csharp.c exports dlpack_conformance_subject() by starting Mono and calling
+// Subject.Table(), and the C# host (Host.cs) runs the same table in process.
 //
 // Producer: the kit's values are wrapped read-only (Tensor.WrapNative over the kit's memory) and
 // copied into a tensor laid out as asked (Tensor.Allocate with strides, or a slice of a larger
 // allocation reshaped for an offset), then shared read-only or copied, and exported. Consumer:
 // Tensor.ImportVersioned / ImportLegacy, read back with CopyInto into the kit's buffer (wrapped),
 // released with Dispose. The live count is DLBridge.LiveCount: the binding's native library embeds
-// its own copy of the core, so the count is the C# binding's.
+// its own copy of the core, so the count is the C# binding's. Exchange producer: a managed array
+// pinned by Tensor.Wrap, viewed as the case says; after DLBridge.CollectReleased (which lets go of
+// what a consumer released, on whatever thread) DLBridge.ReleasedCount counts the releases of
+// wrapped arrays, which is what the matrix's "released exactly once" check needs.
 using System;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -90,12 +95,42 @@ namespace DLBridge.Conformance {
     public IntPtr ConsumeLegacy;
     public IntPtr Release;
     public IntPtr LiveCount;
+    public IntPtr Language;
+    public IntPtr ExchangeProduce;
+    public IntPtr Releases;
+  }
+
+  // dlpc_exchange_case: a name, then int64_t fields only.
+  [StructLayout(LayoutKind.Sequential)]
+  internal unsafe struct ExchangeCase {
+    public IntPtr Name;
+    public long DTypeCode;
+    public long DTypeBits;
+    public long BaseNDim;
+    public fixed long BaseShape[2];
+    public long Op;
+    public fixed long OpArgs[3];
+    public long NDim;
+    public fixed long Shape[2];
+    public fixed long Strides[2];
+    public long First;
+    public long Flags;
+    public long LegacyRefused;
+  }
+
+  // dlpc_exchange_report.
+  [StructLayout(LayoutKind.Sequential)]
+  internal unsafe struct ExchangeReport {
+    public int Status;
+    public ulong Base;
+    public fixed byte Message[256];
   }
 
   internal unsafe delegate int ProduceFn(IntPtr ctx, CaseSpec* spec, IntPtr* result, IntPtr message, UIntPtr size);
   internal unsafe delegate int ConsumeFn(IntPtr ctx, IntPtr tensor, ConsumeReport* report);
   internal delegate void ReleaseFn(IntPtr ctx, IntPtr handle);
   internal delegate long LiveCountFn(IntPtr ctx);
+  internal unsafe delegate IntPtr ExchangeProduceFn(IntPtr ctx, ExchangeCase* c, int legacy, ExchangeReport* r);
 
   internal static unsafe class Subject {
     // dlpack_conformance.h
@@ -109,6 +144,8 @@ namespace DLBridge.Conformance {
     static readonly ConsumeFn consumeLegacyFn = ConsumeLegacy;
     static readonly ReleaseFn releaseFn = Release;
     static readonly LiveCountFn liveCountFn = LiveCount;
+    static readonly ExchangeProduceFn exchangeProduceFn = ExchangeProduce;
+    static readonly LiveCountFn releasesFn = Releases;
     static IntPtr table = IntPtr.Zero;
 
     /// <summary>The subject's dlpc_subject table (unmanaged memory, never freed).</summary>
@@ -125,6 +162,9 @@ namespace DLBridge.Conformance {
       t.ConsumeLegacy = Marshal.GetFunctionPointerForDelegate(consumeLegacyFn);
       t.Release = Marshal.GetFunctionPointerForDelegate(releaseFn);
       t.LiveCount = Marshal.GetFunctionPointerForDelegate(liveCountFn);
+      t.Language = Marshal.StringToHGlobalAnsi("csharp");
+      t.ExchangeProduce = Marshal.GetFunctionPointerForDelegate(exchangeProduceFn);
+      t.Releases = Marshal.GetFunctionPointerForDelegate(releasesFn);
       table = Marshal.AllocHGlobal(Marshal.SizeOf(typeof(SubjectTable)));
       Marshal.StructureToPtr(t, table, false);
       return table;
@@ -300,5 +340,87 @@ namespace DLBridge.Conformance {
 
     [MonoPInvokeCallback(typeof(LiveCountFn))]
     static long LiveCount(IntPtr ctx) { return DLBridge.LiveCount; }
+
+    // ---- the interop matrix's producer (the exchange extension) ----
+
+    const int OpNone = 0, OpTranspose = 1, OpSlice = 2, OpSelect = 3, OpReadOnly = 4, OpCopy = 5;
+
+    [MonoPInvokeCallback(typeof(LiveCountFn))]
+    static long Releases(IntPtr ctx) {
+      DLBridge.CollectReleased(); // unpin what foreign threads released
+      return DLBridge.ReleasedCount;
+    }
+
+    // interop_base_value (tests/interop/interop_cases.c), mirrored.
+    static double BaseValue(long code, long i) {
+      if (code == 1) return (double)(i * 3 + 1);
+      if (code == 2) return (double)(i * 3 - 4) / 2.0;
+      return (double)(i * 3 - 4);
+    }
+
+    // Element 0's address as the binding shows it (Tensor.Address, its DLManagedTensorVersioned).
+    static ulong FirstElement(Tensor t) {
+      ManagedTensorHead* head = (ManagedTensorHead*)t.Address;
+      return (ulong)((byte*)head->Data + head->ByteOffset);
+    }
+
+    static Tensor MakeBase(ExchangeCase* c) {
+      long[] shape = Dims(c->BaseShape, (int)c->BaseNDim);
+      long n = 1;
+      foreach (long e in shape) n *= e;
+      long code = c->DTypeCode, bits = c->DTypeBits;
+      if (code == 2 && bits == 32) return Tensor.Wrap(Fill(n, i => (float)BaseValue(code, i)), shape);
+      if (code == 2 && bits == 64) return Tensor.Wrap(Fill(n, i => BaseValue(code, i)), shape);
+      if (code == 0 && bits == 32) return Tensor.Wrap(Fill(n, i => (int)BaseValue(code, i)), shape);
+      if (code == 0 && bits == 64) return Tensor.Wrap(Fill(n, i => (long)BaseValue(code, i)), shape);
+      if (code == 1 && bits == 8) return Tensor.Wrap(Fill(n, i => (byte)BaseValue(code, i)), shape);
+      throw new ArgumentException("dtype " + code + "/" + bits + " not in the adapter");
+    }
+
+    static T[] Fill<T>(long n, Func<long, T> value) {
+      T[] a = new T[n];
+      for (long i = 0; i < n; ++i) a[i] = value(i);
+      return a;
+    }
+
+    static Tensor View(Tensor b, ExchangeCase* c, ExchangeReport* r) {
+      switch ((int)c->Op) {
+        case OpNone:
+          return b.Share();
+        case OpTranspose:
+          return b.Transpose();
+        case OpSlice:
+          return b.Slice(new SliceRange(c->OpArgs[0], c->OpArgs[1], c->OpArgs[2]));
+        case OpSelect:
+          return b.Select((int)c->OpArgs[0], c->OpArgs[1]);
+        case OpReadOnly:
+          return b.ShareReadOnly();
+        case OpCopy:
+          Tensor copy = b.CopyTo(Device.Cpu);
+          r->Base = FirstElement(copy);
+          return copy;
+      }
+      throw new ArgumentException("unknown op " + c->Op);
+    }
+
+    [MonoPInvokeCallback(typeof(ExchangeProduceFn))]
+    static IntPtr ExchangeProduce(IntPtr ctx, ExchangeCase* c, int legacy, ExchangeReport* r) {
+      *r = default(ExchangeReport);
+      Tensor t = null;
+      try {
+        using (Tensor b = MakeBase(c)) { // the view keeps the memory alive on its own
+          r->Base = FirstElement(b);
+          t = View(b, c, r);
+        }
+        return legacy != 0 ? t.ExportLegacy() : t.ExportVersioned();
+      } catch (Exception e) {
+        IDLPackError d = e as IDLPackError;
+        r->Status = d != null ? d.Status : -1;
+        Say("produce: " + e.Message, r->Message, 256);
+        return IntPtr.Zero;
+      } finally {
+        if (t != null) t.Dispose(); // nothing to an exported tensor; a refused one is ours
+      }
+    }
   }
 }

@@ -1,12 +1,12 @@
 /* adapter_java.c - the Java adapter as a native library any host can load
- * (libdlbridge_adapter_java.so): JNI glue between the C tables and the adapter's classes
- * (org.dlbridge.interop.JavaAgent and JavaHost, org.dlbridge.conformance.JavaSubject: the Java
+ * (libdlbridge_adapter_java.so): JNI glue between the C table and the adapter's classes
+ * (org.dlbridge.conformance.JavaSubject and JavaExchange, org.dlbridge.interop.JavaHost: the Java
  * binding's public API only). It exports
- *  - interop_agent_get(): the interop matrix's Java agent (JavaAgent);
- *  - dlpack_conformance_subject(): the conformance kit's Java subject (JavaSubject); run the kit
- *    with --no-fault-guard;
- *  - the Java host's native half: JavaHost.runMatrix() loads agent libraries and runs the matrix
- *    (the C runner, interop_runner.c) with Java as one of the agents.
+ *  - dlpack_conformance_subject(): the adapter's one table, the conformance kit's Java subject
+ *    (JavaSubject; run the kit with --no-fault-guard) with the interop matrix's exchange
+ *    extension (JavaExchange);
+ *  - the Java host's native half: JavaHost.runMatrix() loads adapter libraries and runs the
+ *    matrix (the C runner, interop_runner.c) with Java as one of the sides.
  * In a JVM (the Java host loads it with System.load) it uses that JVM; loaded by a native host
  * or the kit's runner it starts one (bindings/vmhost/jvm_host.c) whose class path is
  * DLBRIDGE_JAVA_ADAPTER (the adapter's classes and the binding's) and whose dlbridge JNI library
@@ -27,6 +27,8 @@
 
 static JavaVM* g_vm = NULL;
 
+DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void);
+
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   (void)reserved;
   g_vm = vm;
@@ -40,18 +42,15 @@ static JavaVM* adapter_vm(const char* who) {
   return g_vm;
 }
 
-/* ---- The interop matrix's agent (JavaAgent) and the Java host's native half (JavaHost) ---- */
+/* ---- The interop matrix's producer (JavaExchange) and the Java host's native half (JavaHost) ---- */
 
-#define SPEC_FIELDS 17 /* the int64_t fields of interop_case after its name */
+#define SPEC_FIELDS 17 /* the int64_t fields of dlpc_exchange_case after its name */
 /* spec_of() copies them as one array: they must follow each other with no gap. */
-typedef char interop_spec_fields_are_contiguous
-    [sizeof(interop_case) == offsetof(interop_case, dtype_code) + SPEC_FIELDS * sizeof(int64_t) ? 1 : -1];
+typedef char exchange_fields_are_contiguous
+    [sizeof(dlpc_exchange_case) == offsetof(dlpc_exchange_case, dtype_code) + SPEC_FIELDS * sizeof(int64_t) ? 1 : -1];
 
-static jclass g_agent = NULL;
-static jmethodID g_agent_produce, g_agent_consume, g_agent_live;
-
-/* The runner calls the agent from its own thread, which stays attached. */
-static JNIEnv* agent_env(void) { return jvm_host_env(g_vm, NULL); }
+static jclass g_exchange = NULL;
+static jmethodID g_exchange_produce;
 
 static jlong JNICALL first_element(JNIEnv* env, jclass cls, jlong address) {
   const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)address;
@@ -60,114 +59,49 @@ static jlong JNICALL first_element(JNIEnv* env, jclass cls, jlong address) {
   return (jlong)((uintptr_t)t->dl_tensor.data + t->dl_tensor.byte_offset);
 }
 
-/* Copies a returned reason (a Java String, or null for success) into the report. */
-static int32_t take_reason(JNIEnv* env, jstring reason, interop_report* r) {
-  if ((*env)->ExceptionCheck(env)) {
-    jvm_host_exception_text(env, "Java threw", r->message, sizeof r->message);
-    if (r->status == 0) r->status = -1;
-    return r->status;
-  }
-  if (reason != NULL) {
-    const char* s = (*env)->GetStringUTFChars(env, reason, NULL);
-    snprintf(r->message, sizeof r->message, "%.*s", (int)(sizeof r->message - 1), s != NULL ? s : "?");
-    if (s != NULL) (*env)->ReleaseStringUTFChars(env, reason, s);
-    (*env)->DeleteLocalRef(env, reason);
-    if (r->status == 0) r->status = -1;
-  }
-  return r->status;
-}
-
-static jlongArray spec_of(JNIEnv* env, const interop_case* c) {
-  jlongArray spec = (*env)->NewLongArray(env, SPEC_FIELDS);
-  if (spec != NULL) (*env)->SetLongArrayRegion(env, spec, 0, SPEC_FIELDS, (const jlong*)&c->dtype_code);
-  return spec;
-}
-
-static void* agent_produce(const interop_case* c, int32_t legacy, interop_report* r) {
-  JNIEnv* env = agent_env();
+static void* exchange_produce(void* ctx, const dlpc_exchange_case* c, int32_t legacy, dlpc_exchange_report* r) {
+  /* The runner calls from its own thread, which stays attached. */
+  JNIEnv* env = jvm_host_env(g_vm, NULL);
   jlongArray spec, out;
   jlong o[3] = {0, 0, 0};
   jstring reason;
+  (void)ctx;
   memset(r, 0, sizeof *r);
-  r->write_refused = -1;
   if (env == NULL) {
     r->status = -1;
     snprintf(r->message, sizeof r->message, "cannot attach to the JVM");
     return NULL;
   }
-  spec = spec_of(env, c);
+  spec = (*env)->NewLongArray(env, SPEC_FIELDS);
+  if (spec != NULL) (*env)->SetLongArrayRegion(env, spec, 0, SPEC_FIELDS, (const jlong*)&c->dtype_code);
   out = (*env)->NewLongArray(env, 3);
-  reason = (jstring)(*env)->CallStaticObjectMethod(env, g_agent, g_agent_produce, spec,
+  reason = (jstring)(*env)->CallStaticObjectMethod(env, g_exchange, g_exchange_produce, spec,
                                                    (jboolean)(legacy != 0), out);
-  if (!(*env)->ExceptionCheck(env)) (*env)->GetLongArrayRegion(env, out, 0, 3, o);
-  r->status = (int32_t)o[1];
-  take_reason(env, reason, r);
-  (*env)->DeleteLocalRef(env, spec);
-  (*env)->DeleteLocalRef(env, out);
-  r->base = (uint64_t)o[2];
-  if (r->status != 0 || o[0] == 0) return NULL;
-  if (legacy) {
-    const DLManagedTensor* t = (const DLManagedTensor*)(intptr_t)o[0];
-    r->data = (uint64_t)(uintptr_t)t->dl_tensor.data + t->dl_tensor.byte_offset;
+  if ((*env)->ExceptionCheck(env)) {
+    jvm_host_exception_text(env, "Java threw", r->message, sizeof r->message);
+    o[1] = -1;
   } else {
-    const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)o[0];
-    r->data = (uint64_t)(uintptr_t)t->dl_tensor.data + t->dl_tensor.byte_offset;
-  }
-  return (void*)(intptr_t)o[0];
-}
-
-static int32_t agent_consume(void* tensor, const interop_case* c, int32_t legacy,
-                            int32_t free_on_new_thread, interop_report* r) {
-  JNIEnv* env = agent_env();
-  jlongArray spec, out;
-  jdoubleArray sum;
-  jlong o[3] = {-1, 0, -1};
-  jdouble s = 0.0;
-  jstring reason;
-  memset(r, 0, sizeof *r);
-  r->write_refused = -1;
-  if (env == NULL) {
-    r->status = -1;
-    snprintf(r->message, sizeof r->message, "cannot attach to the JVM");
-    return r->status;
-  }
-  spec = spec_of(env, c);
-  out = (*env)->NewLongArray(env, 3);
-  sum = (*env)->NewDoubleArray(env, 1);
-  reason = (jstring)(*env)->CallStaticObjectMethod(env, g_agent, g_agent_consume, (jlong)(intptr_t)tensor,
-                                                   spec, (jboolean)(legacy != 0),
-                                                   (jboolean)(free_on_new_thread != 0), out, sum);
-  if (!(*env)->ExceptionCheck(env)) {
     (*env)->GetLongArrayRegion(env, out, 0, 3, o);
-    (*env)->GetDoubleArrayRegion(env, sum, 0, 1, &s);
   }
-  r->status = (int32_t)o[0];
-  r->data = (uint64_t)o[1];
-  r->write_refused = (int32_t)o[2];
-  r->checksum = s;
-  take_reason(env, reason, r);
+  if (reason != NULL) {
+    const char* text = (*env)->GetStringUTFChars(env, reason, NULL);
+    snprintf(r->message, sizeof r->message, "%s", text != NULL ? text : "?");
+    if (text != NULL) (*env)->ReleaseStringUTFChars(env, reason, text);
+    (*env)->DeleteLocalRef(env, reason);
+    if (o[1] == 0) o[1] = -1;
+  }
   (*env)->DeleteLocalRef(env, spec);
   (*env)->DeleteLocalRef(env, out);
-  (*env)->DeleteLocalRef(env, sum);
-  return r->status;
+  r->status = (int32_t)o[1];
+  r->base = (uint64_t)o[2];
+  return r->status == 0 ? (void*)(intptr_t)o[0] : NULL;
 }
 
-static int64_t agent_live_count(void) { return (int64_t)jvm_host_static_long(g_vm, g_agent, g_agent_live); }
-
-static const interop_agent g_java_agent = {
-    INTEROP_CONTRACT_VERSION, "java", agent_produce, agent_consume, agent_live_count, NULL,
-};
-
-DLPC_EXPORT const interop_agent* interop_agent_get(void) {
-  JNIEnv* env;
-  jclass cls;
+/* Finds JavaExchange and gives it its native method; 0 or -1 (described on stderr). */
+static int exchange_start(JNIEnv* env) {
   JNINativeMethod natives[1];
-  if (g_agent != NULL) return &g_java_agent;
-  if (adapter_vm("java agent") == NULL) return NULL;
-  env = agent_env();
-  if (env == NULL) return NULL;
-  cls = jvm_host_class(env, "org/dlbridge/interop/JavaAgent");
-  if (cls == NULL) return NULL;
+  jclass cls = jvm_host_class(env, "org/dlbridge/conformance/JavaExchange");
+  if (cls == NULL) return -1;
   natives[0].name = (char*)"firstElement";
   natives[0].signature = (char*)"(J)J";
   {
@@ -175,44 +109,39 @@ DLPC_EXPORT const interop_agent* interop_agent_get(void) {
     jlong(JNICALL * fn)(JNIEnv*, jclass, jlong) = first_element;
     memcpy(&natives[0].fnPtr, &fn, sizeof natives[0].fnPtr);
   }
-  if ((*env)->RegisterNatives(env, cls, natives, 1) != 0) return NULL;
-  g_agent_produce = (*env)->GetStaticMethodID(env, cls, "produce", "([JZ[J)Ljava/lang/String;");
-  g_agent_consume = (*env)->GetStaticMethodID(env, cls, "consume", "(J[JZZ[J[D)Ljava/lang/String;");
-  g_agent_live = (*env)->GetStaticMethodID(env, cls, "liveCount", "()J");
-  if (g_agent_produce == NULL || g_agent_consume == NULL || g_agent_live == NULL) {
+  if ((*env)->RegisterNatives(env, cls, natives, 1) != 0) return -1;
+  g_exchange_produce = (*env)->GetStaticMethodID(env, cls, "produce", "([JZ[J)Ljava/lang/String;");
+  if (g_exchange_produce == NULL) {
     (*env)->ExceptionDescribe(env);
     (*env)->ExceptionClear(env);
-    return NULL;
+    return -1;
   }
-  g_agent = cls;
-  return &g_java_agent;
+  g_exchange = cls;
+  return 0;
 }
 
-#define MAX_AGENTS 16
+#define MAX_SUBJECTS 16
 
 JNIEXPORT jint JNICALL Java_org_dlbridge_interop_JavaHost_runMatrix(JNIEnv* env, jclass cls,
                                                                      jobjectArray paths,
                                                                      jboolean self_test) {
-  const interop_agent* agents[MAX_AGENTS];
+  const dlpc_subject* subjects[MAX_SUBJECTS];
   jsize n = (*env)->GetArrayLength(env, paths), i;
   int count = 0;
   (void)cls;
-  agents[count] = interop_agent_get();
-  if (agents[count++] == NULL) {
-    fprintf(stderr, "the Java agent did not start\n");
-    return 1;
-  }
-  for (i = 0; i < n && count < MAX_AGENTS; ++i) {
+  subjects[count] = interop_check_subject(dlpack_conformance_subject(), "the Java adapter");
+  if (subjects[count++] == NULL) return 1;
+  for (i = 0; i < n && count < MAX_SUBJECTS; ++i) {
     jstring p = (jstring)(*env)->GetObjectArrayElement(env, paths, i);
     const char* s = (*env)->GetStringUTFChars(env, p, NULL);
-    agents[count] = interop_load_agent(s);
+    subjects[count] = interop_load_subject(s);
     (*env)->ReleaseStringUTFChars(env, p, s);
-    if (agents[count++] == NULL) return 1;
+    if (subjects[count++] == NULL) return 1;
   }
-  return interop_run_matrix(agents, count, "java", "java", self_test ? 1 : 0);
+  return interop_run_matrix(subjects, count, "java", "java", self_test ? 1 : 0);
 }
 
-/* ---- The conformance kit's subject (JavaSubject) ---- */
+/* ---- The conformance kit's subject (JavaSubject) and the one table ---- */
 
 /* JavaSubject.consume's numbers[]: ndim, writable, values size, address, shape, strides. */
 enum { N_NDIM, N_WRITABLE, N_VALUES_SIZE, N_ADDRESS, N_SHAPE, N_STRIDES = N_SHAPE + DLPC_MAX_NDIM,
@@ -393,7 +322,7 @@ DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {
   static const dlpc_subject subject = {
     sizeof(dlpc_subject), DLPC_CONTRACT_VERSION, "dlbridge Java binding", NULL,
     subject_produce_versioned, subject_produce_legacy, subject_consume_versioned, subject_consume_legacy,
-    subject_release, subject_live_count,
+    subject_release, subject_live_count, "java", exchange_produce, NULL,
   };
   JNIEnv* env;
   if (g_subject != NULL) return &subject;
@@ -411,7 +340,7 @@ DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {
   g_subject_release = (*env)->GetStaticMethodID(env, g_subject, "release", "(Lorg/dlbridge/Tensor;)V");
   g_subject_live = (*env)->GetStaticMethodID(env, g_subject, "liveCount", "()J");
   if (g_subject_produce == NULL || g_subject_consume == NULL || g_subject_release == NULL ||
-      g_subject_live == NULL) {
+      g_subject_live == NULL || exchange_start(env) != 0) {
     (*env)->ExceptionDescribe(env);
     (*env)->ExceptionClear(env);
     g_subject = NULL;

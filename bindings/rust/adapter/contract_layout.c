@@ -1,5 +1,6 @@
 /* Prints, as Rust source, the conformance contract's constants and a compile-time assertion of
- * the size and every field offset of the dlpc structs that src/conformance.rs mirrors by hand.
+ * the size and the field offsets of the dlpc structs that src/conformance.rs and src/interop.rs
+ * mirror by hand.
  * Meson compiles it with the project's warnings and runs it; the adapter's build.rs includes
  * what it prints, so the crate does not build if its mirror drifts from dlpack_conformance.h. */
 #include <stddef.h>
@@ -60,5 +61,25 @@ int main(void) {
   FIELD("Subject", dlpc_subject, consume_legacy)
   FIELD("Subject", dlpc_subject, release)
   FIELD("Subject", dlpc_subject, live_count)
+  FIELD("Subject", dlpc_subject, language)
+  FIELD("Subject", dlpc_subject, exchange_produce)
+  FIELD("Subject", dlpc_subject, releases)
+
+  CONSTANT("usize", DLPC_EXCHANGE_MAX_NDIM)
+  CONSTANT("i64", DLPC_EXCHANGE_OP_NONE)
+  CONSTANT("i64", DLPC_EXCHANGE_OP_TRANSPOSE)
+  CONSTANT("i64", DLPC_EXCHANGE_OP_SLICE)
+  CONSTANT("i64", DLPC_EXCHANGE_OP_SELECT)
+  CONSTANT("i64", DLPC_EXCHANGE_OP_READ_ONLY)
+  CONSTANT("i64", DLPC_EXCHANGE_OP_COPY)
+  SIZE("ExchangeCase", dlpc_exchange_case)
+  FIELD("ExchangeCase", dlpc_exchange_case, dtype_code)
+  FIELD("ExchangeCase", dlpc_exchange_case, base_shape)
+  FIELD("ExchangeCase", dlpc_exchange_case, op_args)
+  FIELD("ExchangeCase", dlpc_exchange_case, legacy_refused)
+  SIZE("ExchangeReport", dlpc_exchange_report)
+  FIELD("ExchangeReport", dlpc_exchange_report, status)
+  FIELD("ExchangeReport", dlpc_exchange_report, base)
+  FIELD("ExchangeReport", dlpc_exchange_report, message)
   return 0;
 }

@@ -1,7 +1,8 @@
-// Package conformance is the Go adapter's conformance subject: Table returns the
-// dlpc_subject table (conformance/include/dlpack_conformance.h; defined in table.go) that the
-// adapter's c-shared library (../cshared) exports as dlpack_conformance_subject() for the kit's
-// runner to dlopen. Its producer and consumer use the binding's public API only:
+// Package conformance is the Go adapter's one table: Table returns the dlpc_subject table
+// (conformance/include/dlpack_conformance.h; defined in table.go) that the adapter's c-shared
+// library (../cshared) exports as dlpack_conformance_subject() for the kit's runner and the
+// interop matrix's hosts to dlopen, and that the Go host (../host) runs in process; its exchange
+// extension is the matrix's producer (exchange.go). Its producer and consumer use the binding's public API only:
 //
 //   - producer: the kit's values are wrapped read-only without a copy (Wrap) and copied with
 //     CopyInto into a tensor laid out as asked (AllocateStrided with the strides, or a Slice +
@@ -10,8 +11,9 @@
 //   - consumer: ImportVersioned / ImportLegacy; the report comes from the tensor's accessors,
 //     the values through CopyInto a tensor wrapped over the kit's buffer; release closes it.
 //
-// As the adapter's interop agent, it links libdlbridge.so (through the binding's pkg-config),
-// so its live count is that library's: in the runner's process, this subject's tensors only.
+// Unlike the C and Rust adapters, which embed a hidden static copy of the core, it links
+// libdlbridge.so (through the binding's pkg-config), as the binding's users do: its live count
+// is that library's, the count of every user of libdlbridge.so in the process.
 package conformance
 
 /*

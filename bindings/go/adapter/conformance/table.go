@@ -1,6 +1,6 @@
 package conformance
 
-// The subject's dlpc_subject table: C functions that call the Go entry points this package
+// The adapter's one table, a dlpc_subject with the exchange extension (exchange.go): C functions that call the Go entry points this package
 // exports (cgo cannot put a Go function into a C function pointer), and the conversions between
 // the report's void* handle and the cgo.Handle (an integer) that Go keeps. They live in this
 // file's preamble because a file with //export may only declare C functions, not define them.
@@ -14,6 +14,8 @@ extern int dlpcGoProduce(dlpc_case_spec* spec, int legacy, void** out, char* mes
 extern int dlpcGoConsume(void* tensor, int legacy, dlpc_consume_report* r, uintptr_t* handle);
 extern void dlpcGoRelease(uintptr_t h);
 extern int64_t dlpcGoLiveCount(void);
+extern void* goExchangeProduce(dlpc_exchange_case* c, int32_t legacy, dlpc_exchange_report* report);
+extern int64_t goExchangeReleases(void);
 
 static int produce_versioned(void* ctx, const dlpc_case_spec* spec, DLManagedTensorVersioned** out,
                              char* message, size_t size) {
@@ -54,10 +56,22 @@ static int64_t live_count(void* ctx) {
   return dlpcGoLiveCount();
 }
 
+static void* exchange_produce(void* ctx, const dlpc_exchange_case* c, int32_t legacy,
+                              dlpc_exchange_report* report) {
+  (void)ctx;
+  return goExchangeProduce((dlpc_exchange_case*)c, legacy, report);
+}
+
+static int64_t releases(void* ctx) {
+  (void)ctx;
+  return goExchangeReleases();
+}
+
 static const dlpc_subject* go_subject_table(void) {
   static const dlpc_subject subject = {
     sizeof(dlpc_subject), DLPC_CONTRACT_VERSION, "dlbridge Go binding (package dlbridge)", NULL,
     produce_versioned, produce_legacy, consume_versioned, consume_legacy, release, live_count,
+    "go", exchange_produce, releases,
   };
   return &subject;
 }

@@ -1,13 +1,8 @@
 // Command cshared is the Go adapter as a native library: built with
-// `go build -buildmode=c-shared`, it exports both entry points of the project's cross-language
-// checks for any host that dlopens it:
-//
-//   - interop_agent_get (tests/interop/interop_agent.h): the interop matrix's Go agent, for the C,
-//     Rust, Java and C# hosts;
-//   - dlpack_conformance_subject (conformance/include/dlpack_conformance.h): the conformance
-//     kit's Go subject.
-//
-// The entry points are packages interop's and conformance's.
+// `go build -buildmode=c-shared`, it exports the adapter's one table,
+// dlpack_conformance_subject (conformance/include/dlpack_conformance.h): the conformance kit's
+// Go subject and, through its exchange extension, the interop matrix's Go side for the C, Rust,
+// Java and C# hosts. The table is package conformance's.
 package main
 
 import "C"
@@ -16,15 +11,9 @@ import (
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/adapter/conformance"
-	"github.com/dlbridge/dlbridge/bindings/go/adapter/interop"
 )
 
-// interop_agent_get returns the Go agent's table (a const interop_agent*).
-//
-//export interop_agent_get
-func interop_agent_get() unsafe.Pointer { return interop.Table() }
-
-// dlpack_conformance_subject returns the Go subject's table (a const dlpc_subject*).
+// dlpack_conformance_subject returns the Go adapter's table (a const dlpc_subject*).
 //
 //export dlpack_conformance_subject
 func dlpack_conformance_subject() unsafe.Pointer { return conformance.Table() }

@@ -1,15 +1,16 @@
-// Command host is the Go host of the interop matrix: the Go agent (package interop) runs in this
-// process, the other agents are loaded from the native libraries named on the command line
-// (the C agent, the Rust cdylib, ...), and the shared C runner runs every ordered pair with Go
-// on one side. The runner is the library Meson builds (libinterop_runner.a), which the build
-// names in CGO_LDFLAGS. Usage: host [--self-test] AGENT.so...
+// Command host is the Go host of the interop matrix: the Go adapter's table (package
+// conformance) runs in this process, the other adapters are loaded from the native libraries
+// named on the command line (the C adapter, the Rust cdylib, ...), and the shared C runner runs
+// every ordered pair with Go on one side. The runner is the library Meson builds
+// (libinterop_runner.a), which the build names in CGO_LDFLAGS. Usage: host [--self-test]
+// ADAPTER.so...
 //
 // A Go c-shared library cannot be loaded here (a second Go runtime in one process is not
-// supported): Go's side is the agent linked into this program.
+// supported): Go's side is the table linked into this program.
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../../tests/interop
+#cgo CFLAGS: -I${SRCDIR}/../../../../tests/interop -I${SRCDIR}/../../../../conformance/include -I${SRCDIR}/../../../../core/include
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "interop_runner.h"
@@ -21,11 +22,11 @@ import (
 	"os"
 	"unsafe"
 
-	"github.com/dlbridge/dlbridge/bindings/go/adapter/interop"
+	"github.com/dlbridge/dlbridge/bindings/go/adapter/conformance"
 )
 
 func main() {
-	agents := []*C.interop_agent{(*C.interop_agent)(interop.Table())}
+	agents := []*C.dlpc_subject{(*C.dlpc_subject)(conformance.Table())}
 	sabotage := C.int(0)
 	for _, arg := range os.Args[1:] {
 		if arg == "--self-test" {
@@ -33,7 +34,7 @@ func main() {
 			continue
 		}
 		path := C.CString(arg)
-		a := C.interop_load_agent(path)
+		a := C.interop_load_subject(path)
 		C.free(unsafe.Pointer(path))
 		if a == nil {
 			os.Exit(1)
@@ -42,11 +43,11 @@ func main() {
 	}
 	const maxAgents = 16
 	if len(agents) > maxAgents {
-		fmt.Fprintln(os.Stderr, "too many agents")
+		fmt.Fprintln(os.Stderr, "too many adapters")
 		os.Exit(2)
 	}
-	// The agent tables are static C memory, so a C array of their addresses holds no Go pointer.
-	table := (*[maxAgents]*C.interop_agent)(C.malloc(C.size_t(maxAgents) * C.size_t(unsafe.Sizeof(agents[0]))))
+	// The tables are static C memory, so a C array of their addresses holds no Go pointer.
+	table := (*[maxAgents]*C.dlpc_subject)(C.malloc(C.size_t(maxAgents) * C.size_t(unsafe.Sizeof(agents[0]))))
 	copy(table[:], agents)
 	name := C.CString("go")
 	failed := C.interop_run_matrix(&table[0], C.int(len(agents)), name, name, sabotage)

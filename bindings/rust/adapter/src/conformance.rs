@@ -1,6 +1,7 @@
-//! The conformance kit's subject: `dlpack_conformance_subject()`
-//! (conformance/include/dlpack_conformance.h), whose producer and consumer use the `dlbridge`
-//! crate's public API only.
+//! The adapter's one table: `dlpack_conformance_subject()`
+//! (conformance/include/dlpack_conformance.h), the conformance kit's subject and, with the
+//! exchange extension (interop.rs), the interop matrix's Rust side; its producers and consumer use
+//! the `dlbridge` crate's public API only.
 //!
 //! - Producer: the kit's values are wrapped read-only without a copy ([`Tensor::wrap_raw`]) and
 //!   copied with [`Tensor::copy_into`] into a tensor laid out as asked
@@ -18,6 +19,8 @@
 use dlbridge::{ffi, flags, status, DType, Device, RawParts, Slice, Stream, Tensor};
 use std::ffi::{c_char, c_void};
 use std::ptr;
+
+use crate::interop::{ExchangeCase, ExchangeReport};
 
 // DLPC_CONTRACT_VERSION, DLPC_MAX_NDIM, DLPC_OK, ... and the layout assertions (build.rs).
 include!(concat!(env!("OUT_DIR"), "/contract.rs"));
@@ -95,6 +98,11 @@ pub struct Subject {
     consume_legacy: Option<ConsumeLegacy>,
     release: Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>,
     live_count: Option<extern "C" fn(*mut c_void) -> i64>,
+    language: *const c_char,
+    exchange_produce: Option<
+        extern "C" fn(*mut c_void, *const ExchangeCase, i32, *mut ExchangeReport) -> *mut c_void,
+    >,
+    releases: Option<extern "C" fn(*mut c_void) -> i64>,
 }
 
 struct Table(Subject);
@@ -112,6 +120,9 @@ static SUBJECT: Table = Table(Subject {
     consume_legacy: Some(consume_legacy),
     release: Some(release),
     live_count: Some(live_count),
+    language: c"rust".as_ptr(),
+    exchange_produce: Some(crate::interop::exchange_produce),
+    releases: Some(crate::interop::releases),
 });
 
 /// The one symbol of the contract: a static table, never freed.

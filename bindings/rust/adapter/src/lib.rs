@@ -1,11 +1,11 @@
-//! The Rust adapter (see Cargo.toml): the interop matrix's agent and the conformance kit's
-//! subject, over the `dlbridge` crate's public API.
+//! The Rust adapter (see Cargo.toml): one table, the conformance kit's subject with the interop
+//! matrix's exchange extension, over the `dlbridge` crate's public API.
 #![allow(clippy::missing_safety_doc)]
 
 pub mod conformance;
 pub mod interop;
 
-pub use interop::{interop_agent_get, Agent};
+pub use conformance::{dlpack_conformance_subject, Subject};
 
 use std::ffi::c_char;
 
