@@ -8,8 +8,9 @@
  *   - strided and contiguous copies into compact tensors (target: at least half of memcpy's
  *     throughput for the same number of output bytes), and transposes of 1-, 2-, 4- and 8-byte
  *     elements into new and existing tensors (target: 0.8 x memcpy of the same bytes).
- * Usage: bench_core [--quick]. --quick runs tiny sizes for a few milliseconds per row (a smoke
- * run for CI). The exit status is 0 whether or not targets are met; it is 2 when a dlbridge call
+ * Usage: bench_core [--quick] [--cycles]. --quick runs tiny sizes for a few milliseconds per row
+ * (a smoke run for CI); --cycles runs only the per-cycle rows (wrap, import, share against
+ * malloc+free), the quick loop for work on the core's per-tensor costs. The exit status is 0 whether or not targets are met; it is 2 when a dlbridge call
  * fails and 3 when the library misbehaves (a deleter run the wrong number of times, a leaked
  * tensor, a copy with wrong values).
  */
@@ -32,6 +33,7 @@
 
 typedef struct settings {
   int quick;
+  int cycles_only;      /* --cycles: the per-cycle rows alone */
   double batch_seconds; /* one timed batch of a per-cycle row */
   int batches;          /* batches per per-cycle row; the median is reported */
   double copy_seconds;  /* time budget of one copy row */
@@ -134,8 +136,8 @@ static row* add_row(const char* name, double value, const char* unit, const char
 
 static void print_table(const settings* cfg) {
   int i;
-  printf("dlbridge %s bench_core (%s mode)\n", dlb_version_string(),
-         cfg->quick ? "quick smoke" : "full");
+  printf("dlbridge %s bench_core (%s mode%s)\n", dlb_version_string(),
+         cfg->quick ? "quick smoke" : "full", cfg->cycles_only ? ", per-cycle rows only" : "");
   printf("  measured: %s\n", measured_library);
   printf("  ns/cycle: median of %d timed batches (~%.0f ms each) after a warm-up batch\n",
          cfg->batches, cfg->batch_seconds * 1e3);
@@ -774,8 +776,10 @@ int main(int argc, char** argv) {
   for (i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       cfg.quick = 1;
+    } else if (strcmp(argv[i], "--cycles") == 0) {
+      cfg.cycles_only = 1;
     } else {
-      fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--cycles]\n", argv[0]);
       return 2;
     }
   }
@@ -805,8 +809,10 @@ int main(int argc, char** argv) {
   }
   live_before = dlb_tensor_live_count();
   run_overhead_rows(&cfg, live_before);
-  run_import_size_rows(&cfg, live_before);
-  run_copy_rows(&cfg, live_before);
+  if (!cfg.cycles_only) {
+    run_import_size_rows(&cfg, live_before);
+    run_copy_rows(&cfg, live_before);
+  }
   print_table(&cfg);
   return 0;
 }
