@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "dlbridge/dlbridge.h"
 
@@ -215,9 +216,14 @@ int refuse_packed(DLDataType dtype, dlb_error* error);
 int check_typed_host_access(const DLManagedTensorVersioned* tensor, DLDataType dtype,
                             uint32_t access, Geometry* geometry, dlb_error* error);
 
-// Validates `tensor` (see dlb_tensor_validate) and fills `geometry`.
+// Validates `tensor` (see dlb_tensor_validate) and fills `geometry` when it is not NULL.
 int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
                     dlb_error* error);
+
+// validate_tensor without the common case: the general fast path, which falls back to
+// validate_tensor_slow for anything unusual.
+int validate_tensor_general(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                            dlb_error* error);
 
 // The slow path of validate_tensor, which the fast path falls back to for anything unusual;
 // also the reference the differential fuzz target (tests/fuzz/fuzz_validate_diff) checks the
@@ -238,6 +244,97 @@ bool is_subbyte_packed(DLDataType dtype, uint64_t flags);
 // Every flag bit DLPack 1.3 defines.
 constexpr uint64_t kKnownFlags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED |
                                  DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+
+// Per dtype code, bit w / 8 set when one lane of w bits, w a multiple of 8, is legal: the
+// common case of validation asks one table look-up for what width_allowed answers in three
+// branches. Derived from kCodes, so that both read one table.
+struct ByteWidths {
+  uint32_t mask[kCodeCount];
+};
+constexpr ByteWidths make_byte_widths() {
+  ByteWidths table{};
+  for (unsigned code = 0; code < kCodeCount; ++code) {
+    const CodeInfo& info = kCodes[code];
+    for (unsigned bits = 8; bits < 64; bits += 8) {
+      if (((info.widths >> bits) & 1u) != 0) table.mask[code] |= uint32_t{1} << (bits / 8);
+    }
+    if (info.allows_64) table.mask[code] |= uint32_t{1} << 8;
+    if (info.allows_128) table.mask[code] |= uint32_t{1} << 16;
+  }
+  return table;
+}
+inline constexpr ByteWidths kByteWidths = make_byte_widths();
+
+// A DLDevice read as one 64-bit word: {kDLCPU, 0}.
+constexpr uint64_t kCpuDeviceWord = uint64_t{kDLCPU};
+
+// The common case of validation, decided with few branches: a tensor on the CPU (one compare
+// of the device as a word) or another device with addresses, of one lane of whole bytes, with known flags, a modest
+// byte_offset and compact row-major strides (given or NULL), neither empty nor reaching 2^50
+// elements. Returns false for everything else, valid or not, which the general path then
+// decides; what it accepts, the general and slow paths accept with the same geometry
+// (tests/fuzz/fuzz_validate_diff checks the three against each other). Fills `geometry` when
+// it is not NULL.
+inline bool validate_common(const DLTensor& t, uint64_t flags, Geometry* geometry) {
+  uint64_t device;
+  std::memcpy(&device, &t.device, sizeof device);
+  if (device != kCpuDeviceWord) {
+    const int32_t type = t.device.device_type;
+    if (type == kDLCPU || !is_pointer_addressable(type) || t.device.device_id < 0) return false;
+  }
+  uint32_t dtype;
+  std::memcpy(&dtype, &t.dtype, sizeof dtype);
+  // One lane (the upper 16 bits) of a multiple of 8 bits (bits 8..10 clear).
+  if ((dtype & 0xFFFF0700u) != 0x00010000u) return false;
+  const uint32_t code = dtype & 0xFFu;
+  const uint32_t bits = (dtype >> 8) & 0xFFu;
+  if (code >= kCodeCount || ((kByteWidths.mask[code] >> (bits / 8)) & 1u) == 0) return false;
+  const uint64_t byte_offset = t.byte_offset;
+  if ((flags & ~kKnownFlags) != 0 || byte_offset > (uint64_t{1} << 56)) return false;
+  const int32_t ndim = t.ndim;
+  const int64_t* const shape = t.shape;
+  const int64_t* const strides = t.strides;
+  if (static_cast<uint32_t>(ndim) > DLB_MAX_NDIM || (shape == nullptr && ndim != 0)) return false;
+  // The count of the dimensions after i is the compact stride of dimension i; a negative
+  // extent sets the sign bit of `signs`.
+  int64_t count = 1, signs = 0;
+  if (strides == nullptr) {
+    for (int32_t i = ndim - 1; i >= 0; --i) {
+      signs |= shape[i];
+      if (__builtin_mul_overflow(count, shape[i], &count)) return false;
+    }
+  } else {
+    for (int32_t i = ndim - 1; i >= 0; --i) {
+      if (strides[i] != count) return false;
+      signs |= shape[i];
+      if (__builtin_mul_overflow(count, shape[i], &count)) return false;
+    }
+  }
+  constexpr int64_t kCommonCount = int64_t{1} << 50;
+  if (signs < 0 || count == 0 || count > kCommonCount || t.data == nullptr) return false;
+  // Below 2^50 elements of at most 128 bits and 2^56 bytes of offset, nothing here overflows.
+  const uint64_t end = byte_offset + static_cast<uint64_t>(count) * (bits / 8);
+  uintptr_t last;
+  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data), end, &last)) return false;
+  if (geometry == nullptr) return true;
+  Geometry& g = *geometry;
+  g.element_count = count;
+  g.element_bits = bits;
+  g.unit_bits = bits;
+  g.packed = false;
+  g.begin_bits = static_cast<int64_t>(byte_offset * 8);
+  g.span_bits = static_cast<uint64_t>(count) * bits;
+  return true;
+}
+
+// validate_tensor for the per-tensor paths (wrap, import), inlined there: the common case
+// costs neither a call nor the callee-saved registers that a function of its own pushed and
+// popped (its fallback needs all four arguments kept).
+inline int validate_tensor_inline(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                                  dlb_error* error) {
+  if (tensor != nullptr && validate_common(*tensor, flags, geometry)) return DLB_OK;
+  return validate_tensor_general(tensor, flags, geometry, error);
+}
 
 // ---- dlbridge-made tensors ----------------------------------------------------------------
 

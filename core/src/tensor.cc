@@ -308,7 +308,7 @@ __attribute__((always_inline)) inline int wrap(const DLTensor* tensor,
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
   dlb::Geometry g{};
-  int status = dlb::validate_tensor(tensor, flags, &g, error);
+  int status = dlb::validate_tensor_inline(tensor, flags, &g, error);
   if (status != DLB_OK) return status;
   if (buffer_size != nullptr) {
     status = dlb::check_buffer_span(g, *buffer_size, error);
@@ -495,7 +495,7 @@ DLB_API dlb_status dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTen
                                  major, DLPACK_MAJOR_VERSION));
   }
   if (out == nullptr) return reject(src, dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL"));
-  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, nullptr, error);
+  int status = dlb::validate_tensor_inline(&src->dl_tensor, src->flags, nullptr, error);
   if (status != DLB_OK) return reject(src, status);
   if (src->deleter == block_deleter) {
     *out = src;
@@ -519,7 +519,7 @@ DLB_API dlb_status dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTenso
   if (out != nullptr) *out = nullptr;
   if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
   if (out == nullptr) return reject(src, dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL"));
-  int status = dlb::validate_tensor(&src->dl_tensor, 0, nullptr, error);
+  int status = dlb::validate_tensor_inline(&src->dl_tensor, 0, nullptr, error);
   const DLTensor& t = src->dl_tensor;
   if (status == DLB_OK) status = dlb::check_device_memory(&t, 0, error);
   if (status != DLB_OK) return reject(src, status);
@@ -546,7 +546,7 @@ DLB_API dlb_status dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLMan
   // Everything that enters is validated, like an import (a foreign producer's tensor may be
   // anything); then one rule for the flags, which the legacy struct cannot carry: a bit is
   // dropped only when the legacy consumer reads the same tensor without it.
-  int status = dlb::validate_tensor(&src->dl_tensor, src->flags, nullptr, error);
+  int status = dlb::validate_tensor_inline(&src->dl_tensor, src->flags, nullptr, error);
   if (status == DLB_OK && !dlb_tensor_is_dlbridge(src)) {
     status = dlb::check_device_memory(&src->dl_tensor, src->flags, error);
   }

@@ -166,12 +166,11 @@ int validate_tensor_slow(const DLTensor* tensor, uint64_t flags, Geometry* geome
   return DLB_OK;
 }
 
-// Every import, wrap, view and copy validates its tensors, so the common case is one tight
-// pass: dtype, device and flags first, then one loop over the dimensions for the element count
-// and the reach of the strides. Anything unusual (an error, a device type without a name, a
-// possible overflow) goes to validate_tensor_slow, which redoes the work slowly and precisely.
-int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
-                    dlb_error* error) {
+// The general path: one loop over the dimensions for the element count and the reach of the
+// strides, any device, dtype and layout; errors and anything that could overflow go to
+// validate_tensor_slow.
+int validate_tensor_general(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                            dlb_error* error) {
   if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
   Geometry local;
   Geometry& g = geometry != nullptr ? *geometry : local;
@@ -226,6 +225,14 @@ int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
     return validate_tensor_slow(tensor, flags, &g, error);
   }
   return DLB_OK;
+}
+
+// Every import, wrap, view and copy validates its tensors, in three steps: the common case
+// (validate_common: compact, whole bytes, a device with addresses), then the general fast path
+// above, then the slow path, which alone writes messages.
+int validate_tensor(const DLTensor* tensor, uint64_t flags, Geometry* geometry,
+                    dlb_error* error) {
+  return validate_tensor_inline(tensor, flags, geometry, error);
 }
 
 int check_rank(int32_t ndim, const int64_t* shape, dlb_error* error) {

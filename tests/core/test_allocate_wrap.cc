@@ -869,4 +869,130 @@ TEST_SUITE("core.lifecycle.limits") {
     }
     CHECK(live.delta() == 0);
   }
+
+  TEST_CASE("the common case of validation changes no rule: each of its bounds, just inside and "
+            "just outside, validates with the general rule's status, message and byte span") {
+    // Validation decides compact tensors of whole-byte elements on devices with addresses in a
+    // shorter path; everything at or past its bounds takes the general one. These tensors sit
+    // on both sides of each bound, and dlb_tensor_wrap_buffer shows the byte span it measured.
+    float values[32] = {};
+    int64_t shape[2] = {4, 8};
+    int64_t strides[2] = {8, 1};
+    DLTensor desc{};
+    desc.data = values;
+    desc.device = cpu();
+    desc.ndim = 2;
+    desc.dtype = f32();
+    desc.shape = shape;
+    desc.strides = strides;
+    Error err;
+    Live live;
+    // The span of a wrapped buffer, from the message that refuses a buffer one byte too short
+    // (or "ok" when the span is empty and any buffer holds it).
+    auto span_text = [&](const DLTensor& t, uint64_t flags, uint64_t size) {
+      DLManagedTensorVersioned* out = kPresetOut;
+      const int status = dlb_tensor_wrap_buffer(&t, size, flags, nullptr, nullptr, &out, err.fresh());
+      if (status == DLB_OK) dlb_tensor_free(out);
+      return status == DLB_OK ? std::string("ok") : err.text();
+    };
+
+    SUBCASE("compact strides given, NULL, or not compact: the same span") {
+      CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_OK);
+      CHECK(span_text(desc, 0, 127) == "the tensor's elements reach bytes [0, 128) of a buffer of 127 bytes");
+      CHECK(span_text(desc, 0, 128) == "ok");
+      desc.strides = nullptr;
+      CHECK(span_text(desc, 0, 127) == "the tensor's elements reach bytes [0, 128) of a buffer of 127 bytes");
+      int64_t padded_rows[2] = {9, 1};  // rows padded by one element: not compact
+      desc.strides = padded_rows;
+      desc.shape[0] = 4;
+      CHECK(span_text(desc, 0, 139) == "the tensor's elements reach bytes [0, 140) of a buffer of 139 bytes");
+      int64_t unit_rows[2] = {99, 1};  // an extent-1 dimension may have any stride
+      desc.strides = unit_rows;
+      desc.shape[0] = 1;
+      CHECK(span_text(desc, 0, 31) == "the tensor's elements reach bytes [0, 32) of a buffer of 31 bytes");
+    }
+    SUBCASE("byte_offset up to 2^56 and past it") {
+      desc.data = reinterpret_cast<void*>(uintptr_t{0x1000});
+      for (uint64_t offset : {uint64_t{1} << 56, (uint64_t{1} << 56) + 8}) {
+        CAPTURE(offset);
+        desc.byte_offset = offset;
+        CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_OK);
+        CHECK(err.text() == kUntouched);
+        CHECK(span_text(desc, 0, offset + 127) ==
+              "the tensor's elements reach bytes [" + std::to_string(offset) + ", " +
+                  std::to_string(offset + 128) + ") of a buffer of " +
+                  std::to_string(offset + 127) + " bytes");
+      }
+    }
+    SUBCASE("2^50 elements and one more") {
+      desc.data = reinterpret_cast<void*>(uintptr_t{0x1000});
+      desc.dtype = dtype(kDLUInt, 8);
+      desc.ndim = 1;
+      for (int64_t count : {int64_t{1} << 50, (int64_t{1} << 50) + 1}) {
+        CAPTURE(count);
+        shape[0] = count;
+        strides[0] = 1;
+        CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_OK);
+        CHECK(span_text(desc, 0, static_cast<uint64_t>(count) - 1) ==
+              "the tensor's elements reach bytes [0, " + std::to_string(count) +
+                  ") of a buffer of " + std::to_string(count - 1) + " bytes");
+      }
+    }
+    SUBCASE("memory that ends just below the top of the address space, and one byte later") {
+      // The address one past the last byte must itself be an address: 128 bytes from
+      // UINTPTR_MAX - 128 end at UINTPTR_MAX, from UINTPTR_MAX - 127 they wrap to 0.
+      desc.data = reinterpret_cast<void*>(UINTPTR_MAX - 128);
+      CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_OK);
+      desc.data = reinterpret_cast<void*>(UINTPTR_MAX - 127);
+      char expected[160];
+      std::snprintf(expected, sizeof expected,
+                    "the tensor's memory wraps around the address space (data %p, byte_offset 0)",
+                    desc.data);
+      CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+      CHECK(err.text() == expected);
+    }
+    SUBCASE("devices: the cpu's id 0 only; other devices with addresses, any id from 0") {
+      desc.device = device(kDLCPU, 1);
+      CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+      CHECK(err.text() == "cpu tensors must have device_id 0, not 1");
+      desc.device = device(kDLCUDA, 3);
+      CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_OK);
+      desc.device = device(kDLCUDA, -1);
+      CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+      CHECK(err.text() == "device_id -1 is negative");
+    }
+    SUBCASE("dtypes: legal whole-byte widths pass, the others fail as dlb_dtype_validate says") {
+      const DLDataType legal[] = {dtype(kDLInt, 8),     dtype(kDLUInt, 64),     dtype(kDLFloat, 16),
+                                  dtype(kDLComplex, 128), dtype(kDLBfloat, 16), dtype(kDLBool, 8),
+                                  dtype(kDLFloat, 32, 4), dtype(kDLInt, 4)};
+      for (const DLDataType& type : legal) {
+        CAPTURE(test::format_dtype(type));
+        desc.dtype = type;
+        CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_OK);
+      }
+      const DLDataType illegal[] = {dtype(kDLInt, 24),    dtype(kDLFloat, 8),  dtype(kDLBool, 16),
+                                    dtype(kDLComplex, 16),  dtype(kDLFloat, 32, 0),
+                                    dtype(kDLBfloat, 64), dtype(19, 8),        dtype(200, 32)};
+      for (const DLDataType& type : illegal) {
+        CAPTURE(test::format_dtype(type));
+        desc.dtype = type;
+        Error expected;
+        REQUIRE(dlb_dtype_validate(type, expected.fresh()) != DLB_OK);
+        CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == dlb_dtype_validate(type, nullptr));
+        CHECK(err.text() == expected.text());
+      }
+    }
+    SUBCASE("a negative extent and unknown flags, with compact strides") {
+      shape[0] = -4;
+      strides[0] = 8;
+      CHECK(dlb_tensor_validate(&desc, 0, err.fresh()) == DLB_ERR_INVALID_ARGUMENT);
+      CHECK(err.text() == "shape[0] is -4; extents must not be negative");
+      shape[0] = 4;
+      CHECK(dlb_tensor_validate(&desc, 0x10, err.fresh()) == DLB_ERR_UNSUPPORTED);
+      CHECK(err.text() == "flags 0x10 contain bits unknown to DLPack " +
+                              std::to_string(DLPACK_MAJOR_VERSION) + "." +
+                              std::to_string(DLPACK_MINOR_VERSION));
+    }
+    CHECK(live.delta() == 0);
+  }
 }
