@@ -1,26 +1,26 @@
 // fuzz_remote_receive.cc - libFuzzer target for what a remote channel's receiver does with a
 // tensor that arrives from another machine (core/src/ipc/remote.cc, on_tensor): the UCX active
-// message's header is a descriptor and its extension frame ([Wire][RemoteExtension]) and its
-// data the tensor's bytes. The peer may send anything, so whatever arrives must be refused with a
-// message and one of the statuses a refusal documents, or give a tensor of exactly the bytes that
-// came, no more than the receiver allows.
+// message's header is a descriptor and its extension frame cut to the tensor's rank (wire.hpp,
+// pack_remote) and its data the tensor's bytes. The peer may send anything, so whatever arrives
+// must be refused with a message and one of the statuses a refusal documents, or give a tensor
+// of exactly the bytes that came, no more than the receiver allows.
 //
 // The transport needs UCX and a peer; the checks and what follows them do not. This target runs
-// the same steps on bytes from the input: the header's size (remote.cc refuses any other size
-// before it reads a field, and so does this twin), dlb::ipc::check_header and
-// dlb::ipc::check_remote, then what on_tensor does with an accepted descriptor (allocate the
-// receiver's compact cpu tensor, copy the bytes in). The tensor is then read whole with
-// dlb_tensor_copy_to_host and compared with the bytes that came.
+// the same steps on bytes from the input: dlb::ipc::check_remote (the head, the rank and the
+// header's size, then the descriptor), then what on_tensor does with an accepted descriptor
+// (allocate the receiver's compact cpu tensor, copy the bytes in). The tensor is then read whole
+// with dlb_tensor_copy_to_host and compared with the bytes that came.
 //
 // Input:
-//   byte 0      bit 0 clear: the header is a whole [Wire][RemoteExtension]; set: a u16 follows
-//               with the header's size (truncated, or longer than a descriptor), zero-filled
-//               past the input's end
+//   byte 0      bit 0 clear: the header is as long as the rank in its head says (the fixed head
+//               alone for a rank outside 0..64); set: a u16 follows with the header's size
+//               (truncated, or longer than its rank's), zero-filled past the input's end
 //   u64         the receiver's maximum tensor size (dlb_channel_options_set_max_tensor_bytes;
 //               0 stands for 1, the least the option takes)
 //   u32         the payload's length (modulo kMaxPayload + 1)
 //   header      the header's bytes
 //   rest        the payload's bytes, repeated to the payload's length (zeros when nothing is left)
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,7 +32,6 @@
 
 namespace {
 
-constexpr size_t kDescriptorBytes = sizeof(dlb::ipc::Wire) + sizeof(dlb::ipc::RemoteExtension);
 // Large enough for a few MiB tensors of every dtype, small enough to keep runs fast.
 constexpr uint32_t kMaxPayload = 4u << 20;
 constexpr const char* kPeer = "the fuzzed peer";
@@ -47,8 +46,9 @@ bool documented_refusal(int status) {
 int check_arrival(const uint8_t* header, size_t header_size, uint64_t arrived,
                   uint64_t max_tensor_bytes, dlb::ipc::Wire* wire,
                   dlb::ipc::RemoteExtension* extension, dlb_error* error) {
+  bool placed = false;
   return dlb::ipc::check_remote(header, header_size, arrived, max_tensor_bytes, kPeer, wire,
-                                extension, error);
+                                extension, &placed, error);
 }
 
 // Whether `a` and `b`, `size` bytes of the descriptor's tensor in compact order, hold the same
@@ -81,14 +81,23 @@ bool same_elements(const uint8_t* a, const uint8_t* b, uint64_t size, const dlb:
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Reader in(data, size);
   const uint8_t mode = in.u8();
-  const size_t header_size = (mode & 1) != 0 ? in.u16() : kDescriptorBytes;
+  const size_t given_size = (mode & 1) != 0 ? in.u16() : 0;
   uint64_t max_tensor_bytes = in.u64();
   if (max_tensor_bytes == 0) max_tensor_bytes = 1;
   const uint32_t payload_size = in.u32() % (kMaxPayload + 1);
 
+  std::vector<uint8_t> head(dlb::ipc::kWireHeadBytes);
+  for (auto& byte : head) byte = in.u8();
+  size_t header_size = given_size;
+  if ((mode & 1) == 0) {
+    int32_t ndim = 0;
+    std::memcpy(&ndim, head.data() + offsetof(dlb::ipc::Wire, ndim), sizeof ndim);
+    header_size = ndim >= 0 && ndim <= DLB_MAX_NDIM ? dlb::ipc::remote_header_size(ndim)
+                                                    : dlb::ipc::kWireHeadBytes;
+  }
   // Exactly header_size bytes on the heap, so that a read past the header is caught (ASan).
   std::vector<uint8_t> header(header_size);
-  for (size_t i = 0; i < header_size; ++i) header[i] = in.u8();
+  for (size_t i = 0; i < header_size; ++i) header[i] = i < head.size() ? head[i] : in.u8();
 
   const int64_t live_before = dlb_tensor_live_count();
   dlb::ipc::Wire wire;

@@ -233,11 +233,11 @@ DTYPE_SEEDS = {
 
 # ---- fuzz_remote_receive -------------------------------------------------------------------
 
-# core/src/ipc/wire.hpp: a Wire (1088 bytes) then a RemoteExtension of the same size, native
-# (little-endian) byte order.
+# core/src/ipc/wire.hpp, pack_remote: a Wire's 64-byte head, its first ndim extents and ndim
+# strides, then a RemoteExtension's first 40 bytes; native (little-endian) byte order.
 WIRE_MAGIC, REMOTE_MAGIC = b"dlbridge", b"dlb-net1"
 WIRE_MAJOR, WIRE_MINOR, HANDLE_REMOTE, MAX_NDIM = 1, 3, 4, 64
-WIRE_BYTES = 8 + 4 * 3 + 4 * 3 + 4 + 4 + 8 * 3 + 8 * MAX_NDIM * 2
+WIRE_HEAD_BYTES, REMOTE_EXTENSION_BYTES = 64, 40
 READ_ONLY, IS_COPIED, SUBBYTE_PADDED = 1, 2, 4
 # DLPack type codes and bits of the dtypes the seeds use.
 REMOTE_DTYPES = {
@@ -262,14 +262,18 @@ def remote_descriptor(shape, dtype, lanes=1, flags=0, payload=None, magic=WIRE_M
     code, bits = REMOTE_DTYPES[dtype]
     if payload is None:
         payload = compact_bytes(shape, dtype, lanes, flags)
-    dims = list(shape) + [0] * (MAX_NDIM - len(shape))
     ndim = len(shape) if ndim is None else ndim
-    wire = struct.pack("<8sIIIiiiBBHIQQQ", magic, major, WIRE_MINOR, WIRE_BYTES, device[0],
+    wire_size = WIRE_HEAD_BYTES + 16 * len(shape)
+    wire = struct.pack("<8sIIIiiiBBHIQQQ", magic, major, WIRE_MINOR, wire_size, device[0],
                        device[1], ndim, code, bits, lanes, handle, flags, 0, 0)
-    wire += struct.pack(f"<{MAX_NDIM}q", *dims) + bytes(8 * MAX_NDIM)  # strides: unused
-    assert len(wire) == WIRE_BYTES
+    assert len(wire) == WIRE_HEAD_BYTES
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    wire += struct.pack(f"<{len(shape)}q", *shape) + struct.pack(f"<{len(shape)}q", *strides)
     extension = struct.pack("<8sQ16sII", REMOTE_MAGIC, payload, bytes(16), sequence, 0)
-    extension += bytes(WIRE_BYTES - len(extension))
+    assert len(extension) == REMOTE_EXTENSION_BYTES
     return wire + extension
 
 
@@ -279,7 +283,7 @@ def remote_seed(descriptor, payload_size, max_bytes=1 << 30, header_size=None, b
         head = bytes([0])
     else:
         head = bytes([1]) + struct.pack("<H", header_size)
-        descriptor = descriptor[:header_size]
+        descriptor = descriptor[:header_size] + bytes(max(0, header_size - len(descriptor)))
     return head + struct.pack("<QI", max_bytes, payload_size) + descriptor + body
 
 
@@ -311,9 +315,10 @@ REMOTE_SEEDS = {
     "short_payload": remote_seed(F32_2X3, 20, body=counting(20)),
     "extension_disagrees": remote_seed(remote_descriptor((2, 3), "float32", payload=32), 24,
                                        body=counting(24)),
-    "truncated_descriptor": remote_seed(F32_2X3, 24, header_size=WIRE_BYTES + 40,
+    "truncated_head": remote_seed(F32_2X3, 24, header_size=40, body=counting(24)),
+    "truncated_descriptor": remote_seed(F32_2X3, 24, header_size=len(F32_2X3) - 8,
                                         body=counting(24)),
-    "descriptor_too_long": remote_seed(F32_2X3 + bytes(8), 24, header_size=2 * WIRE_BYTES + 8,
+    "descriptor_too_long": remote_seed(F32_2X3, 24, header_size=len(F32_2X3) + 8,
                                        body=counting(24)),
     "bad_magic": remote_seed(remote_descriptor((2, 3), "float32", magic=b"dlbridgX"), 24,
                              body=counting(24)),

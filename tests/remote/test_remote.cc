@@ -603,38 +603,60 @@ TEST_SUITE("remote.forgery") {
     const struct {
       const char* name;
       Forged forged;
-      size_t header;  // bytes of the forged header sent
+      size_t header;  // bytes of the forged header sent (0: as packed)
+      size_t patch_at;      // a 32-bit field of the packed header to overwrite (0: none)
+      uint32_t patch_value;
       size_t bytes;   // payload bytes sent
       int status;
       const char* message;
     } cases[] = {
         {"a bad magic",
-         [&] { Forged f = valid(2, 3); f.wire.magic[0] = 'X'; return f; }(), sizeof(Forged), 24,
+         [&] { Forged f = valid(2, 3); f.wire.magic[0] = 'X'; return f; }(), 0, 0, 0, 24,
          DLB_ERR_PROTOCOL, "not a dlbridge tensor descriptor (bad magic)"},
         {"another kind of memory",
          [&] { Forged f = valid(2, 3); f.wire.handle = dlb::ipc::kHandleMemfd; return f; }(),
-         sizeof(Forged), 24, DLB_ERR_PROTOCOL,
+         0, 0, 0, 24, DLB_ERR_PROTOCOL,
          "received a descriptor of memory kind 0 on a remote channel, which carries the bytes "
          "themselves"},
         {"a negative extent",
-         [&] { Forged f = valid(2, 3); f.wire.shape[0] = -2; return f; }(), sizeof(Forged), 24,
+         [&] { Forged f = valid(2, 3); f.wire.shape[0] = -2; return f; }(), 0, 0, 0, 24,
          DLB_ERR_PROTOCOL, "shape[0] is -2; extents must not be negative"},
         {"fewer bytes than the layout",
-         valid(2, 3), sizeof(Forged), 20, DLB_ERR_PROTOCOL,
+         valid(2, 3), 0, 0, 0, 20, DLB_ERR_PROTOCOL,
          "the descriptor's (2, 3) float32 tensor takes 24 bytes, but what came with it is 20"},
         {"an extension that disagrees with the layout",
          [&] { Forged f = valid(2, 3); f.extension.payload_bytes = 28; return f; }(),
-         sizeof(Forged), 24, DLB_ERR_PROTOCOL,
+         0, 0, 0, 24, DLB_ERR_PROTOCOL,
          "the descriptor's (2, 3) float32 tensor takes 24 bytes, but its extension frame says 28"},
+        {"a header longer than its rank's",
+         valid(2, 3), dlb::ipc::remote_header_size(2) + 8, 0, 0, 24, DLB_ERR_PROTOCOL,
+         "a remote descriptor of a rank-2 tensor takes 136 bytes (96 of them its descriptor); "
+         "this one came in 144, and says 96"},
+        {"a size field that disagrees with the rank",
+         valid(2, 3), 0, offsetof(dlb::ipc::Wire, size), 1088, 24, DLB_ERR_PROTOCOL,
+         "a remote descriptor of a rank-2 tensor takes 136 bytes (96 of them its descriptor); "
+         "this one came in 136, and says 1088"},
+        {"a rank over the maximum",
+         valid(2, 3), 200, offsetof(dlb::ipc::Wire, ndim), 65, 24,
+         DLB_ERR_PROTOCOL, "ndim 65 exceeds the maximum of 64"},
+        {"another major version",
+         [&] { Forged f = valid(2, 3); f.wire.major = 2; return f; }(), 0, 0, 0, 24,
+         DLB_ERR_UNSUPPORTED_VERSION,
+         "tensor descriptor version 2.3 is not supported (dlbridge reads version 1)"},
+        // Last: the message checked after the loop.
         {"more than the receiver takes",
-         valid(32, 64), sizeof(Forged), 8192, DLB_ERR_LIMIT, nullptr},
+         valid(32, 64), 0, 0, 0, 8192, DLB_ERR_LIMIT, nullptr},
     };
     for (const auto& c : cases) {
       CAPTURE(c.name);
       // A refused rendezvous ends the raw peer's send with an error: only the receive counts.
       bool sent = false;
+      unsigned char header[dlb::ipc::kMaxRemoteHeaderBytes + 8] = {};
+      const size_t packed = dlb::ipc::pack_remote(c.forged.wire, c.forged.extension, header);
+      const size_t header_size = c.header == 0 ? packed : c.header;
+      if (c.patch_at != 0) std::memcpy(header + c.patch_at, &c.patch_value, 4);
       std::thread forger(
-          [&] { sent = peer.send(raw::kAmTensor, &c.forged, c.header, data.data(), c.bytes); });
+          [&] { sent = peer.send(raw::kAmTensor, header, header_size, data.data(), c.bytes); });
       Tensor refused;
       CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == c.status);
       forger.join();
@@ -649,14 +671,17 @@ TEST_SUITE("remote.forgery") {
     // A truncated descriptor: too short to say its place in the stream.
     Forged truncated = valid(2, 3);
     --sequence;
-    REQUIRE(peer.send(raw::kAmTensor, &truncated, 40, data.data(), 24));
+    unsigned char header[dlb::ipc::kMaxRemoteHeaderBytes];
+    dlb::ipc::pack_remote(truncated.wire, truncated.extension, header);
+    REQUIRE(peer.send(raw::kAmTensor, header, 40, data.data(), 24));
     Tensor refused;
     CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
-    CHECK(std::string(e.message) == "a tensor descriptor of 40 bytes, not " +
-                                        std::to_string(sizeof(Forged)));
+    CHECK(std::string(e.message) ==
+          "a tensor descriptor of 40 bytes, shorter than its fixed 64 bytes");
     // The stream is in step: the next tensor arrives.
     Forged good = valid(2, 3);
-    REQUIRE(peer.send(raw::kAmTensor, &good, sizeof good, data.data(), 24));
+    const size_t good_size = dlb::ipc::pack_remote(good.wire, good.extension, header);
+    REQUIRE(peer.send(raw::kAmTensor, header, good_size, data.data(), 24));
     Tensor received;
     REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
     CHECK(static_cast<const float*>(received.handle->dl_tensor.data)[5] == 5.0f);

@@ -173,18 +173,42 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
 
 int check_remote(const void* header, size_t header_size, uint64_t arrived,
                  uint64_t max_tensor_bytes, const char* peer, Wire* wire_out,
-                 RemoteExtension* extension_out, dlb_error* error) {
-  if (header_size != sizeof(Wire) + sizeof(RemoteExtension)) {
-    return fail(error, DLB_ERR_PROTOCOL, "a tensor descriptor of %zu bytes, not %zu",
-                header_size, sizeof(Wire) + sizeof(RemoteExtension));
+                 RemoteExtension* extension_out, bool* placed, dlb_error* error) {
+  *placed = false;
+  if (header_size < kWireHeadBytes) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a tensor descriptor of %zu bytes, shorter than its fixed %zu bytes", header_size,
+                kWireHeadBytes);
   }
-  std::memcpy(wire_out, header, sizeof(Wire));
-  std::memcpy(extension_out, static_cast<const char*>(header) + sizeof(Wire),
-              sizeof(RemoteExtension));
-  const Wire& wire = *wire_out;
-  const RemoteExtension& extension = *extension_out;
-  int status = check_header(wire, error);
-  if (status != DLB_OK) return status;
+  Wire& wire = *wire_out;
+  RemoteExtension& extension = *extension_out;
+  std::memset(&wire, 0, sizeof wire);
+  std::memset(&extension, 0, sizeof extension);
+  std::memcpy(&wire, header, kWireHeadBytes);
+  if (std::memcmp(wire.magic, kWireMagic, sizeof kWireMagic) != 0) {
+    return fail(error, DLB_ERR_PROTOCOL, "not a dlbridge tensor descriptor (bad magic)");
+  }
+  if (wire.major != kWireMajor) {
+    return fail(error, DLB_ERR_UNSUPPORTED_VERSION,
+                "tensor descriptor version %u.%u is not supported (dlbridge reads version %u)",
+                static_cast<unsigned>(wire.major), static_cast<unsigned>(wire.minor),
+                static_cast<unsigned>(kWireMajor));
+  }
+  // The rank decides where everything after the head lies: checked first, as validation does.
+  if (check_rank(wire.ndim, wire.shape, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  if (wire.size != remote_wire_size(wire.ndim) || header_size != remote_header_size(wire.ndim)) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a remote descriptor of a rank-%d tensor takes %zu bytes (%zu of them its "
+                "descriptor); this one came in %zu, and says %u",
+                static_cast<int>(wire.ndim), remote_header_size(wire.ndim),
+                remote_wire_size(wire.ndim), header_size, static_cast<unsigned>(wire.size));
+  }
+  const auto* bytes_in = static_cast<const unsigned char*>(header);
+  const size_t dims = sizeof(int64_t) * static_cast<size_t>(wire.ndim);
+  std::memcpy(wire.shape, bytes_in + kWireHeadBytes, dims);
+  std::memcpy(wire.strides, bytes_in + kWireHeadBytes + dims, dims);
+  std::memcpy(&extension, bytes_in + kWireHeadBytes + 2 * dims, kRemoteExtensionBytes);
+  *placed = true;  // the sequence number is known: a refusal from here on keeps its place
   if (wire.handle != kHandleRemote || std::memcmp(extension.magic, kRemoteMagic, 8) != 0) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "received a descriptor of memory kind %u on a remote channel, which carries "

@@ -261,15 +261,16 @@ int check_segment_fd(const Wire& wire, int fd, dlb_error* error);
 int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geometry* g,
                  dlb_error* error);
 
-// A descriptor that arrived on a remote channel as an active message's `header` with `arrived`
-// bytes behind it, before anything is allocated for it: its size, then (decoded into *wire and
-// *extension) as check_header checks it, its kind and extension, the layout as an import checks
-// it (on this end's host memory: the receiver makes its own compact tensor), its compact size
-// against what arrived (DLB_ERR_PROTOCOL) and against `max_tensor_bytes` (DLB_ERR_LIMIT, naming
-// `peer`).
+// A descriptor that arrived on a remote channel as an active message's `header` (the remote
+// form, wire.hpp's pack_remote) with `arrived` bytes behind it, before anything is allocated for
+// it: its head (magic, major), its rank and size, then (decoded into *wire and *extension) its
+// kind and extension, the layout as an import checks it (on this end's host memory: the
+// receiver makes its own compact tensor), its compact size against what arrived
+// (DLB_ERR_PROTOCOL) and against `max_tensor_bytes` (DLB_ERR_LIMIT, naming `peer`). *placed says
+// whether the header was whole, so that extension->sequence holds the tensor's place.
 int check_remote(const void* header, size_t header_size, uint64_t arrived,
                  uint64_t max_tensor_bytes, const char* peer, Wire* wire,
-                 RemoteExtension* extension, dlb_error* error);
+                 RemoteExtension* extension, bool* placed, dlb_error* error);
 
 // A received CUDA descriptor and its extension, before the backend maps anything.
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error);

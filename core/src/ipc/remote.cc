@@ -153,9 +153,9 @@ void enqueue(Remote* r, Incoming* in) {
 
 // The checks of an arriving tensor's descriptor, before anything is allocated for it.
 int check_arrival(const Remote& r, const void* header, size_t header_size, size_t length,
-                  Wire* wire, RemoteExtension* extension, dlb_error* error) {
+                  Wire* wire, RemoteExtension* extension, bool* placed, dlb_error* error) {
   const int status = check_remote(header, header_size, length, r.options.max_tensor_bytes, r.name,
-                                 wire, extension, error);
+                                 wire, extension, placed, error);
   if (status != DLB_OK) return status;
   if (r.queued >= r.options.max_in_flight) {
     return fail(error, DLB_ERR_PROTOCOL,
@@ -249,11 +249,12 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   in->remote = r;
   Wire wire;
   RemoteExtension extension;
-  in->status = check_arrival(*r, header, header_size, length, &wire, &extension, &in->error);
+  bool placed = false;
+  in->status =
+      check_arrival(*r, header, header_size, length, &wire, &extension, &placed, &in->error);
   // A refusal keeps its tensor's place in the stream, so that the receive of that place reports
   // it; a descriptor too short to say its place takes the next free one.
-  in->sequence = header_size == sizeof(Wire) + sizeof(RemoteExtension) ? extension.sequence
-                                                                       : r->expected + r->queued;
+  in->sequence = placed ? extension.sequence : r->expected + r->queued;
   enqueue(r, in);
   if (in->status != DLB_OK) {
     in->done = true;
@@ -570,18 +571,18 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     dlb_tensor_free(copy);
     return status;
   }
-  struct {
-    Wire wire;
-    RemoteExtension extension;
-  } header{};
   const DLTensor& t = payload->dl_tensor;
   const char* data = static_cast<const char*>(t.data) + t.byte_offset;
-  encode(*payload, kHandleRemote, data, 0, bytes, &header.wire);
-  header.wire.byte_offset = 0;
-  header.wire.flags = tensor->flags;  // the sender's flags, also of a copy it made to send
-  std::memcpy(header.extension.magic, kRemoteMagic, 8);
-  header.extension.payload_bytes = bytes;
-  header.extension.sequence = r->sent;
+  Wire wire;
+  encode(*payload, kHandleRemote, data, 0, bytes, &wire);
+  wire.byte_offset = 0;
+  wire.flags = tensor->flags;  // the sender's flags, also of a copy it made to send
+  RemoteExtension extension{};
+  std::memcpy(extension.magic, kRemoteMagic, 8);
+  extension.payload_bytes = bytes;
+  extension.sequence = r->sent;
+  unsigned char header[kMaxRemoteHeaderBytes];
+  const size_t header_size = pack_remote(wire, extension, header);
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_request_done;
@@ -594,7 +595,7 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     p.flags = UCP_AM_SEND_FLAG_EAGER;
   }
   ucs_status_ptr_t request =
-      r->u->am_send_nbx(r->ep, kAmTensor, &header, sizeof header, data, bytes, &p);
+      r->u->am_send_nbx(r->ep, kAmTensor, header, header_size, data, bytes, &p);
   // Handed to UCX, the tensor has its place in the stream even when the peer refuses it: the
   // peer's receive of that place reports the refusal, and counts it for the window.
   if (!UCS_PTR_IS_ERR(request)) {

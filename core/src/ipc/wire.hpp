@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "dlbridge/dlbridge.h"
 
@@ -115,7 +116,8 @@ struct ReleaseRecord {
 inline constexpr size_t kMaxReleasesPerDatagram = 4096;
 
 // The extension frame of a kHandleRemote descriptor, on a channel across machines (remote.cc):
-// the descriptor and this frame are one UCX active message's header, and the tensor's bytes,
+// the descriptor and this frame, both cut to the tensor's rank (pack_remote), are one UCX active
+// message's header, and the tensor's bytes,
 // `payload_bytes` of them in compact row-major order, its data. Byte order is the machines'
 // own: both ends must be little-endian (the handshake checks it), as every platform this library
 // builds on is.
@@ -129,6 +131,35 @@ struct RemoteExtension {
   unsigned char unused[sizeof(Wire) - 40];  // 0
 };
 static_assert(sizeof(RemoteExtension) == sizeof(Wire), "the extension frame is a Wire's size");
+
+// On a remote channel both frames travel cut to the tensor's rank, so that a small tensor's
+// header is about a hundred bytes, not two frames of a fixed 1 KiB each: the Wire's fields
+// before `shape` (with `size` = kWireHeadBytes + 16 * ndim), its first ndim extents, its first
+// ndim strides, then the RemoteExtension's fields before `unused`. A receiver reads the head,
+// checks magic, major and size, and only then the rest (codec.cc, check_remote).
+inline constexpr size_t kWireHeadBytes = offsetof(Wire, shape);
+inline constexpr size_t kRemoteExtensionBytes = offsetof(RemoteExtension, unused);
+inline constexpr size_t remote_wire_size(int32_t ndim) {
+  return kWireHeadBytes + 2 * sizeof(int64_t) * static_cast<size_t>(ndim);
+}
+inline constexpr size_t remote_header_size(int32_t ndim) {
+  return remote_wire_size(ndim) + kRemoteExtensionBytes;
+}
+inline constexpr size_t kMaxRemoteHeaderBytes = remote_header_size(DLB_MAX_NDIM);
+
+// Writes `wire` (its `size` set here) and `extension` in the remote form into `out`
+// (kMaxRemoteHeaderBytes at least); returns the header's size. `wire.ndim` must be in
+// 0..DLB_MAX_NDIM.
+inline size_t pack_remote(const Wire& wire, const RemoteExtension& extension, unsigned char* out) {
+  const size_t dims = sizeof(int64_t) * static_cast<size_t>(wire.ndim);
+  const auto size = static_cast<uint32_t>(remote_wire_size(wire.ndim));
+  std::memcpy(out, &wire, kWireHeadBytes);
+  std::memcpy(out + offsetof(Wire, size), &size, sizeof size);
+  std::memcpy(out + kWireHeadBytes, wire.shape, dims);
+  std::memcpy(out + kWireHeadBytes + dims, wire.strides, dims);
+  std::memcpy(out + kWireHeadBytes + 2 * dims, &extension, kRemoteExtensionBytes);
+  return remote_header_size(wire.ndim);
+}
 
 }  // namespace ipc
 }  // namespace dlb
