@@ -307,8 +307,10 @@ __attribute__((always_inline)) inline int wrap(const DLTensor* tensor,
                                                DLManagedTensorVersioned** out, dlb_error* error) {
   if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
+  // Only the span check reads the geometry: without a buffer size, validation skips it.
   dlb::Geometry g{};
-  int status = dlb::validate_tensor_inline(tensor, flags, &g, error);
+  int status = dlb::validate_tensor_inline(tensor, flags, buffer_size != nullptr ? &g : nullptr,
+                                           error);
   if (status != DLB_OK) return status;
   if (buffer_size != nullptr) {
     status = dlb::check_buffer_span(g, *buffer_size, error);
