@@ -5,44 +5,31 @@
 // (dlb_channel_*); this file gives them .NET's shapes (IDisposable, a listener that accepts,
 // exceptions, time limits as TimeSpan?).
 using System;
-using System.Runtime.InteropServices;
+using System.Runtime.ConstrainedExecution;
 using System.Threading;
 
 namespace DLBridge {
-  /// <summary>A listener's or a channel's native handle. Every call holds a reference for its
-  /// duration (the SafeHandle's count), so the handle is freed when the last call returns, never
-  /// under one; Dispose first shuts the channel down (dlb_channel_shutdown), which wakes a call
-  /// blocked in Accept or Receive on another thread.</summary>
-  internal sealed class ChannelHandle : SafeHandle {
-    private int shut;
+  /// <summary>A listener's or a channel's native handle, held as a Tensor's reference is
+  /// (<see cref="Holders"/>): every call counts itself in for its duration, so the handle is
+  /// freed when the last call returns, never under one. Dispose shuts the channel down first
+  /// (dlb_channel_shutdown), which wakes a call blocked in Accept or Receive on another thread;
+  /// a critical finalizer, as a SafeHandle's, closes a handle nobody disposed.</summary>
+  internal sealed class ChannelHandle : CriticalFinalizerObject {
+    private Holders holders;
 
-    internal ChannelHandle(long address) : base(IntPtr.Zero, true) {
-      SetHandle(new IntPtr(address));
-    }
-
-    public override bool IsInvalid {
-      get { return handle == IntPtr.Zero; }
-    }
-
-    protected override bool ReleaseHandle() {
-      DLBridgeNative.dlb_channel_close(handle.ToInt64());
-      return true;
+    internal ChannelHandle(long address) {
+      holders = new Holders(address);
     }
 
     /// <summary>Runs <paramref name="call"/> with the native address, or throws
     /// DLPackClosedException once disposed.</summary>
     internal T Use<T>(Func<long, T> call) {
-      bool added = false;
+      long a = holders.Enter();
+      if (a == 0) throw Errors.ChannelClosed();
       try {
-        DangerousAddRef(ref added);
-      } catch (ObjectDisposedException) {
-        throw Errors.ChannelClosed();
-      }
-      try {
-        if (Volatile.Read(ref shut) != 0) throw Errors.ChannelClosed();
-        return call(handle.ToInt64());
+        return call(a);
       } finally {
-        DangerousRelease();
+        Free(holders.Exit());
       }
     }
 
@@ -52,19 +39,23 @@ namespace DLBridge {
       Use(a => DLBridgeNative.dlb_channel_set_timeout(a, ns));
     }
 
-    internal void Shut() {
-      if (Interlocked.Exchange(ref shut, 1) != 0) return;
-      bool added = false;
-      try {
-        DangerousAddRef(ref added);
-      } catch (ObjectDisposedException) {
-        return;
-      }
-      try {
-        DLBridgeNative.dlb_channel_shutdown(handle.ToInt64());
-      } finally {
-        DangerousRelease();
-      }
+    /// <summary>Closes the handle; idempotent. The closer counts itself in as a call while it
+    /// wakes the calls in flight, so the address stays valid for the shutdown; the last holder
+    /// out frees it.</summary>
+    internal void Dispose() {
+      long a = holders.Enter();
+      if (a == 0) return;
+      if (holders.Close(out _)) DLBridgeNative.dlb_channel_shutdown(a);
+      Free(holders.Exit());
+      GC.SuppressFinalize(this);
+    }
+
+    ~ChannelHandle() {
+      if (holders.Close(out long free)) Free(free);
+    }
+
+    private static void Free(long address) {
+      if (address != 0) DLBridgeNative.dlb_channel_close(address);
     }
   }
 
@@ -165,7 +156,6 @@ namespace DLBridge {
 
     /// <summary>Stops listening and removes the socket file. Idempotent.</summary>
     public void Dispose() {
-      h.Shut();
       h.Dispose();
     }
   }
@@ -432,7 +422,6 @@ namespace DLBridge {
     /// <summary>Closes the connection (the peer's Receive then fails with "the peer closed the
     /// channel"). Idempotent.</summary>
     public void Dispose() {
-      h.Shut();
       h.Dispose();
     }
   }

@@ -20,7 +20,7 @@ namespace DLBridge {
     /// the export throws <see cref="DLPackClosedException"/>.</summary>
     public IntPtr ExportVersioned() {
       // No native call: the versioned struct is the reference itself, moved once no call uses it.
-      long a = BeginExport();
+      long a = holders.BeginExport();
       if (a == 0) throw Disposed();
       EndExport(true);
       return new IntPtr(a);
@@ -32,7 +32,7 @@ namespace DLBridge {
     /// another thread finishes first.</summary>
     public IntPtr ExportLegacy() {
       // Held alone, the reference is this call's: a concurrent Dispose waits for the outcome.
-      long a = BeginExport();
+      long a = holders.BeginExport();
       if (a == 0) throw Disposed();
       long legacy;
       try {

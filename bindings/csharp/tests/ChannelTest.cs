@@ -167,6 +167,35 @@ namespace DLBridge.Tests {
     }
 
     [Test]
+    public void AListenerNobodyDisposedIsClosedByItsFinalizerAndADisposedOneNotAgain() {
+      string reused = Path.Combine(dir, "reused.sock"), dropped = Path.Combine(dir, "dropped.sock");
+      // The disposed listener's native channel is freed, and the next one at its path may get its
+      // very address: a second close of the first would take the second's socket file with it.
+      // Made on threads that end, so that no stack slot of this one keeps them reachable.
+      RunOnAThread(() => Listener.Listen(reused).Dispose());
+      using (Listener live = Listener.Listen(reused)) {
+        RunOnAThread(() => Listener.Listen(dropped));
+        Assert.IsTrue(File.Exists(dropped));
+        for (int i = 0; i < 200 && File.Exists(dropped); i++) {
+          GC.Collect();
+          GC.WaitForPendingFinalizers();
+          Thread.Sleep(10);
+        }
+        Assert.IsFalse(File.Exists(dropped), "the dropped listener's socket file is still there");
+        using (Channel client = Channel.Connect(reused))
+        using (Channel server = live.Accept()) {
+          Assert.AreEqual(Process.GetCurrentProcess().Id, server.PeerPid);
+        }
+      }
+    }
+
+    private static void RunOnAThread(ThreadStart work) {
+      Thread thread = new Thread(work);
+      thread.Start();
+      thread.Join();
+    }
+
+    [Test]
     public void ListenRefusesAFolderOthersCanEnter() {
       Directory.CreateDirectory(dir);
       // Mode 0755: not the user's alone (the core's check and message).
