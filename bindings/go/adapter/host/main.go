@@ -1,13 +1,14 @@
-// Command host is the Go host of the interop matrix: the Go adapter's table (package
+// Package host is the Go host of the interop matrix, the subcommand `interop-host` of the Go
+// adapter's program (../program): the Go adapter's table (package
 // conformance) runs in this process, the other adapters are loaded from the native libraries
 // named on the command line (the C adapter, the Rust cdylib, ...), and the shared C runner runs
 // every ordered pair with Go on one side. The runner is the library Meson builds
-// (libinterop_runner.a), which the build names in CGO_LDFLAGS. Usage: host [--self-test]
+// (libinterop_runner.a), which the build names in CGO_LDFLAGS. Usage: interop-host [--self-test]
 // ADAPTER.so...
 //
 // A Go c-shared library cannot be loaded here (a second Go runtime in one process is not
 // supported): Go's side is the table linked into this program.
-package main
+package host
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../../../tests/interop -I${SRCDIR}/../../../../conformance/include -I${SRCDIR}/../../../../core/include
@@ -25,10 +26,11 @@ import (
 	"github.com/dlbridge/dlbridge/bindings/go/adapter/conformance"
 )
 
-func main() {
+// Run runs the matrix over the adapters args names; it returns the exit status.
+func Run(args []string) int {
 	agents := []*C.dlpc_subject{(*C.dlpc_subject)(conformance.Table())}
 	sabotage := C.int(0)
-	for _, arg := range os.Args[1:] {
+	for _, arg := range args {
 		if arg == "--self-test" {
 			sabotage = 1
 			continue
@@ -37,14 +39,14 @@ func main() {
 		a := C.interop_load_subject(path)
 		C.free(unsafe.Pointer(path))
 		if a == nil {
-			os.Exit(1)
+			return 1
 		}
 		agents = append(agents, a)
 	}
 	const maxAgents = 16
 	if len(agents) > maxAgents {
 		fmt.Fprintln(os.Stderr, "too many adapters")
-		os.Exit(2)
+		return 2
 	}
 	// The tables are static C memory, so a C array of their addresses holds no Go pointer.
 	table := (*[maxAgents]*C.dlpc_subject)(C.malloc(C.size_t(maxAgents) * C.size_t(unsafe.Sizeof(agents[0]))))
@@ -54,6 +56,7 @@ func main() {
 	C.free(unsafe.Pointer(name))
 	C.free(unsafe.Pointer(table))
 	if failed != 0 {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

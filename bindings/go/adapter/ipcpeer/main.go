@@ -1,8 +1,9 @@
-// Command ipcpeer is the Go peer of suite ipc's exchange across languages
-// (tests/ipc/README.md, "The peer protocol"): `ipc_peer_go consume PATH` or
-// `ipc_peer_go produce PATH`, and of suite remote's pairs (`ipc_peer_go remote-consume KEYHEX
-// [SCHEME]`, `ipc_peer_go remote-produce ADDRESS KEYHEX`), with the binding's public API alone.
-package main
+// Package ipcpeer is the Go peer of suite ipc's exchange across languages (tests/ipc/README.md,
+// "The peer protocol"), the subcommand `ipc-peer` of the Go adapter's program (../program):
+// `ipc-peer consume PATH` or `ipc-peer produce PATH`, and of suite remote's pairs
+// (`ipc-peer remote-consume KEYHEX [SCHEME]`, `ipc-peer remote-produce ADDRESS KEYHEX`), with the
+// binding's public API alone.
+package ipcpeer
 
 import (
 	"encoding/hex"
@@ -229,29 +230,32 @@ func remoteProduce(address, keyHex string) error {
 	return nil
 }
 
-func main() {
+// Run performs the peer's part named by args (the words after `ipc-peer`); it returns the exit
+// status.
+func Run(args []string) int {
 	var run func() error
 	switch {
-	case len(os.Args) == 3 && os.Args[1] == "consume":
-		run = func() error { return consume(os.Args[2]) }
-	case len(os.Args) == 3 && os.Args[1] == "produce":
-		run = func() error { return produce(os.Args[2]) }
-	case (len(os.Args) == 3 || len(os.Args) == 4) && os.Args[1] == "remote-consume":
+	case len(args) == 2 && args[0] == "consume":
+		run = func() error { return consume(args[1]) }
+	case len(args) == 2 && args[0] == "produce":
+		run = func() error { return produce(args[1]) }
+	case (len(args) == 2 || len(args) == 3) && args[0] == "remote-consume":
 		scheme := "tcp"
-		if len(os.Args) == 4 {
-			scheme = os.Args[3]
+		if len(args) == 3 {
+			scheme = args[2]
 		}
-		run = func() error { return remoteConsume(os.Args[2], scheme) }
-	case len(os.Args) == 4 && os.Args[1] == "remote-produce":
-		run = func() error { return remoteProduce(os.Args[2], os.Args[3]) }
+		run = func() error { return remoteConsume(args[1], scheme) }
+	case len(args) == 3 && args[0] == "remote-produce":
+		run = func() error { return remoteProduce(args[1], args[2]) }
 	default:
-		fmt.Fprintln(os.Stderr, "usage: ipc_peer_go consume|produce PATH\n"+
-			"       ipc_peer_go remote-consume KEYHEX [SCHEME]\n"+
-			"       ipc_peer_go remote-produce ADDRESS KEYHEX")
-		os.Exit(2)
+		fmt.Fprintln(os.Stderr, "usage: dlbridge_adapter_go ipc-peer consume|produce PATH\n"+
+			"       dlbridge_adapter_go ipc-peer remote-consume KEYHEX [SCHEME]\n"+
+			"       dlbridge_adapter_go ipc-peer remote-produce ADDRESS KEYHEX")
+		return 2
 	}
 	if err := run(); err != nil {
-		fmt.Fprintf(os.Stderr, "go %s: %v\n", os.Args[1], err)
-		os.Exit(1)
+		fmt.Fprintf(os.Stderr, "go %s: %v\n", args[0], err)
+		return 1
 	}
+	return 0
 }

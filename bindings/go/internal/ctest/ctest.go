@@ -1,6 +1,6 @@
 // Package ctest is the C side of the dlbridge Go tests and of the Go parity program
-// (internal/parity): the shared foreign DLPack producer and consumer
-// (tests/foreign/foreign_dlpack.c, no dlbridge inside), a producer of tensors with arbitrary
+// (adapter/parity, a subcommand of the adapter's program): the shared foreign DLPack producer
+// and consumer (tests/foreign/foreign_dlpack.c, no dlbridge inside), a producer of tensors with arbitrary
 // fields for the fuzz target, and the C loops the benchmark compares with. Test files cannot
 // use cgo, so the tests reach C through this package. Not part of the public API; it builds
 // inside the dlbridge repository only (it compiles a file of tests/).

@@ -1,10 +1,11 @@
-// Command parity is the Go program of the parity matrix (tests/parity/README.md): every row of
+// Package parity is the Go program of the parity matrix (tests/parity/README.md), the subcommand
+// `parity` of the Go adapter's program (../program): every row of
 // tests/parity/parity_table.tsv performed with the public API of package dlbridge, printing one
 // line per row, ROW<TAB>STATUS<TAB>DETAIL, where STATUS is the core's status name and DETAIL the
 // error's message verbatim, or the facts the table names for a row that succeeds. The foreign
 // producer is the one every binding's tests share (tests/foreign, through internal/ctest).
-// Meson builds it with the go tool and suite `parity` runs it beside the other languages.
-package main
+// Suite `parity` runs it beside the other languages.
+package parity
 
 import (
 	"bufio"
@@ -214,7 +215,8 @@ func closing(ts ...*dlbridge.Tensor) func() {
 	}
 }
 
-func main() {
+// Run performs every row and prints its line; it returns the exit status.
+func Run() int {
 	liveAtStart := dlbridge.LiveCount()
 
 	run("create", func() (string, error) {
@@ -587,6 +589,7 @@ func main() {
 	run("live_count_balance", func() (string, error) {
 		return "live=" + strconv.FormatInt(dlbridge.LiveCount()-liveAtStart, 10), nil
 	})
+	return 0
 }
 
 // ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc) ----------
