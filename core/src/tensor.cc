@@ -39,6 +39,7 @@ struct Block {
   Block* parent;
   Block* next_pending;  // in this thread's release queue (see release_calling_out)
   Owner owner;
+  bool spare_size;  // allocated by allocate_block at kSpareBlockSize: may be kept as a spare
   union {
     struct {
       dlb::Backend* backend;
@@ -63,8 +64,64 @@ std::atomic<int64_t> g_live_tensors{0};
 
 void block_deleter(DLManagedTensorVersioned* self);
 
-size_t block_size(int32_t ndim) {
+constexpr size_t block_size(int32_t ndim) {
   return kHeaderSize + 2 * sizeof(int64_t) * static_cast<size_t>(ndim > 0 ? ndim : 1);
+}
+
+// Every tensor costs its block a malloc and a free, as much as the rest of a wrap or share:
+// so the blocks of tensors of up to kSpareNdim dimensions all take kSpareBlockSize bytes, and a
+// thread keeps up to kSpareBlocks of those its frees gave back for its next tensors (a
+// thread's own state: no lock, no atomic). Allocated CPU tensors hold their data in their
+// block and are never kept.
+constexpr int32_t kSpareNdim = 4;
+constexpr size_t kSpareBlockSize = block_size(kSpareNdim);
+constexpr int32_t kSpareBlocks = 32;
+
+// What a thread keeps: the release queue (see release_calling_out) and its spare blocks.
+// Trivially destructible, so that an access costs one __tls_get_addr call in a shared library
+// and no guard (a thread-local with a destructor costs a second call, for its guard, on every
+// access). The initial-exec TLS model would make the access free, but it requires static TLS
+// space for the library's whole TLS block (8 KiB with the CUDA runtime's), which a library
+// dlopen'ed by Java, C# or Python cannot count on getting.
+struct ThreadState {
+  bool releasing;
+  Block* head;
+  Block* tail;
+  // Spares are kept once the thread's SpareCleanup is armed (its first free of a spare-sized
+  // block), which sets spare_limit, and until it ran, which sets it back to 0 for good: a
+  // tensor freed after that (by another thread-local's destructor) goes back to the heap.
+  bool cleanup_armed;
+  int32_t spare_limit;
+  int32_t spare_count;
+  void* spares[kSpareBlocks];
+};
+thread_local ThreadState t_state;
+
+// Frees a thread's spares when the thread ends (and the main thread's at exit), through the
+// C++ runtime, which also keeps the library loaded until it ran.
+struct SpareCleanup {
+  ThreadState* state = nullptr;
+  ~SpareCleanup() {
+    if (state == nullptr) return;
+    for (int32_t i = 0; i < state->spare_count; ++i) std::free(state->spares[i]);
+    state->spare_count = 0;
+    state->spare_limit = 0;
+  }
+};
+thread_local SpareCleanup t_spare_cleanup;
+
+__attribute__((noinline, cold)) void arm_spare_cleanup(ThreadState& state) {
+  state.cleanup_armed = true;
+  t_spare_cleanup.state = &state;
+  state.spare_limit = kSpareBlocks;
+}
+
+// Memory for the block of a tensor of `ndim` dimensions: a spare of this thread, or the heap.
+void* allocate_block(int32_t ndim) {
+  if (ndim > kSpareNdim) return std::malloc(block_size(ndim));
+  ThreadState& state = t_state;
+  if (state.spare_count > 0) return state.spares[--state.spare_count];
+  return std::malloc(kSpareBlockSize);
 }
 
 // Most tensors have a handful of dimensions: copy those inline rather than through a memcpy
@@ -141,6 +198,8 @@ __attribute__((always_inline)) inline Block* init_block(void* memory, Block* par
   block->refs.store(1, std::memory_order_relaxed);
   block->parent = parent;
   block->owner = owner;
+  // Every block but an allocated CPU tensor's comes from allocate_block.
+  block->spare_size = owner != Owner::kInline && ndim <= kSpareNdim;
   g_live_tensors.fetch_add(1, std::memory_order_relaxed);
   return block;
 }
@@ -185,9 +244,27 @@ bool drop_reference(Block* block) {
          block->refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
 }
 
-void free_block(Block* block) {
+// Gives a block's memory back: to `state`'s spares when it has room, else to the heap.
+void free_block(Block* block, ThreadState& state) {
+  const bool spare_size = block->spare_size;
   block->~Block();
+  if (spare_size) {
+    if (__builtin_expect(!state.cleanup_armed, 0)) arm_spare_cleanup(state);
+    if (state.spare_count < state.spare_limit) {
+      state.spares[state.spare_count++] = block;
+      return;
+    }
+  }
   std::free(block);
+}
+
+void free_block(Block* block) {
+  if (block->spare_size) {
+    free_block(block, t_state);
+  } else {
+    block->~Block();
+    std::free(block);
+  }
 }
 
 // Releasing a block can call out to code that frees another dlbridge tensor (a chain of legacy
@@ -196,42 +273,30 @@ void free_block(Block* block) {
 // while this thread is already calling out for another one only joins a queue, which the
 // outermost call releases in order: the stack depth is bounded whatever the depth of the chain.
 //
-// Only blocks that call out touch the thread-local: in a shared library every access is a call
-// to __tls_get_addr, which inline and view blocks (and shares, which release no memory) need not
-// pay. The initial-exec TLS model would make the access free, but it requires static TLS space
-// for the library's whole TLS block (8 KiB with the CUDA runtime's), which a library dlopen'ed
-// by Java, C# or Python cannot count on getting.
-struct ReleaseQueue {
-  bool active;
-  Block* head;
-  Block* tail;
-};
-thread_local ReleaseQueue t_release_queue;
-
 // `block` has no references left and calls_out(block->owner). Out of line, so that
 // block_deleter keeps a one-register frame on its path for inline and view blocks.
 __attribute__((noinline)) void release_calling_out(Block* block) {
-  ReleaseQueue* queue = &t_release_queue;
+  ThreadState* queue = &t_state;
   // One lookup of the thread-local's address per call: without this GCC recomputes it (another
   // __tls_get_addr call) after every call out.
   __asm__("" : "+r"(queue));
-  if (queue->active) {
+  if (queue->releasing) {
     block->next_pending = nullptr;
     if (queue->tail != nullptr) queue->tail->next_pending = block;
     else queue->head = block;
     queue->tail = block;
     return;
   }
-  queue->active = true;
+  queue->releasing = true;
   for (;;) {
     release_source(block);
-    free_block(block);
+    free_block(block, *queue);
     block = queue->head;
     if (block == nullptr) break;
     queue->head = block->next_pending;
     if (queue->head == nullptr) queue->tail = nullptr;
   }
-  queue->active = false;
+  queue->releasing = false;
 }
 
 // A view holds one reference to its root, so dropping a handle frees at most the view and then
@@ -318,7 +383,7 @@ __attribute__((always_inline)) inline int wrap(const DLTensor* tensor,
   }
   status = dlb::check_device_memory(tensor, flags, error);
   if (status != DLB_OK) return status;
-  void* memory = std::malloc(block_size(tensor->ndim));
+  void* memory = allocate_block(tensor->ndim);
   if (memory == nullptr) return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory wrapping a tensor");
   Block* block = init_block(memory, nullptr, Owner::kRelease, flags, *tensor);
   block->source.release.fn = release;
@@ -341,7 +406,7 @@ __attribute__((always_inline)) inline int make_alias(const DLManagedTensorVersio
                      "tensor was not made by dlbridge; import it with dlb_tensor_import first");
   }
   Block* root = base_block->parent != nullptr ? base_block->parent : base_block;
-  void* memory = std::malloc(block_size(layout != nullptr ? layout->ndim : base->dl_tensor.ndim));
+  void* memory = allocate_block(layout != nullptr ? layout->ndim : base->dl_tensor.ndim);
   if (memory == nullptr) {
     return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory creating a view");
   }
@@ -457,7 +522,7 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
     dlb::release_backend(backend);
     return status;
   }
-  void* memory = std::malloc(block_size(ndim));
+  void* memory = allocate_block(ndim);
   if (memory == nullptr) {
     backend->ops.free(backend->ops.ctx, device, data);
     dlb::release_backend(backend);
@@ -506,7 +571,7 @@ DLB_API dlb_status dlb_tensor_import(DLManagedTensorVersioned* src, DLManagedTen
   const DLTensor& t = src->dl_tensor;
   status = dlb::check_device_memory(&t, src->flags, error);
   if (status != DLB_OK) return reject(src, status);
-  void* memory = std::malloc(block_size(t.ndim));
+  void* memory = allocate_block(t.ndim);
   if (memory == nullptr) {
     return reject(src, dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory importing a tensor"));
   }
@@ -525,7 +590,7 @@ DLB_API dlb_status dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTenso
   const DLTensor& t = src->dl_tensor;
   if (status == DLB_OK) status = dlb::check_device_memory(&t, 0, error);
   if (status != DLB_OK) return reject(src, status);
-  void* memory = std::malloc(block_size(t.ndim));
+  void* memory = allocate_block(t.ndim);
   if (memory == nullptr) {
     return reject(src, dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory importing a tensor"));
   }
