@@ -10,8 +10,8 @@ import java.nio.ByteOrder;
  * element at an index (dlb_tensor_host_elements for the dtype, dlb_tensor_element_data). The core checks the dtype, the size, the
  * layout, the device and READ_ONLY, with its own messages; Java only says which dtype its array
  * holds. A Java integer type stands for the signed and the unsigned dtype of its width
- * ({@link Lifecycle.State#javaType}). Each method holds the tensor's lock while it uses the
- * handle.
+ * ({@link Lifecycle.State#javaType}). Each method counts itself in as a call on the tensor
+ * while it uses the handle ({@link Lifecycle.Owner}).
  */
 final class Access {
   private static final long READ = DLBridgeNativeConstants.DLB_ACCESS_READ;
@@ -31,10 +31,10 @@ final class Access {
    */
   static ByteBuffer buffer(Lifecycle.State s, DType signed, DType unsigned, int elementSize,
       Boolean writable) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       boolean write = writable != null ? writable : DLBridgeNative.dlb_tensor_is_read_only(h) == 0;
-      DType dtype = signed == null ? null : s.javaType(signed, unsigned);
+      DType dtype = signed == null ? null : s.javaType(h, signed, unsigned);
       long ref = DLBridgeNative.dlb_tensor_share(h, 0L);
       ByteBuffer b;
       try {
@@ -57,6 +57,8 @@ final class Access {
       Lifecycle.State.of(b, ref); // the buffer owns `ref` now
       b.order(ByteOrder.nativeOrder());
       return write ? b : b.asReadOnlyBuffer().order(ByteOrder.nativeOrder());
+    } finally {
+      s.exit();
     }
   }
 
@@ -74,67 +76,82 @@ final class Access {
   }
 
   static float[] toFloats(Lifecycle.State s) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       float[] out = new float[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_floats(h, DType.FLOAT32.packed(), out);
       return out;
+    } finally {
+      s.exit();
     }
   }
 
   static double[] toDoubles(Lifecycle.State s) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       double[] out = new double[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_doubles(h, DType.FLOAT64.packed(), out);
       return out;
+    } finally {
+      s.exit();
     }
   }
 
   /** int8, uint8 or (as {@code bool}) bool elements. */
   static byte[] toBytes(Lifecycle.State s, boolean bool) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       byte[] out = new byte[arrayLength(h)];
-      DType dtype = bool ? DType.BOOL : s.javaType(DType.INT8, DType.UINT8);
+      DType dtype = bool ? DType.BOOL : s.javaType(h, DType.INT8, DType.UINT8);
       DLBridgeNative.dlbx_java_to_bytes(h, dtype.packed(), out);
       return out;
+    } finally {
+      s.exit();
     }
   }
 
   static short[] toShorts(Lifecycle.State s) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       short[] out = new short[arrayLength(h)];
-      DLBridgeNative.dlbx_java_to_shorts(h, s.javaType(DType.INT16, DType.UINT16).packed(), out);
+      DType dtype = s.javaType(h, DType.INT16, DType.UINT16);
+      DLBridgeNative.dlbx_java_to_shorts(h, dtype.packed(), out);
       return out;
+    } finally {
+      s.exit();
     }
   }
 
   static char[] toChars(Lifecycle.State s) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       char[] out = new char[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_chars(h, DType.UINT16.packed(), out);
       return out;
+    } finally {
+      s.exit();
     }
   }
 
   static int[] toInts(Lifecycle.State s) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       int[] out = new int[arrayLength(h)];
-      DLBridgeNative.dlbx_java_to_ints(h, s.javaType(DType.INT32, DType.UINT32).packed(), out);
+      DLBridgeNative.dlbx_java_to_ints(h, s.javaType(h, DType.INT32, DType.UINT32).packed(), out);
       return out;
+    } finally {
+      s.exit();
     }
   }
 
   static long[] toLongs(Lifecycle.State s) {
-    synchronized (s) {
-      long h = s.handle();
+    long h = s.enter();
+    try {
       long[] out = new long[arrayLength(h)];
-      DLBridgeNative.dlbx_java_to_longs(h, s.javaType(DType.INT64, DType.UINT64).packed(), out);
+      DLBridgeNative.dlbx_java_to_longs(h, s.javaType(h, DType.INT64, DType.UINT64).packed(), out);
       return out;
+    } finally {
+      s.exit();
     }
   }
 
@@ -148,50 +165,69 @@ final class Access {
   }
 
   static void from(Lifecycle.State s, float[] src) {
-    synchronized (s) {
-      DLBridgeNative.dlbx_java_from_floats(s.handle(), DType.FLOAT32.packed(), src);
+    long h = s.enter();
+    try {
+      DLBridgeNative.dlbx_java_from_floats(h, DType.FLOAT32.packed(), src);
+    } finally {
+      s.exit();
     }
   }
 
   static void from(Lifecycle.State s, double[] src) {
-    synchronized (s) {
-      DLBridgeNative.dlbx_java_from_doubles(s.handle(), DType.FLOAT64.packed(), src);
+    long h = s.enter();
+    try {
+      DLBridgeNative.dlbx_java_from_doubles(h, DType.FLOAT64.packed(), src);
+    } finally {
+      s.exit();
     }
   }
 
   /** int8, uint8 or (as {@code bool}) bool elements. */
   static void from(Lifecycle.State s, byte[] src, boolean bool) {
-    synchronized (s) {
-      long h = s.handle();
-      DType dtype = bool ? DType.BOOL : s.javaType(DType.INT8, DType.UINT8);
+    long h = s.enter();
+    try {
+      DType dtype = bool ? DType.BOOL : s.javaType(h, DType.INT8, DType.UINT8);
       DLBridgeNative.dlbx_java_from_bytes(h, dtype.packed(), src);
+    } finally {
+      s.exit();
     }
   }
 
   static void from(Lifecycle.State s, short[] src) {
-    synchronized (s) {
-      long h = s.handle();
-      DLBridgeNative.dlbx_java_from_shorts(h, s.javaType(DType.INT16, DType.UINT16).packed(), src);
+    long h = s.enter();
+    try {
+      DType dtype = s.javaType(h, DType.INT16, DType.UINT16);
+      DLBridgeNative.dlbx_java_from_shorts(h, dtype.packed(), src);
+    } finally {
+      s.exit();
     }
   }
 
   static void from(Lifecycle.State s, char[] src) {
-    synchronized (s) {
-      DLBridgeNative.dlbx_java_from_chars(s.handle(), DType.UINT16.packed(), src);
+    long h = s.enter();
+    try {
+      DLBridgeNative.dlbx_java_from_chars(h, DType.UINT16.packed(), src);
+    } finally {
+      s.exit();
     }
   }
 
   static void from(Lifecycle.State s, int[] src) {
-    synchronized (s) {
-      long h = s.handle();
-      DLBridgeNative.dlbx_java_from_ints(h, s.javaType(DType.INT32, DType.UINT32).packed(), src);
+    long h = s.enter();
+    try {
+      DLBridgeNative.dlbx_java_from_ints(h, s.javaType(h, DType.INT32, DType.UINT32).packed(), src);
+    } finally {
+      s.exit();
     }
   }
 
   static void from(Lifecycle.State s, long[] src) {
-    synchronized (s) {
-      long h = s.handle();
-      DLBridgeNative.dlbx_java_from_longs(h, s.javaType(DType.INT64, DType.UINT64).packed(), src);
+    long h = s.enter();
+    try {
+      DType dtype = s.javaType(h, DType.INT64, DType.UINT64);
+      DLBridgeNative.dlbx_java_from_longs(h, dtype.packed(), src);
+    } finally {
+      s.exit();
     }
   }
 
@@ -215,17 +251,23 @@ final class Access {
   /** The bytes of the element at {@code index}, sign-extended. */
   static long get(Lifecycle.State s, DType signed, DType unsigned, long[] index) {
     long[] out = new long[1];
-    synchronized (s) {
-      DLBridgeNative.dlbx_java_get(s.handle(), s.javaType(signed, unsigned).packed(), index, out);
+    long h = s.enter();
+    try {
+      DLBridgeNative.dlbx_java_get(h, s.javaType(h, signed, unsigned).packed(), index, out);
+    } finally {
+      s.exit();
     }
     return out[0];
   }
 
   /** Writes the low bytes of {@code bits} (as many as an element has) at {@code index}. */
   static void set(Lifecycle.State s, DType signed, DType unsigned, long[] index, long bits) {
-    synchronized (s) {
-      DLBridgeNative.dlbx_java_set(s.handle(), s.javaType(signed, unsigned).packed(), index,
+    long h = s.enter();
+    try {
+      DLBridgeNative.dlbx_java_set(h, s.javaType(h, signed, unsigned).packed(), index,
           bits);
+    } finally {
+      s.exit();
     }
   }
 }

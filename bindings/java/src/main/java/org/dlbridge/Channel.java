@@ -177,8 +177,11 @@ public final class Channel implements AutoCloseable {
       throw new NullPointerException("tensor");
     }
     handle.use(a -> {
-      synchronized (tensor.state) {
-        return DLBridgeNative.dlb_channel_send_cuda(a, tensor.state.handle(), stream, options);
+      long t = tensor.state.enter();
+      try {
+        return DLBridgeNative.dlb_channel_send_cuda(a, t, stream, options);
+      } finally {
+        tensor.state.exit();
       }
     });
   }
@@ -188,8 +191,11 @@ public final class Channel implements AutoCloseable {
       throw new NullPointerException("tensor");
     }
     handle.use(a -> {
-      synchronized (tensor.state) {
-        return DLBridgeNative.dlb_channel_send(a, tensor.state.handle(), options);
+      long t = tensor.state.enter();
+      try {
+        return DLBridgeNative.dlb_channel_send(a, t, options);
+      } finally {
+        tensor.state.exit();
       }
     });
   }

@@ -1,37 +1,28 @@
 package org.dlbridge;
 
-import java.lang.ref.PhantomReference;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 
 /**
- * A listener's or a channel's native handle, closed once. {@link #close()} may come from any
- * thread while another is blocked in accept or receive: it shuts the channel down ({@code
- * dlb_channel_shutdown} wakes the blocked call, which then fails with {@link Status#CLOSED}) and
- * the handle is freed when the last call in progress returns, never under one.
- *
- * <p>It is a phantom reference to its owner (the {@link Listener} or {@link Channel}), never
- * referring to it otherwise: when an owner nobody closed becomes unreachable, the {@code
- * dlbridge-cleaner} thread of {@link Lifecycle} closes it ({@link #clean()}). Calls hold this
- * handle, not the owner, so the handle outlives them whatever the cleaner does.
+ * A listener's or a channel's native handle, an {@link Lifecycle.Owner} as a tensor's is.
+ * {@link #close()} may come from any thread while another is blocked in accept or receive: it
+ * shuts the channel down ({@code dlb_channel_shutdown} wakes the blocked call, which then fails
+ * with {@link Status#CLOSED}) and the handle is freed when the last call in progress returns,
+ * never under one. When an owner nobody closed becomes unreachable, the {@code dlbridge-cleaner}
+ * thread closes it ({@link #clean()}).
  */
-final class ChannelHandle extends PhantomReference<Object> {
+final class ChannelHandle extends Lifecycle.Owner {
   /**
    * The handles of open owners: a phantom reference is enqueued only while it is itself
    * reachable. A set of its own rather than {@link Slots}, whose counts tests of tensors read.
    */
   private static final Set<ChannelHandle> OPEN = ConcurrentHashMap.newKeySet();
 
-  private long address; // 0 once freed; guarded by this
-  private int calls; // calls in progress; guarded by this
-  private boolean closing; // guarded by this
-
   /** Owns {@code address} for {@code owner}, which the cleaner closes if nobody else does. */
   ChannelHandle(Object owner, long address) {
-    super(owner, Lifecycle.QUEUE);
-    this.address = address;
+    super(owner, address);
     OPEN.add(this);
   }
 
@@ -74,52 +65,54 @@ final class ChannelHandle extends PhantomReference<Object> {
 
   /** {@code call} with the native address, counted as a call in progress. */
   <T> T use(LongFunction<T> call) {
-    long a;
-    synchronized (this) {
-      if (closing) {
-        throw closed();
-      }
-      calls++;
-      a = address;
-    }
+    long a = enter();
     try {
       return call.apply(a);
     } finally {
-      synchronized (this) {
-        calls--;
-        freeIfIdle();
+      exit();
+    }
+  }
+
+  @Override
+  DLPackException closedError() {
+    return closed();
+  }
+
+  @Override
+  void free(long address) {
+    DLBridgeNative.dlb_channel_close(address);
+  }
+
+  /**
+   * Closes the handle; a second close does nothing. The closer counts itself in as a call while
+   * it wakes the calls in flight, so that the address stays valid for the shutdown; the last
+   * holder out frees it.
+   */
+  void close() {
+    long a = tryEnter();
+    if (a == 0) {
+      return;
+    }
+    try {
+      if (letGo()) {
+        OPEN.remove(this);
+        DLBridgeNative.dlb_channel_shutdown(a);
       }
-    }
-  }
-
-  private void freeIfIdle() {
-    if (closing && calls == 0 && address != 0) {
-      DLBridgeNative.dlb_channel_close(address);
-      address = 0;
-    }
-  }
-
-  synchronized void close() {
-    if (!closing) {
-      closing = true;
-      OPEN.remove(this);
-      DLBridgeNative.dlb_channel_shutdown(address);
-      freeIfIdle();
+    } finally {
+      exit();
     }
   }
 
   /**
    * The cleaner thread's close, for an owner that became unreachable while open (a closed one's
-   * handle left {@link #OPEN}, so the GC drops it unenqueued; the flag covers a close that ran
-   * as the owner went). No call can start on an unreachable owner, but the JIT may drop an owner
-   * while its own last call still runs: that call is not woken, and it frees the handle as it
-   * returns.
+   * handle left {@link #OPEN}, so the GC drops it unenqueued). No call can start on an
+   * unreachable owner, but the JIT may drop an owner while its own last call still runs: that
+   * call is not woken, and it frees the handle as it returns.
    */
-  synchronized void clean() {
-    if (!closing) {
-      closing = true;
+  @Override
+  void clean() {
+    if (letGo()) {
       OPEN.remove(this);
-      freeIfIdle();
     }
   }
 }

@@ -18,21 +18,24 @@ final class Exchange {
 
   /** The reference of {@code s}, moved out: {@code s} is closed. */
   static long exportVersioned(Lifecycle.State s) {
-    synchronized (s) {
-      long h = s.handle();
-      s.take();
-      s.disown(); // before the consumer can have the address
-      return h;
-    }
+    long h = s.beginExport(); // waits for the calls in flight
+    s.handOver(); // before the consumer can have the address
+    s.endExport(true);
+    return h;
   }
 
   /** The reference of {@code s} as a legacy DLManagedTensor; on error {@code s} stays open. */
   static long exportLegacy(Lifecycle.State s) {
-    synchronized (s) {
-      long legacy = DLBridgeNative.dlb_tensor_export_legacy(s.handle());
-      s.take();
-      s.disown(); // before the consumer can have the address
-      return legacy;
+    long h = s.beginExport();
+    long legacy;
+    try {
+      legacy = DLBridgeNative.dlb_tensor_export_legacy(h);
+    } catch (RuntimeException | Error e) {
+      s.endExport(false); // refused: open as before (a close that waited closes it now)
+      throw e;
     }
+    s.handOver(); // before the consumer can have the address
+    s.endExport(true);
+    return legacy;
   }
 }

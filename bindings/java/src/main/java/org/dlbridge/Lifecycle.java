@@ -7,6 +7,7 @@ import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * How a native reference is owned, freed and released: the managed half of the shared release
@@ -14,9 +15,11 @@ import java.nio.ByteOrder;
  * what is released, and when, is decided by the core's reference count.
  *
  * <ul>
- *   <li>Every owner (a {@link Tensor}, a buffer over a tensor's memory) has a {@link State}: its
- *       native reference, freed at most once (close, export, or the cleaner thread), and a slot
- *       ({@link Slots}) that keeps the State reachable while the owner is open.
+ *   <li>Every owner of a native handle (a {@link Tensor}, a buffer over a tensor's memory, a
+ *       {@link Listener}, a {@link Channel}) has an {@link Owner}: the handle and the count of
+ *       who holds it, freed exactly once (close, the last call after a close, or the cleaner
+ *       thread) or moved out (export). A tensor's is a {@link State}, which a slot ({@link
+ *       Slots}) keeps reachable while the owner is open.
  *   <li>A wrapped ByteBuffer's release token is its slot + 1. When its owner lets go of its
  *       reference, the slot passes from the State to the buffer, which stays there until the
  *       token comes back: as the result of {@code dlbx_tensor_free} when the release happened
@@ -39,7 +42,7 @@ final class Lifecycle {
   private static final VarHandle COUNT =
       MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
-  /** Where the GC leaves the States of owners that became unreachable while open. */
+  /** Where the GC leaves the {@link Owner}s of owners that became unreachable while open. */
   static final ReferenceQueue<Object> QUEUE = new ReferenceQueue<>();
 
   static {
@@ -105,17 +108,165 @@ final class Lifecycle {
   }
 
   /**
-   * The native reference of one owner, freed at most once: by close(), an export, or the
-   * cleaner thread. It is a phantom reference to its owner, and never refers to the owner
-   * otherwise. While the owner is open, its slot holds this State, which keeps it (and a
-   * wrapped buffer) reachable whatever becomes of the owner; the GC hands it to the cleaner
-   * thread once the owner is unreachable. Closing drops it from the slot, so a closed owner
-   * costs the GC nothing. Uses of the handle hold this State's lock, so that a close waits for
-   * a use in progress.
+   * One native address and who holds it, the protocol of docs/architecture.md: the owner until
+   * it lets go ({@link #letGo}: a close, the cleaner thread), each native call in flight ({@link
+   * #enter} .. {@link #exit}), or an export alone. Whoever brings the count to "let go, no call
+   * in flight" frees the address, exactly once ({@link #free}): the one letting go when no call
+   * is in flight, otherwise the last call's exit. An export waits for the calls in flight, holds
+   * the address alone for its one native call, and waits for nothing; calls and a letting go
+   * that come meanwhile wait for it. A tensor's {@link State} and a channel's {@link
+   * ChannelHandle} are the two kinds.
+   *
+   * <p>It is a phantom reference to its owner and never refers to it otherwise; the GC hands it
+   * to the cleaner thread ({@link #clean}) once the owner is unreachable, if it is still
+   * reachable itself (each kind keeps its open owners' reachable). Calls hold this object, not
+   * the owner: the JIT may drop an owner while its own last call still runs, and that call then
+   * frees as it exits.
    */
-  static final class State extends PhantomReference<Object> {
-    /** Guarded by this; 0 once freed or moved out. */
-    private long handle;
+  abstract static class Owner extends PhantomReference<Object> {
+    private static final VarHandle COUNT;
+
+    static {
+      try {
+        COUNT = MethodHandles.lookup().findVarHandle(Owner.class, "count", int.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
+    /** In {@link #count}: the owner let go; each call in flight; an export holds it alone. */
+    private static final int LET_GO = 1, CALL = 2, EXPORTING = 1 << 30;
+
+    /** 0 once freed or moved out; read by a call after it counted itself in. */
+    private long address;
+    /** 0: open and nobody else holding it; else the bits above and the calls in flight. */
+    private volatile int count;
+
+    Owner(Object owner, long address) {
+      super(owner, QUEUE);
+      this.address = address;
+    }
+
+    /** Frees {@code address}: called once, by whoever brought the count to let go alone. */
+    abstract void free(long address);
+
+    /** The error of a call that starts after the owner let go. */
+    abstract DLPackException closedError();
+
+    /** The cleaner thread's call, for an owner that became unreachable while open. */
+    abstract void clean();
+
+    /** Counts a call in and returns the address; 0 when the owner let go (nothing counted). */
+    final long tryEnter() {
+      for (int i = 0; ; i++) {
+        int seen = count;
+        if ((seen & LET_GO) != 0) {
+          return 0;
+        }
+        if ((seen & EXPORTING) != 0) {
+          backOff(i);
+        } else if (COUNT.compareAndSet(this, seen, seen + CALL)) {
+          return address;
+        }
+      }
+    }
+
+    /** Counts a call in and returns the address; {@link #closedError} once the owner let go. */
+    final long enter() {
+      long a = tryEnter();
+      if (a == 0) {
+        throw closedError();
+      }
+      return a;
+    }
+
+    /** Counts a call out: the last one out after the owner let go frees. */
+    final void exit() {
+      if ((int) COUNT.getAndAdd(this, -CALL) - CALL == LET_GO) {
+        release();
+      }
+    }
+
+    /** The owner lets go: true for the one call that did; frees at once with no call in flight. */
+    final boolean letGo() {
+      for (int i = 0; ; i++) {
+        int seen = count;
+        if ((seen & LET_GO) != 0) {
+          return false;
+        }
+        if ((seen & EXPORTING) != 0) {
+          backOff(i); // a refused export leaves the owner open: then it lets go here
+        } else if (COUNT.compareAndSet(this, seen, seen | LET_GO)) {
+          if (seen == 0) {
+            release();
+          }
+          return true;
+        }
+      }
+    }
+
+    /** True once the owner let go (or an export moved the address out). */
+    final boolean isClosed() {
+      return (count & LET_GO) != 0;
+    }
+
+    /**
+     * Gives an export the address alone: waits for the calls in flight to end (and for another
+     * export). {@link #closedError} once the owner let go. End it with {@link #endExport}.
+     */
+    final long beginExport() {
+      for (int i = 0; ; i++) {
+        int seen = count;
+        if ((seen & LET_GO) != 0) {
+          throw closedError();
+        }
+        if (seen == 0 && COUNT.compareAndSet(this, 0, EXPORTING)) {
+          return address;
+        }
+        backOff(i);
+      }
+    }
+
+    /**
+     * Ends {@link #beginExport}: moved, the address is the consumer's and the owner reads as
+     * closed, with nothing left to free; otherwise it is open as before. Calls and a letting go
+     * wait without writing the count while an export holds it, so it is written whole.
+     */
+    final void endExport(boolean moved) {
+      if (moved) {
+        address = 0;
+      }
+      count = moved ? LET_GO : 0;
+    }
+
+    private void release() {
+      long a = address;
+      address = 0;
+      free(a);
+    }
+
+    /**
+     * One wait for a state that lasts one native call at most (an export) or a few calls in
+     * flight: spin first, then yield, then sleep a little longer each time.
+     */
+    private static void backOff(int i) {
+      if (i < 16) {
+        Thread.onSpinWait();
+      } else if (i < 32) {
+        Thread.yield();
+      } else {
+        LockSupport.parkNanos(Math.min(i - 31, 100) * 1000L);
+      }
+    }
+  }
+
+  /**
+   * The native reference of one tensor (or of a buffer over a tensor's memory), an {@link Owner}
+   * that a slot ({@link Slots}) keeps reachable while its owner is open, with a wrapped buffer
+   * when the wrap's token names the slot. Freeing it drops it from the slot, so a closed owner
+   * costs the GC nothing.
+   */
+  static final class State extends Owner {
     /** The handle's packed dtype, read once (0: not yet; no valid dtype packs to 0). */
     private int dtype;
     private final int slot;
@@ -124,8 +275,7 @@ final class Lifecycle {
 
     /** Owns {@code handle} for {@code owner}; {@code buffer} is what the wrap's token keeps. */
     State(Object owner, long handle, int slot, ByteBuffer buffer) {
-      super(owner, QUEUE);
-      this.handle = handle;
+      super(owner, handle);
       this.slot = slot;
       this.buffer = buffer;
       Slots.set(slot, this);
@@ -143,50 +293,40 @@ final class Lifecycle {
       return new State(owner, handle, slot, null);
     }
 
-    /** The live handle; the caller holds this State's lock. */
-    long handle() {
-      long h = handle;
-      if (h == 0) {
-        throw closed();
-      }
-      return h;
+    @Override
+    DLPackException closedError() {
+      return closed();
     }
 
-    /** The packed dtype of the live handle (a tensor's dtype never changes). Under the lock. */
-    int dtype() {
-      if (dtype == 0) {
-        dtype = DLBridgeNative.dlbx_tensor_dtype(handle());
+    /**
+     * The packed dtype of {@code h}, this State's handle in a call (a tensor's dtype never
+     * changes, so racing first reads store the same value).
+     */
+    int dtype(long h) {
+      int d = dtype;
+      if (d == 0) {
+        d = DLBridgeNative.dlbx_tensor_dtype(h);
+        dtype = d;
       }
-      return dtype;
+      return d;
     }
 
     /**
      * The dtype a Java integer type stands for here: {@code unsigned} when it is the tensor's,
-     * else {@code signed} (Java has no unsigned types). Under the lock.
+     * else {@code signed} (Java has no unsigned types). {@code h} as for {@link #dtype}.
      */
-    DType javaType(DType signed, DType unsigned) {
-      return dtype() == unsigned.packed() ? unsigned : signed;
-    }
-
-    /** True once freed or moved out; the caller holds this State's lock. */
-    boolean isClosed() {
-      return handle == 0;
-    }
-
-    /** Takes the live handle (0 when there is none): the caller frees or moves it. */
-    synchronized long take() {
-      long h = handle;
-      handle = 0;
-      return h;
+    DType javaType(long h, DType signed, DType unsigned) {
+      return dtype(h) == unsigned.packed() ? unsigned : signed;
     }
 
     /**
      * Gives up this State's slot before its reference is freed or moved out: a wrapped buffer
-     * stays in the slot until its token comes back; any other slot is free again.
+     * stays in the slot until its token comes back; any other slot is free again. An export
+     * calls it before the consumer can have the address (once out, another thread may release
+     * it).
      */
-    private void handOver() {
+    void handOver() {
       if (buffer != null) {
-        // Before the free or the export: once it is out, another thread may release it.
         Slots.set(slot, buffer);
         buffer = null;
       } else {
@@ -194,26 +334,15 @@ final class Lifecycle {
       }
     }
 
-    /** Gives up the slot after the handle taken by take() was moved out (exported). */
-    void disown() {
-      handOver();
-    }
-
-    /** Frees the handle taken by take(), then gives up the slot. */
+    @Override
     void free(long h) {
       handOver();
       Lifecycle.free(h);
     }
 
-    /** The cleaner thread's call, for an owner that became unreachable. */
+    @Override
     void clean() {
-      if (Slots.get(slot) != this) {
-        return; // closed or moved out already
-      }
-      long h = take();
-      if (h != 0) {
-        free(h);
-      }
+      letGo();
     }
   }
 
@@ -222,10 +351,8 @@ final class Lifecycle {
     for (;;) {
       try {
         Reference<?> ref = QUEUE.remove(DRAIN_INTERVAL_MS);
-        if (ref instanceof State) {
-          ((State) ref).clean();
-        } else if (ref instanceof ChannelHandle) {
-          ((ChannelHandle) ref).clean();
+        if (ref instanceof Owner) {
+          ((Owner) ref).clean();
         }
         // Released tokens are otherwise taken by the next free on any Java thread; this bounds
         // how long their buffers stay held when Java frees nothing.

@@ -50,7 +50,7 @@ public final class Tensor implements AutoCloseable {
   public static final long FLAG_IS_SUBBYTE_TYPE_PADDED =
       DLBridgeNativeConstants.DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
 
-  /** The native reference and its cleanup record; uses hold its lock (see {@link Lifecycle}). */
+  /** The native reference and who holds it; uses count themselves in (see {@link Lifecycle}). */
   final Lifecycle.State state;
 
   /** Owns {@code handle}, a new reference. */
@@ -343,8 +343,11 @@ public final class Tensor implements AutoCloseable {
    * @return the tensor's dtype
    */
   public DType dtype() {
-    synchronized (state) {
-      return DType.fromPacked(state.dtype());
+    long h = state.enter();
+    try {
+      return DType.fromPacked(state.dtype(h));
+    } finally {
+      state.exit();
     }
   }
 
@@ -454,9 +457,7 @@ public final class Tensor implements AutoCloseable {
    * @return true once the tensor is closed
    */
   public boolean isClosed() {
-    synchronized (state) {
-      return state.isClosed();
-    }
+    return state.isClosed();
   }
 
   /**
@@ -1047,11 +1048,7 @@ public final class Tensor implements AutoCloseable {
   /** Releases this tensor's reference (the deleter runs once). Calling it again does nothing. */
   @Override
   public void close() {
-    Lifecycle.State s = state;
-    long h = s.take(); // waits for a use in progress (uses hold the lock)
-    if (h != 0) {
-      s.free(h);
-    }
+    state.letGo(); // a use in progress frees as it ends
   }
 
   /**
@@ -1061,25 +1058,33 @@ public final class Tensor implements AutoCloseable {
    */
   @Override
   public String toString() {
-    synchronized (state) {
-      if (state.isClosed()) {
-        return "Tensor(closed)";
-      }
+    try {
       return "Tensor(" + dtype() + Arrays.toString(shape()) + " on " + device() + ")";
+    } catch (DLPackException e) {
+      if (e.getStatus() != Status.CLOSED) {
+        throw e;
+      }
+      return "Tensor(closed)"; // closed before, or while, it was read
     }
   }
 
-  /** {@code op} on the live handle, holding the lock a close waits for. */
+  /** {@code op} on the live handle, counted as a call in flight (a close waits for it). */
   private <T> T with(LongFunction<T> op) {
-    synchronized (state) {
-      return op.apply(state.handle());
+    long h = state.enter();
+    try {
+      return op.apply(h);
+    } finally {
+      state.exit();
     }
   }
 
   /** A new Tensor owning the reference {@code op} makes from this one. */
   private Tensor derive(LongUnaryOperator op) {
-    synchronized (state) {
-      return new Tensor(op.applyAsLong(state.handle()));
+    long h = state.enter();
+    try {
+      return new Tensor(op.applyAsLong(h));
+    } finally {
+      state.exit();
     }
   }
 }

@@ -54,11 +54,16 @@ final class Views {
 
   /** Copies the elements of {@code src} into {@code dst} (0: complete on return). */
   static void copyInto(Tensor src, Tensor dst, long stream) {
-    synchronized (src.state) {
-      long s = src.state.handle();
-      synchronized (dst.state) {
-        DLBridgeNative.dlb_tensor_copy_into_async(s, dst.state.handle(), stream);
+    long s = src.state.enter();
+    try {
+      long d = dst.state.enter();
+      try {
+        DLBridgeNative.dlb_tensor_copy_into_async(s, d, stream);
+      } finally {
+        dst.state.exit();
       }
+    } finally {
+      src.state.exit();
     }
   }
 }

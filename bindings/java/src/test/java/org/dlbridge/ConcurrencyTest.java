@@ -1,10 +1,14 @@
 package org.dlbridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -103,5 +107,41 @@ class ConcurrencyTest {
     }
     pool.shutdown();
     assertEquals(before, TestUtil.liveAfterGc(before));
+  }
+
+  // White-box: a call held "in flight" with the tensor's owner count (Lifecycle.Owner), so that
+  // what a close and an export do meanwhile is certain rather than left to timing.
+
+  @Test
+  void aCloseDuringACallFreesWhenTheCallEnds() {
+    long before = DLBridgeNative.dlb_tensor_live_count();
+    Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, 3);
+    t.state.enter();
+    t.close();
+    assertTrue(t.isClosed());
+    assertEquals(before + 1, DLBridgeNative.dlb_tensor_live_count()); // the call still uses it
+    DLPackException e = assertThrows(DLPackException.class, t::shape);
+    assertEquals(Status.CLOSED, e.getStatus());
+    assertEquals("the tensor is closed", e.getMessage());
+    t.close(); // idempotent, and frees nothing early
+    assertEquals(before + 1, DLBridgeNative.dlb_tensor_live_count());
+    t.state.exit(); // the last call out frees
+    assertEquals(before, DLBridgeNative.dlb_tensor_live_count());
+  }
+
+  @Test
+  void anExportWaitsForTheCallsInFlight() throws Exception {
+    long before = DLBridgeNative.dlb_tensor_live_count();
+    Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, 3);
+    t.state.enter();
+    CompletableFuture<Long> export = CompletableFuture.supplyAsync(t::exportVersioned);
+    Thread.sleep(50);
+    assertFalse(export.isDone(), "the export handed the tensor over while a call used it");
+    t.state.exit();
+    long address = export.get(10, TimeUnit.SECONDS);
+    assertTrue(t.isClosed());
+    assertEquals(before + 1, DLBridgeNative.dlb_tensor_live_count()); // moved out, not freed
+    Tensor.importVersioned(address).close();
+    assertEquals(before, DLBridgeNative.dlb_tensor_live_count());
   }
 }
