@@ -1,9 +1,10 @@
-//! The Rust host of the interop matrix: the Rust adapter's table runs in this process (the
-//! crate's own `dlpack_conformance_subject`), the other adapters are loaded from the libraries
-//! named on the command line, and the C runner runs every ordered pair with Rust on one side.
-//! Usage: interop_host_rust [--self-test] ADAPTER.so...
+//! The Rust host of the interop matrix (`interop-host [--self-test] ADAPTER.so...`): the Rust
+//! adapter's table runs in this process (the crate's own `dlpack_conformance_subject`), the other
+//! adapters are loaded from the libraries named, and the C runner runs every ordered pair with
+//! Rust on one side.
 
-fn main() {
+/// Runs the matrix over the adapters `args` names; returns the exit status.
+pub fn run(args: &[String]) -> i32 {
     use dlbridge_adapter_rust::{dlpack_conformance_subject, Subject};
     use std::ffi::{c_char, c_int, CString};
 
@@ -20,16 +21,16 @@ fn main() {
 
     let mut subjects = vec![dlpack_conformance_subject()];
     let mut sabotage = 0;
-    for arg in std::env::args().skip(1) {
+    for arg in args {
         if arg == "--self-test" {
             sabotage = 1;
             continue;
         }
-        let path = CString::new(arg).expect("a path without NUL");
+        let path = CString::new(arg.as_str()).expect("a path without NUL");
         // SAFETY: a NUL-terminated path; the runner dlopens it and returns its table or NULL.
         let subject = unsafe { interop_load_subject(path.as_ptr()) };
         if subject.is_null() {
-            std::process::exit(1);
+            return 1;
         }
         subjects.push(subject);
     }
@@ -43,5 +44,9 @@ fn main() {
             sabotage,
         )
     };
-    std::process::exit(if failed == 0 { 0 } else { 1 });
+    if failed == 0 {
+        0
+    } else {
+        1
+    }
 }

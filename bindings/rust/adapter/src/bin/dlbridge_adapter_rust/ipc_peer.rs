@@ -1,7 +1,8 @@
 //! The Rust peer of suite ipc's exchange across languages (tests/ipc/README.md, "The peer
-//! protocol"): `ipc_peer_rust consume PATH` or `ipc_peer_rust produce PATH`, and of suite
-//! remote's pairs (`ipc_peer_rust remote-consume KEYHEX [SCHEME]`, `ipc_peer_rust remote-produce
-//! ADDRESS KEYHEX`), with the `dlbridge` crate's public API alone.
+//! protocol"), the subcommand `ipc-peer` of the Rust adapter's program: `ipc-peer consume PATH`
+//! or `ipc-peer produce PATH`, and of suite remote's pairs (`ipc-peer remote-consume KEYHEX
+//! [SCHEME]`, `ipc-peer remote-produce ADDRESS KEYHEX`), with the `dlbridge` crate's public API
+//! alone.
 use dlbridge::ipc::{Channel, ChannelOptions, Listener};
 use dlbridge::{status, DType, Device, Tensor};
 use std::io::Write;
@@ -154,28 +155,29 @@ extern "C" {
     fn geteuid() -> u32;
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let outcome = match (args.get(1).map(String::as_str), args.get(2)) {
-        (Some("consume"), Some(path)) if args.len() == 3 => consume(path),
-        (Some("produce"), Some(path)) if args.len() == 3 => produce(path),
-        (Some("remote-consume"), Some(hex)) if args.len() == 3 || args.len() == 4 => {
-            remote_consume(hex, args.get(3).map_or("tcp", String::as_str))
+/// Performs the peer's part `args` names (the words after `ipc-peer`); returns the exit status.
+pub fn run(args: &[String]) -> i32 {
+    let outcome = match (args.first().map(String::as_str), args.get(1)) {
+        (Some("consume"), Some(path)) if args.len() == 2 => consume(path),
+        (Some("produce"), Some(path)) if args.len() == 2 => produce(path),
+        (Some("remote-consume"), Some(hex)) if args.len() == 2 || args.len() == 3 => {
+            remote_consume(hex, args.get(2).map_or("tcp", String::as_str))
         }
-        (Some("remote-produce"), Some(address)) if args.len() == 4 => {
-            remote_produce(address, &args[3])
+        (Some("remote-produce"), Some(address)) if args.len() == 3 => {
+            remote_produce(address, &args[2])
         }
         _ => {
             eprintln!(
-                "usage: ipc_peer_rust consume|produce PATH\n       \
-                 ipc_peer_rust remote-consume KEYHEX [SCHEME]\n       \
-                 ipc_peer_rust remote-produce ADDRESS KEYHEX"
+                "usage: dlbridge_adapter_rust ipc-peer consume|produce PATH\n       \
+                 dlbridge_adapter_rust ipc-peer remote-consume KEYHEX [SCHEME]\n       \
+                 dlbridge_adapter_rust ipc-peer remote-produce ADDRESS KEYHEX"
             );
-            std::process::exit(2);
+            return 2;
         }
     };
     if let Err(what) = outcome {
-        eprintln!("rust {}: {what}", args[1]);
-        std::process::exit(1);
+        eprintln!("rust {}: {what}", args[0]);
+        return 1;
     }
+    0
 }

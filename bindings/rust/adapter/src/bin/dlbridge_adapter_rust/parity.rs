@@ -1,8 +1,8 @@
 //! The parity rows (tests/parity/parity_table.tsv) through the safe Rust API. One line per row:
 //! `ROW<TAB>STATUS<TAB>DETAIL`; suite `parity` compares them with the table and the other
-//! languages. Run: `cargo run --example parity`.
+//! languages. The subcommand `parity` of the Rust adapter's program.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../../../../dlbridge/tests/common/mod.rs"]
 mod common;
 
 use dlbridge::ipc::{Channel, Listener};
@@ -51,7 +51,8 @@ fn deleted_since(start: usize) -> usize {
     FOREIGN_DELETES.load(Ordering::SeqCst) - start
 }
 
-fn main() {
+/// Performs every row and prints its line; returns the exit status.
+pub fn run() -> i32 {
     let live_at_start = dlbridge::live_count();
 
     row(
@@ -386,6 +387,7 @@ fn main() {
         "live_count_balance",
         Ok(format!("live={}", dlbridge::live_count() - live_at_start)),
     );
+    0
 }
 
 // ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc) -------
