@@ -112,9 +112,18 @@ func (h *handle) close() {
 	}
 }
 
-// closed reports whether close was called (or the tensor was exported).
-func (h *handle) closed() bool {
-	return h.state.Load()&stateClosing != 0
+// use runs f with the address, counted as a call in flight (a close meanwhile leaves the free to
+// the last call to end). Once closed: ErrClosed, or ErrChannelClosed for a channel.
+func (h *handle) use(f func(addr int64) error) error {
+	if !h.enter() {
+		if h.channel {
+			return ErrChannelClosed
+		}
+		return ErrClosed
+	}
+	err := f(h.addr)
+	h.leave()
+	return err
 }
 
 // claimExclusive gives the caller the handle alone for one core call (an export): it waits for

@@ -65,8 +65,8 @@ func (t *Tensor) CUDAWaitReceived(consumerStream int64) error {
 	})
 }
 
-// channelHandle is a listener's or a channel's C handle, owned by a handle (handle.go). Close
-// may come from any goroutine while another is blocked in Accept or Receive: it shuts the
+// channelHandle is a listener's or a channel's C handle: a handle (handle.go) with channel set.
+// Close may come from any goroutine while another is blocked in Accept or Receive: it shuts the
 // channel down (dlb_channel_shutdown wakes the blocked call, which then fails with
 // ErrChannelClosed) and the handle is freed when the last call in progress returns, never under
 // one.
@@ -74,20 +74,6 @@ type channelHandle struct{ handle }
 
 // ErrChannelClosed is the error of a Listener or Channel used after Close (StatusClosed).
 var ErrChannelClosed = &Error{Status: StatusClosed, Message: capi.DLB_CHANNEL_CLOSED_MESSAGE}
-
-// use runs f with the handle, counted as a call in progress.
-func (h *channelHandle) use(f func(addr int64) error) error {
-	if !h.enter() {
-		return ErrChannelClosed
-	}
-	defer h.leave()
-	return f(h.addr)
-}
-
-func (h *channelHandle) close() error {
-	h.handle.close()
-	return nil
-}
 
 // Listener accepts connections from other processes on a Unix domain socket (dlb_channel_listen):
 // the socket is created with mode 0600 in a folder only this user can enter (a folder others can
@@ -118,14 +104,14 @@ func Listen(path string) (*Listener, error) {
 // closing and does nothing.
 func newListener(addr int64) *Listener {
 	l := &Listener{channelHandle{handle{channel: true, addr: addr}}}
-	runtime.SetFinalizer(l, func(l *Listener) { _ = l.h.close() })
+	runtime.SetFinalizer(l, func(l *Listener) { l.h.close() })
 	return l
 }
 
 // newChannel owns addr for a new Channel, closed by a finalizer as newListener's listener is.
 func newChannel(addr int64) *Channel {
 	c := &Channel{channelHandle{handle{channel: true, addr: addr}}}
-	runtime.SetFinalizer(c, func(c *Channel) { _ = c.h.close() })
+	runtime.SetFinalizer(c, func(c *Channel) { c.h.close() })
 	return c
 }
 
@@ -153,7 +139,10 @@ func (h *channelHandle) allowUID(uid uint32) error {
 }
 
 // Close stops listening and removes the socket file; a second Close does nothing.
-func (l *Listener) Close() error { return l.h.close() }
+func (l *Listener) Close() error {
+	l.h.close()
+	return nil
+}
 
 // Dial connects to a Listener at path; its process must run as this user (ErrPermission
 // otherwise, before anything is sent or received). Nothing listening there: ErrNoListener.
@@ -345,4 +334,7 @@ func (c *Channel) Peer() (pid int32, uid uint32, err error) {
 func (c *Channel) AllowUID(uid uint32) error { return c.h.allowUID(uid) }
 
 // Close closes the connection; a second Close does nothing.
-func (c *Channel) Close() error { return c.h.close() }
+func (c *Channel) Close() error {
+	c.h.close()
+	return nil
+}

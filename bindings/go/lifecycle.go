@@ -17,18 +17,6 @@ import (
 // they do not keep the Tensor reachable (see Data for where runtime.KeepAlive is needed).
 type Tensor struct{ handle }
 
-// use runs f with the tensor's address, counted as a call in flight (Close leaves the release
-// to the last call to end).
-func (t *Tensor) use(f func(addr int64) error) error {
-	if !t.enter() {
-		return ErrClosed
-	}
-	err := f(t.addr)
-	t.leave()
-	runtime.KeepAlive(t)
-	return err
-}
-
 // Close releases the tensor's reference (the memory goes when its last view or share is closed
 // too). It is idempotent: closing a closed tensor returns nil. A call on the tensor that is
 // still running in another goroutine keeps the memory until it returns; the release then
@@ -39,7 +27,7 @@ func (t *Tensor) Close() error {
 }
 
 // Closed reports whether Close was called (or the tensor was exported).
-func (t *Tensor) Closed() bool { return t.closed() }
+func (t *Tensor) Closed() bool { return t.state.Load()&stateClosing != 0 }
 
 // newTensor returns a Tensor that owns addr. Tensors come in batches that share one finalizer:
 // runtime.SetFinalizer on every Tensor (and clearing it again on Close) cost more than the rest
