@@ -50,9 +50,8 @@ namespace DLBridge {
         if (before == seen) break;
         seen = before;
       }
-      long a = Volatile.Read(ref address);
-      if (a == 0) Exit(); // an export took it: nothing to free
-      return a;
+      // Never 0 here: an export that moved it set Closed after clearing it.
+      return Volatile.Read(ref address);
     }
 
     /// <summary>Counts a call out: the address for the last call out after the owner let go to

@@ -82,9 +82,10 @@ namespace DLBridge {
     /// running on another thread finishes first). Idempotent.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Dispose() {
-      if (!holders.Close(out long free)) return;
-      Free(free);
-      GC.SuppressFinalize(this);
+      if (holders.Close(out long free)) {
+        Free(free);
+        GC.SuppressFinalize(this);
+      }
     }
 
     /// <summary>Frees the reference of a tensor that was never disposed (exactly once; <see cref="Dispose"/> frees it sooner).</summary>
