@@ -76,83 +76,62 @@ final class Access {
   }
 
   static float[] toFloats(Lifecycle.State s) {
-    long h = s.enter();
-    try {
+    return s.use(h -> {
       float[] out = new float[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_floats(h, DType.FLOAT32.packed(), out);
       return out;
-    } finally {
-      s.exit();
-    }
+    });
   }
 
   static double[] toDoubles(Lifecycle.State s) {
-    long h = s.enter();
-    try {
+    return s.use(h -> {
       double[] out = new double[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_doubles(h, DType.FLOAT64.packed(), out);
       return out;
-    } finally {
-      s.exit();
-    }
+    });
   }
 
   /** int8, uint8 or (as {@code bool}) bool elements. */
   static byte[] toBytes(Lifecycle.State s, boolean bool) {
-    long h = s.enter();
-    try {
+    return s.use(h -> {
       byte[] out = new byte[arrayLength(h)];
       DType dtype = bool ? DType.BOOL : s.javaType(h, DType.INT8, DType.UINT8);
       DLBridgeNative.dlbx_java_to_bytes(h, dtype.packed(), out);
       return out;
-    } finally {
-      s.exit();
-    }
+    });
   }
 
   static short[] toShorts(Lifecycle.State s) {
-    long h = s.enter();
-    try {
+    return s.use(h -> {
       short[] out = new short[arrayLength(h)];
       DType dtype = s.javaType(h, DType.INT16, DType.UINT16);
       DLBridgeNative.dlbx_java_to_shorts(h, dtype.packed(), out);
       return out;
-    } finally {
-      s.exit();
-    }
+    });
   }
 
   static char[] toChars(Lifecycle.State s) {
-    long h = s.enter();
-    try {
+    return s.use(h -> {
       char[] out = new char[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_chars(h, DType.UINT16.packed(), out);
       return out;
-    } finally {
-      s.exit();
-    }
+    });
   }
 
   static int[] toInts(Lifecycle.State s) {
-    long h = s.enter();
-    try {
+    return s.use(h -> {
       int[] out = new int[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_ints(h, s.javaType(h, DType.INT32, DType.UINT32).packed(), out);
       return out;
-    } finally {
-      s.exit();
-    }
+    });
   }
 
   static long[] toLongs(Lifecycle.State s) {
-    long h = s.enter();
-    try {
+    return s.use(h -> {
       long[] out = new long[arrayLength(h)];
       DLBridgeNative.dlbx_java_to_longs(h, s.javaType(h, DType.INT64, DType.UINT64).packed(), out);
       return out;
-    } finally {
-      s.exit();
-    }
+    });
   }
 
   static boolean[] toBooleans(Lifecycle.State s) {
@@ -165,70 +144,56 @@ final class Access {
   }
 
   static void from(Lifecycle.State s, float[] src) {
-    long h = s.enter();
-    try {
+    s.use(h -> {
       DLBridgeNative.dlbx_java_from_floats(h, DType.FLOAT32.packed(), src);
-    } finally {
-      s.exit();
-    }
+      return null;
+    });
   }
 
   static void from(Lifecycle.State s, double[] src) {
-    long h = s.enter();
-    try {
+    s.use(h -> {
       DLBridgeNative.dlbx_java_from_doubles(h, DType.FLOAT64.packed(), src);
-    } finally {
-      s.exit();
-    }
+      return null;
+    });
   }
 
   /** int8, uint8 or (as {@code bool}) bool elements. */
   static void from(Lifecycle.State s, byte[] src, boolean bool) {
-    long h = s.enter();
-    try {
+    s.use(h -> {
       DType dtype = bool ? DType.BOOL : s.javaType(h, DType.INT8, DType.UINT8);
       DLBridgeNative.dlbx_java_from_bytes(h, dtype.packed(), src);
-    } finally {
-      s.exit();
-    }
+      return null;
+    });
   }
 
   static void from(Lifecycle.State s, short[] src) {
-    long h = s.enter();
-    try {
+    s.use(h -> {
       DType dtype = s.javaType(h, DType.INT16, DType.UINT16);
       DLBridgeNative.dlbx_java_from_shorts(h, dtype.packed(), src);
-    } finally {
-      s.exit();
-    }
+      return null;
+    });
   }
 
   static void from(Lifecycle.State s, char[] src) {
-    long h = s.enter();
-    try {
+    s.use(h -> {
       DLBridgeNative.dlbx_java_from_chars(h, DType.UINT16.packed(), src);
-    } finally {
-      s.exit();
-    }
+      return null;
+    });
   }
 
   static void from(Lifecycle.State s, int[] src) {
-    long h = s.enter();
-    try {
+    s.use(h -> {
       DLBridgeNative.dlbx_java_from_ints(h, s.javaType(h, DType.INT32, DType.UINT32).packed(), src);
-    } finally {
-      s.exit();
-    }
+      return null;
+    });
   }
 
   static void from(Lifecycle.State s, long[] src) {
-    long h = s.enter();
-    try {
+    s.use(h -> {
       DType dtype = s.javaType(h, DType.INT64, DType.UINT64);
       DLBridgeNative.dlbx_java_from_longs(h, dtype.packed(), src);
-    } finally {
-      s.exit();
-    }
+      return null;
+    });
   }
 
   /** bool elements as the bytes 0 and 1 (null stays null: the core refuses it). */

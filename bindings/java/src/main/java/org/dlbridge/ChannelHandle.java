@@ -3,7 +3,6 @@ package org.dlbridge;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.LongFunction;
 
 /**
  * A listener's or a channel's native handle, an {@link Lifecycle.Owner} as a tensor's is.
@@ -61,16 +60,6 @@ final class ChannelHandle extends Lifecycle.Owner {
   /** The port a remote channel uses here, -1 for a local one ({@code dlb_channel_port}). */
   int port() {
     return use(a -> DLBridgeNative.dlb_channel_port(a));
-  }
-
-  /** {@code call} with the native address, counted as a call in progress. */
-  <T> T use(LongFunction<T> call) {
-    long a = enter();
-    try {
-      return call.apply(a);
-    } finally {
-      exit();
-    }
   }
 
   @Override

@@ -8,6 +8,7 @@ import java.lang.ref.ReferenceQueue;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongFunction;
 
 /**
  * How a native reference is owned, freed and released: the managed half of the shared release
@@ -180,6 +181,16 @@ final class Lifecycle {
       return a;
     }
 
+    /** {@code call} with the address, counted as a call in flight. */
+    final <T> T use(LongFunction<T> call) {
+      long a = enter();
+      try {
+        return call.apply(a);
+      } finally {
+        exit();
+      }
+    }
+
     /** Counts a call out: the last one out after the owner let go frees. */
     final void exit() {
       if ((int) COUNT.getAndAdd(this, -CALL) - CALL == LET_GO) {
@@ -247,15 +258,13 @@ final class Lifecycle {
 
     /**
      * One wait for a state that lasts one native call at most (an export) or a few calls in
-     * flight: spin first, then yield, then sleep a little longer each time.
+     * flight: spin first, then sleep a little longer each time (up to 100 us).
      */
     private static void backOff(int i) {
       if (i < 16) {
         Thread.onSpinWait();
-      } else if (i < 32) {
-        Thread.yield();
       } else {
-        LockSupport.parkNanos(Math.min(i - 31, 100) * 1000L);
+        LockSupport.parkNanos(Math.min(i - 15, 100) * 1000L);
       }
     }
   }

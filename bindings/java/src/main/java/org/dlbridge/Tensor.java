@@ -1070,12 +1070,7 @@ public final class Tensor implements AutoCloseable {
 
   /** {@code op} on the live handle, counted as a call in flight (a close waits for it). */
   private <T> T with(LongFunction<T> op) {
-    long h = state.enter();
-    try {
-      return op.apply(h);
-    } finally {
-      state.exit();
-    }
+    return state.use(op);
   }
 
   /** A new Tensor owning the reference {@code op} makes from this one. */
