@@ -1,11 +1,15 @@
 // The C# host of the interop matrix: the C# adapter's table (Subject.cs) runs in this Mono
 // process, the other adapters are loaded from the libraries named on the command line, and the
-// shared C runner
-// (interop_runner.c, built into libinterop_runner_cs.so and reached through P/Invoke) runs every
+// shared C runner (interop_runner.c, built into libinterop_runner_cs.so and reached through P/Invoke) runs every
 // ordered pair with C# on one side, versioned and legacy, and prints the table.
-// Usage: mono DLBridge.Adapter.exe [--self-test] ADAPTER.so...
+// It is the C# adapter's one program, DLBridge.Adapter.exe, whose subcommands are
+//   interop-host [--self-test] ADAPTER.so...   the matrix's C# host
+//   parity                                     the parity rows (Parity.cs, suite parity)
+//   ipc-peer consume|produce|remote-... ARGS   suite ipc-languages' C# peer (tests/IpcPeer.cs,
+//                                              also built alone as IpcPeer.exe for ChannelTest)
 using System;
 using System.Collections.Generic;
+using System.Linq;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
@@ -60,6 +64,18 @@ namespace DLBridge.Interop {
     }
 
     static int Main(string[] args) {
+      string command = args.Length > 0 ? args[0] : "";
+      string[] rest = args.Skip(1).ToArray();
+      if (command == "interop-host") return RunMatrix(rest);
+      if (command == "parity" && rest.Length == 0) return global::DLBridge.Parity.Program.Run();
+      if (command == "ipc-peer") return IpcPeer.Main(rest);
+      Console.Error.WriteLine("usage: DLBridge.Adapter.exe interop-host [--self-test] ADAPTER.so...\n" +
+                              "       DLBridge.Adapter.exe parity\n" +
+                              "       DLBridge.Adapter.exe ipc-peer consume|produce|remote-consume|remote-produce ARGS");
+      return 2;
+    }
+
+    static int RunMatrix(string[] args) {
       List<IntPtr> subjects = new List<IntPtr> { global::DLBridge.Conformance.Subject.Table() };
       int sabotage = 0;
       foreach (string arg in args) {

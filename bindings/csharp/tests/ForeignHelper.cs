@@ -1,5 +1,6 @@
-// ForeignHelper.cs - the foreign C producer and consumer of the C# tests and of Parity.exe,
-// declared once for both (compiled into DLBridge.Tests.dll and into Parity.exe).
+// ForeignHelper.cs - the foreign C producer and consumer of the C# tests and of the parity rows,
+// declared once for both (compiled into DLBridge.Tests.dll and into the adapter's program,
+// DLBridge.Adapter.exe).
 using System;
 using System.Runtime.InteropServices;
 

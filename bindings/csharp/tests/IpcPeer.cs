@@ -132,7 +132,8 @@ static class IpcPeer {
     Console.WriteLine("produce ok");
   }
 
-  static int Main(string[] args) {
+  // Also the subcommand `ipc-peer` of the C# adapter's program (bindings/csharp/adapter/Host.cs).
+  internal static int Main(string[] args) {
     string role = args.Length > 0 ? args[0] : "";
     bool known = ((role == "consume" || role == "produce") && args.Length == 2) ||
                  (role == "remote-consume" && (args.Length == 2 || args.Length == 3)) ||

@@ -1,8 +1,8 @@
-// Peer.cs - the other end of the channel tests and of Parity.exe's channel rows: the C program
+// Peer.cs - the other end of the channel tests and of the parity channel rows: the C program
 // $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc, its modes in tests/parity/README.md),
 // started with System.Diagnostics.Process; and the few libc calls those tests need (a folder of
 // mode 0700, widening modes for another user, the effective uid). Compiled into
-// DLBridge.Tests.dll and Parity.exe.
+// DLBridge.Tests.dll and the adapter's program (DLBridge.Adapter.exe).
 using System;
 using System.Diagnostics;
 using System.IO;

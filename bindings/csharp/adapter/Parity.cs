@@ -1,5 +1,6 @@
-// Parity.exe - the parity rows (tests/parity/parity_table.tsv, README.md there) through the C#
-// binding's public API, with the foreign DLPack producer the NUnit tests use
+// Parity.cs - the parity rows (tests/parity/parity_table.tsv, README.md there) through the C#
+// binding's public API, the subcommand `parity` of the C# adapter's program (DLBridge.Adapter.exe,
+// Host.cs), with the foreign DLPack producer the NUnit tests use
 // (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers). One line per row:
 // ROW<TAB>STATUS<TAB>DETAIL, STATUS the core's status name the exception carries (IDLPackError),
 // DETAIL its message, or for a success the facts the table names. The channel rows' other end is
@@ -225,7 +226,7 @@ namespace DLBridge.Parity {
       }.Select(e => e.StatusName)));
     }
 
-    private static unsafe int Main() {
+    internal static unsafe int Run() {
       long liveAtStart = DLBridge.LiveCount;
 
       Row("create", () => {
