@@ -76,6 +76,19 @@ constexpr size_t block_size(int32_t ndim) {
 constexpr int32_t kSpareNdim = 4;
 constexpr size_t kSpareBlockSize = block_size(kSpareNdim);
 constexpr int32_t kSpareBlocks = 32;
+// Built with AddressSanitizer the library keeps none, so that every use of a freed handle is
+// reported: a kept block would still look like a tensor.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int32_t kSpareLimit = 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr int32_t kSpareLimit = 0;
+#else
+constexpr int32_t kSpareLimit = kSpareBlocks;
+#endif
+#else
+constexpr int32_t kSpareLimit = kSpareBlocks;
+#endif
 
 // What a thread keeps: the release queue (see release_calling_out) and its spare blocks.
 // Trivially destructible, so that an access costs one __tls_get_addr call in a shared library
@@ -113,7 +126,7 @@ thread_local SpareCleanup t_spare_cleanup;
 __attribute__((noinline, cold)) void arm_spare_cleanup(ThreadState& state) {
   state.cleanup_armed = true;
   t_spare_cleanup.state = &state;
-  state.spare_limit = kSpareBlocks;
+  state.spare_limit = kSpareLimit;
 }
 
 // Memory for the block of a tensor of `ndim` dimensions: a spare of this thread, or the heap.
@@ -251,6 +264,9 @@ void free_block(Block* block, ThreadState& state) {
   if (spare_size) {
     if (__builtin_expect(!state.cleanup_armed, 0)) arm_spare_cleanup(state);
     if (state.spare_count < state.spare_limit) {
+      // A handle freed twice then finds no deleter (dlb_tensor_free skips it) until the block
+      // serves another tensor, instead of keeping the block twice.
+      block->managed.deleter = nullptr;
       state.spares[state.spare_count++] = block;
       return;
     }

@@ -514,7 +514,13 @@ TEST_SUITE("core.lifecycle.spares") {
   // A thread keeps the blocks of its freed tensors of up to 4 dimensions (not those of
   // allocated CPU tensors, which hold their data) for its next tensors, and gives them back to
   // the heap when it ends: under valgrind or a sanitizer these cases also show that nothing
-  // kept is lost.
+  // kept is lost. Built with AddressSanitizer the library keeps none (so that it reports every
+  // use of a freed handle), and which block a tensor gets is not checked.
+#ifdef DLB_TEST_ASAN
+  constexpr bool kKeepsBlocks = false;
+#else
+  constexpr bool kKeepsBlocks = true;
+#endif
   TEST_CASE("a freed block serves the thread's next wrap, share or import of up to 4 dimensions") {
     Live live;
     float values[16] = {};
@@ -539,14 +545,14 @@ TEST_SUITE("core.lifecycle.spares") {
     DLManagedTensorVersioned* allocated = nullptr;
     REQUIRE(dlb_tensor_allocate(cpu(), f32(), 2, shape2.data(), nullptr, 0, &allocated, nullptr) ==
             DLB_OK);
-    CHECK(allocated != kept);
+    if (kKeepsBlocks) CHECK(allocated != kept);
     dlb_tensor_free(allocated);
     desc.ndim = 5;
     desc.shape = const_cast<int64_t*>(shape5.data());
     DLManagedTensorVersioned* wrapped5 = nullptr;
     REQUIRE(dlb_tensor_wrap(&desc, 0, test::count_release, &released, &wrapped5, nullptr) ==
             DLB_OK);
-    CHECK(wrapped5 != kept);
+    if (kKeepsBlocks) CHECK(wrapped5 != kept);
     CHECK(shape_of(wrapped5) == shape5);
     dlb_tensor_free(wrapped5);
     CHECK(released.get() == 2);
@@ -557,7 +563,7 @@ TEST_SUITE("core.lifecycle.spares") {
     DLManagedTensorVersioned* wrapped4 = nullptr;
     REQUIRE(dlb_tensor_wrap(&desc, 0, test::count_release, &released, &wrapped4, nullptr) ==
             DLB_OK);
-    CHECK(wrapped4 == kept);
+    if (kKeepsBlocks) CHECK(wrapped4 == kept);
     CHECK(shape_of(wrapped4) == shape4);
     CHECK(strides_of(wrapped4) == Dims{16, 8, 4, 1});
     CHECK(dlb_tensor_is_exclusive(wrapped4) == 1);
@@ -576,11 +582,11 @@ TEST_SUITE("core.lifecycle.spares") {
     ForeignVersioned* foreign = test::make_foreign(deleted, f32(), {2, 2});
     DLManagedTensorVersioned* imported = nullptr;
     REQUIRE(dlb_tensor_import(&foreign->managed, &imported, nullptr) == DLB_OK);
-    CHECK(imported == kept);
+    if (kKeepsBlocks) CHECK(imported == kept);
     CHECK(shape_of(imported) == Dims{2, 2});
     DLManagedTensorVersioned* imported_share = nullptr;
     REQUIRE(dlb_tensor_share(imported, kReadOnly, &imported_share, nullptr) == DLB_OK);
-    CHECK(imported_share == share_block);
+    if (kKeepsBlocks) CHECK(imported_share == share_block);
     CHECK(imported_share->flags == kReadOnly);
     CHECK(dlb_tensor_is_exclusive(imported) == 0);
     dlb_tensor_free(imported);
