@@ -176,28 +176,15 @@ public final class Channel implements AutoCloseable {
     if (tensor == null) {
       throw new NullPointerException("tensor");
     }
-    handle.use(a -> {
-      long t = tensor.state.enter();
-      try {
-        return DLBridgeNative.dlb_channel_send_cuda(a, t, stream, options);
-      } finally {
-        tensor.state.exit();
-      }
-    });
+    handle.use(a -> tensor.state.use(t ->
+        DLBridgeNative.dlb_channel_send_cuda(a, t, stream, options)));
   }
 
   private void sendWith(Tensor tensor, long options) {
     if (tensor == null) {
       throw new NullPointerException("tensor");
     }
-    handle.use(a -> {
-      long t = tensor.state.enter();
-      try {
-        return DLBridgeNative.dlb_channel_send(a, t, options);
-      } finally {
-        tensor.state.exit();
-      }
-    });
+    handle.use(a -> tensor.state.use(t -> DLBridgeNative.dlb_channel_send(a, t, options)));
   }
 
   /**

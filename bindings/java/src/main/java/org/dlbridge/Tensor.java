@@ -343,12 +343,7 @@ public final class Tensor implements AutoCloseable {
    * @return the tensor's dtype
    */
   public DType dtype() {
-    long h = state.enter();
-    try {
-      return DType.fromPacked(state.dtype(h));
-    } finally {
-      state.exit();
-    }
+    return with(h -> DType.fromPacked(state.dtype(h)));
   }
 
   /**

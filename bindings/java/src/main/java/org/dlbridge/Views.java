@@ -54,16 +54,7 @@ final class Views {
 
   /** Copies the elements of {@code src} into {@code dst} (0: complete on return). */
   static void copyInto(Tensor src, Tensor dst, long stream) {
-    long s = src.state.enter();
-    try {
-      long d = dst.state.enter();
-      try {
-        DLBridgeNative.dlb_tensor_copy_into_async(s, d, stream);
-      } finally {
-        dst.state.exit();
-      }
-    } finally {
-      src.state.exit();
-    }
+    src.state.use(s -> dst.state.use(d ->
+        DLBridgeNative.dlb_tensor_copy_into_async(s, d, stream)));
   }
 }
