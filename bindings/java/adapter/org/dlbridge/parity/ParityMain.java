@@ -30,7 +30,8 @@ import org.dlbridge.Tensor;
 /**
  * The parity rows (tests/parity/parity_table.tsv) through the Java binding's public API, plus
  * the foreign DLPack producer the tests load (NativeTestHelper). One line per row:
- * ROW<TAB>STATUS<TAB>DETAIL, as tests/parity/README.md says. Run by suite parity.
+ * ROW<TAB>STATUS<TAB>DETAIL, as tests/parity/README.md says. The subcommand {@code parity} of the
+ * Java adapter's program ({@code org.dlbridge.interop.JavaHost}), run by suite parity.
  */
 public final class ParityMain {
   private ParityMain() {}
