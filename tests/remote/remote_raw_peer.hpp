@@ -19,7 +19,7 @@
 
 namespace raw {
 
-enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit };
+enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady };
 
 struct Hello {
   char magic[8];
@@ -53,12 +53,16 @@ class Peer {
     ucp_config_release(config);
     ucp_worker_params_t wp{};
     ok_ = ok_ && ucp_worker_create(context_, &wp, &worker_) == UCS_OK;
-    for (unsigned id : {kAmHello, kAmWelcome, kAmRefused, kAmCredit}) {
+    for (unsigned id : {kAmHello, kAmWelcome, kAmRefused, kAmCredit, kAmReady}) {
       ucp_am_handler_param_t h{};
       h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                      UCP_AM_HANDLER_PARAM_FIELD_ARG;
       h.id = id;
-      h.cb = id == kAmHello ? on_hello : id == kAmRefused ? on_refused : on_other;
+      h.cb = id == kAmHello     ? on_hello
+             : id == kAmRefused ? on_refused
+             : id == kAmWelcome ? on_welcome
+             : id == kAmReady   ? on_ready
+                                : on_other;
       h.arg = this;
       ok_ = ok_ && ucp_worker_set_am_recv_handler(worker_, &h) == UCS_OK;
     }
@@ -115,7 +119,8 @@ class Peer {
   }
   bool wait_hello() { return progress_until([&] { return hello_seen_ || gone_; }) && hello_seen_; }
 
-  // Proves `key` (or a wrong one), announcing the given limits.
+  // Proves `key` (or a wrong one), announcing the given limits, and completes the handshake when
+  // the listener welcomes it; false when it was refused or the listener went away.
   bool authenticate(const std::vector<unsigned char>& key, uint32_t max_in_flight = 64) {
     Auth auth{};
     std::memcpy(auth.magic, "dlb-auth", 8);
@@ -133,7 +138,22 @@ class Peer {
     unsigned int size = 32;
     HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data, sizeof data, auth.mac,
          &size);
-    return send(kAmAuth, &auth, sizeof auth, nullptr, 0);
+    if (!send(kAmAuth, &auth, sizeof auth, nullptr, 0)) return false;
+    // Welcomed (the welcome's proof is not checked here), the last step: UCX finishes this
+    // end's set-up (a flush), then both ends say Ready.
+    if (!progress_until([&] { return welcome_seen_ || refused_ || gone_; }) || !welcome_seen_) {
+      return false;
+    }
+    ucp_request_param_t p{};
+    void* flushed = ucp_ep_flush_nbx(ep_, &p);
+    if (UCS_PTR_IS_ERR(flushed)) return false;
+    if (flushed != nullptr) {
+      progress_until([&] { return ucp_request_check_status(flushed) != UCS_INPROGRESS; });
+      ucp_request_free(flushed);
+    }
+    const char ready[8] = {'d', 'l', 'b', '-', 'r', 'e', 'd', 'y'};
+    return send(kAmReady, ready, sizeof ready, nullptr, 0) &&
+           progress_until([&] { return ready_seen_ || gone_; }) && ready_seen_;
   }
 
   // Sends an active message with `header` and `data`, waiting until it left.
@@ -163,6 +183,16 @@ class Peer {
     static_cast<Peer*>(arg)->refused_ = true;
     return UCS_OK;
   }
+  static ucs_status_t on_welcome(void* arg, const void*, size_t, void*, size_t,
+                                 const ucp_am_recv_param_t*) {
+    static_cast<Peer*>(arg)->welcome_seen_ = true;
+    return UCS_OK;
+  }
+  static ucs_status_t on_ready(void* arg, const void*, size_t, void*, size_t,
+                               const ucp_am_recv_param_t*) {
+    static_cast<Peer*>(arg)->ready_seen_ = true;
+    return UCS_OK;
+  }
   static ucs_status_t on_other(void*, const void*, size_t, void*, size_t,
                                const ucp_am_recv_param_t*) {
     return UCS_OK;
@@ -176,6 +206,8 @@ class Peer {
   bool gone_ = false;
   bool refused_ = false;
   bool hello_seen_ = false;
+  bool welcome_seen_ = false;
+  bool ready_seen_ = false;
   Hello hello_{};
 };
 

@@ -604,8 +604,7 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   }
   status = wait_request(channel, r, request, "sending a tensor", error);
   dlb_tensor_free(copy);
-  if (status != DLB_OK) return status;
-  return DLB_OK;
+  return status;
 }
 
 int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_error* error) {

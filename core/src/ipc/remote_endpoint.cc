@@ -75,7 +75,8 @@ int make_worker(Remote* r, bool with_handlers, dlb_error* error) {
     unsigned id;
     ucp_am_recv_callback_t cb;
   } handlers[] = {{kAmHello, on_hello},     {kAmAuth, on_auth},     {kAmWelcome, on_welcome},
-                  {kAmRefused, on_refused}, {kAmTensor, on_tensor}, {kAmCredit, on_credit}};
+                  {kAmRefused, on_refused}, {kAmTensor, on_tensor}, {kAmCredit, on_credit},
+                  {kAmReady, on_ready}};
   for (const auto& h : handlers) {
     ucp_am_handler_param_t p{};
     p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |

@@ -73,6 +73,46 @@ int handshake_failure(const Remote& r, int status, const char* gone_what, int go
   return status;
 }
 
+// The last step of both ends' handshake. UCX sets a connection up lazily: until both ends have
+// progressed far enough, what this end sends may wait in UCX for the peer's part of the set-up.
+// Each end flushes its endpoint (which completes once UCX has set this end up, with the peer's
+// help), then says Ready and waits for the peer's Ready, progressing all along so that the
+// peer's flush completes too. After it, a send's flush (remote_send) waits for nothing but this
+// end's own transport, and connect and accept return a connection that is up end to end.
+int finish_connection(dlb_channel* channel, Remote* r, const Deadline& deadline, const char* what,
+                      dlb_error* error) {
+  ucp_request_param_t p{};
+  ucs_status_ptr_t flushed = r->u->ep_flush_nbx(r->ep, &p);
+  int status = DLB_OK;
+  if (UCS_PTR_IS_ERR(flushed)) {
+    r->peer_gone = true;
+    if (r->peer_status == UCS_OK) r->peer_status = UCS_PTR_STATUS(flushed);
+    status = DLB_ERR_PEER_CLOSED;
+  } else if (flushed != nullptr) {
+    status = progress_until(
+        channel, r, deadline, what,
+        [&] { return r->u->request_check_status(flushed) != UCS_INPROGRESS || r->peer_gone; },
+        error);
+    if (status == DLB_OK && r->u->request_check_status(flushed) != UCS_OK) {
+      status = DLB_ERR_PEER_CLOSED;
+    }
+    r->u->request_free(flushed);  // also unfinished: UCX ends it with the endpoint
+  }
+  if (status == DLB_OK) {
+    Ready ready{};
+    std::memcpy(ready.magic, kReadyMagic, 8);
+    status = send_control(channel, r, kAmReady, &ready, sizeof ready, what, error);
+  }
+  if (status == DLB_OK) {
+    status = progress_until(
+        channel, r, deadline, what,
+        [&] { return r->ready_seen || r->peer_gone || r->violation != DLB_OK; }, error);
+    if (status == DLB_OK && !r->ready_seen) status = DLB_ERR_PEER_CLOSED;
+  }
+  if (status != DLB_OK) return handshake_failure(*r, status, what, DLB_ERR_PEER_CLOSED, error);
+  return DLB_OK;
+}
+
 }  // namespace
 
 void violate(Remote* r, int status, const char* message) {
@@ -99,6 +139,13 @@ ucs_status_t on_welcome(void* arg, const void* header, size_t size, void*, size_
                         const ucp_am_recv_param_t*) {
   auto* r = static_cast<Remote*>(arg);
   take_frame(r, header, size, kWelcomeMagic, &r->welcome, &r->welcome_seen, "welcome");
+  return UCS_OK;
+}
+
+ucs_status_t on_ready(void* arg, const void* header, size_t size, void*, size_t,
+                      const ucp_am_recv_param_t*) {
+  auto* r = static_cast<Remote*>(arg);
+  take_frame(r, header, size, kReadyMagic, &r->ready, &r->ready_seen, "ready message");
   return UCS_OK;
 }
 
@@ -149,8 +196,11 @@ int greet(dlb_channel* channel, Remote* r, int64_t timeout_ns, dlb_error* error)
   r->peer_max_in_flight = r->auth.max_in_flight;
   // Authenticated before the welcome leaves: the peer may send a tensor right after it.
   r->authenticated = true;
-  return send_control(channel, r, kAmWelcome, &welcome, sizeof welcome, "welcoming a peer",
-                      error);
+  status = send_control(channel, r, kAmWelcome, &welcome, sizeof welcome, "welcoming a peer",
+                        error);
+  if (status != DLB_OK) return status;
+  return finish_connection(channel, r, Deadline(limit), "waiting for the peer to be ready",
+                           error);
 }
 
 int introduce(dlb_channel* channel, Remote* r, dlb_error* error) {
@@ -213,7 +263,7 @@ int introduce(dlb_channel* channel, Remote* r, dlb_error* error) {
   r->peer_max_in_flight = r->hello.max_in_flight;
   r->authenticated = true;
   take_deferred(r);  // what the listener sent right after its welcome
-  return DLB_OK;
+  return finish_connection(channel, r, deadline, "waiting for the listener to be ready", error);
 }
 
 }  // namespace ipc

@@ -13,6 +13,8 @@
 //   peer -> listener   Auth     (its nonce, its limits, HMAC(key, "client" | both nonces | limits))
 //   listener -> peer   Welcome  (HMAC(key, "server" | both nonces | the listener's limits))
 //                   or Refused
+//   both               Ready    (once UCX has set up this end of the connection: see
+//                                finish_connection)
 // Each side proves it holds the key without sending it, and each MAC covers the limits that side
 // announced. Then each side sends Tensor messages, and a receiver gives the sender Credit for the
 // tensors its receives took, so that a sender never has more in flight than the receiver allows.
@@ -37,7 +39,7 @@ namespace ipc {
 
 // ---- the handshake's and the flow control's messages (active message ids and headers) --------
 
-enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit };
+enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady };
 
 inline constexpr size_t kNonceBytes = 32;
 inline constexpr size_t kMacBytes = 32;
@@ -65,6 +67,7 @@ inline constexpr char kAuthMagic[8] = {'d', 'l', 'b', '-', 'a', 'u', 't', 'h'};
 inline constexpr char kWelcomeMagic[8] = {'d', 'l', 'b', '-', 'w', 'l', 'c', 'm'};
 inline constexpr char kRefusedMagic[8] = {'d', 'l', 'b', '-', 'n', 'o', 'p', 'e'};
 inline constexpr char kCreditMagic[8] = {'d', 'l', 'b', '-', 'c', 'r', 'd', 't'};
+inline constexpr char kReadyMagic[8] = {'d', 'l', 'b', '-', 'r', 'e', 'd', 'y'};
 
 struct Hello {
   char magic[8];
@@ -94,6 +97,10 @@ struct Refused {
   char magic[8];
   uint32_t reason;  // 0: the key
   uint32_t reserved;
+};
+
+struct Ready {
+  char magic[8];
 };
 
 struct Credit {
@@ -163,6 +170,8 @@ struct Remote {
   Welcome welcome;
   bool welcome_seen;
   bool refused_seen;
+  Ready ready;
+  bool ready_seen;
   // What the peer did before it was authenticated, that ends the handshake.
   int violation;
   dlb_error violation_error;
@@ -270,6 +279,7 @@ ucs_status_t on_welcome(void*, const void*, size_t, void*, size_t, const ucp_am_
 ucs_status_t on_refused(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 ucs_status_t on_tensor(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 ucs_status_t on_credit(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_ready(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 // Records what the peer did wrong (the first thing only): it ends a handshake, or the stream.
 void violate(Remote* r, int status, const char* message);
 // The listener's half of the handshake on a new connection (a peer gets at most
