@@ -100,17 +100,14 @@ else
   status=1
 fi
 
-# 3. valgrind over the release build: any error or leak fails the test.
-# Suite remote is left out: under valgrind's serialized threads, a test whose two ends share
-# one thread can wait for ever for bytes UCX queued on the other end's worker (seen once in a
-# clean-clone run; the suite passes under ASan, TSan and without a checker). Its C++ test runs
-# here through suite cpp.
+# 3. valgrind over the release build: any error or leak fails the test. Suite remote's scripts
+# (Python drivers of other processes) are left out; its C tests run.
 if [[ -f build-test/build.ninja ]]; then
   # PoCL (the OpenCL on the CPU) and its LLVM leak and trip valgrind in their own code: their
   # reports are suppressed by object name, nothing in dlbridge is.
   run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
     --suite gonative --suite interop-native --suite csharp-native --suite swig-native --suite ipc \
-    --suite conformance --no-suite conformance-python --no-suite conformance-vm \
+    --suite remote --no-suite remote-scripts --suite conformance --no-suite conformance-python --no-suite conformance-vm \
     --timeout-multiplier 10 \
     --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp --suppressions=$root/tests/remote/ucx-valgrind.supp"
 fi
