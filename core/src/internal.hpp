@@ -102,6 +102,17 @@ inline bool is_pointer_addressable(int32_t device_type) {
          ((kPointerAddressableDeviceTypes >> device_type) & 1u) != 0;
 }
 
+// Tensors handed out for devices whose data is an address carry their offset in data, with
+// byte_offset 0: PyTorch and other importers read data alone. Opaque handles keep byte_offset;
+// empty tensors with NULL data address nothing and keep theirs. Validation guarantees that the
+// sum does not wrap for tensors with elements.
+inline void fold_offset(int32_t device_type, void** data, uint64_t* byte_offset) {
+  if (*byte_offset != 0 && *data != nullptr && is_pointer_addressable(device_type)) {
+    *data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(*data) + *byte_offset);
+    *byte_offset = 0;
+  }
+}
+
 // The device types DLPack defines: 1 to 20 except 5 and 6 (regardless of registered backends).
 inline constexpr uint32_t kStandardDeviceTypes = 0x1FFF9Eu;
 inline bool is_standard_device_type(int32_t device_type) {

@@ -1,5 +1,5 @@
-// Tensor lifecycle: the block every dlbridge tensor lives in, allocation, wrap, import, export,
-// sharing and freeing.
+// Tensor lifecycle: the block every dlbridge tensor lives in, allocation, wrap, import, sharing
+// and freeing (handing tensors to other conventions is exchange.cc's).
 //
 // Every tensor this library hands out is a Block: the DLManagedTensorVersioned itself, a
 // reference count, and its own copy of shape and strides, in one heap allocation. A block either
@@ -153,17 +153,6 @@ inline void copy_dims(int64_t* dst, const int64_t* src, int32_t n) {
   }
 }
 
-// Tensors handed out for devices whose data is an address carry their offset in data, with
-// byte_offset 0: PyTorch and other importers read data alone. Opaque handles keep byte_offset;
-// empty tensors with NULL data address nothing and keep theirs. Validation guarantees that the
-// sum does not wrap for tensors with elements.
-void fold_offset(int32_t device_type, void** data, uint64_t* byte_offset) {
-  if (*byte_offset != 0 && *data != nullptr && dlb::is_pointer_addressable(device_type)) {
-    *data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(*data) + *byte_offset);
-    *byte_offset = 0;
-  }
-}
-
 // Fills a freshly allocated block for a tensor laid out as `layout`: everything is copied, shape
 // and strides into the block (strides NULL means compact). Inlined into every maker: as a call
 // it costs a frame and six saved registers, more than a wrap or share spends on its own work.
@@ -179,7 +168,7 @@ __attribute__((always_inline)) inline Block* init_block(void* memory, Block* par
   uint64_t byte_offset = layout.byte_offset;
   const DLDevice device = layout.device;
   const DLDataType dtype = layout.dtype;
-  fold_offset(device.device_type, &data, &byte_offset);
+  dlb::fold_offset(device.device_type, &data, &byte_offset);
   // Default-initialised on purpose: every member that is read is assigned below.
   auto* block = new (memory) Block;
   auto* dims = reinterpret_cast<int64_t*>(static_cast<char*>(memory) + kHeaderSize);
@@ -363,19 +352,6 @@ template <class Managed>
 int reject(Managed* src, int status) {
   if (src != nullptr && src->deleter != nullptr) src->deleter(src);
   return status;
-}
-
-// The legacy struct handed out by dlb_tensor_export_legacy: its deleter frees the source.
-struct LegacyExport {
-  DLManagedTensor legacy;
-  DLManagedTensorVersioned* source;
-};
-
-void legacy_export_deleter(DLManagedTensor* self) {
-  auto* exported = static_cast<LegacyExport*>(self->manager_ctx);
-  DLManagedTensorVersioned* source = exported->source;
-  std::free(exported);
-  if (source->deleter != nullptr) source->deleter(source);
 }
 
 // dlb_tensor_wrap and dlb_tensor_wrap_buffer: with a `buffer_size`, every byte the elements
@@ -616,54 +592,7 @@ DLB_API dlb_status dlb_tensor_import_legacy(DLManagedTensor* src, DLManagedTenso
   return DLB_OK;
 }
 
-DLB_API dlb_status dlb_tensor_export_legacy(DLManagedTensorVersioned* src, DLManagedTensor** out,
-                                     dlb_error* error) {
-  if (out == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "out is NULL");
-  *out = nullptr;
-  if (src == nullptr) return dlb::fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
-  if (src->version.major != DLPACK_MAJOR_VERSION) {
-    return dlb::fail(error, DLB_ERR_UNSUPPORTED_VERSION,
-                     "DLPack major version %u is not supported (dlbridge accepts major version %d)",
-                     static_cast<unsigned>(src->version.major), DLPACK_MAJOR_VERSION);
-  }
-  // Everything that enters is validated, like an import (a foreign producer's tensor may be
-  // anything); then one rule for the flags, which the legacy struct cannot carry: a bit is
-  // dropped only when the legacy consumer reads the same tensor without it.
-  int status = dlb::validate_tensor_inline(&src->dl_tensor, src->flags, nullptr, error);
-  if (status == DLB_OK && !dlb_tensor_is_dlbridge(src)) {
-    status = dlb::check_device_memory(&src->dl_tensor, src->flags, error);
-  }
-  if (status != DLB_OK) return status;
-  if ((src->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0) {
-    return dlb::fail(error, DLB_ERR_READ_ONLY,
-                     "cannot export a read-only tensor as a legacy DLManagedTensor, which has no "
-                     "READ_ONLY flag");
-  }
-  if (dlb_dtype_is_subbyte(src->dl_tensor.dtype) &&
-      (src->flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0) {
-    return dlb::fail(error, DLB_ERR_UNSUPPORTED,
-                     "cannot export padded sub-byte data as a legacy DLManagedTensor, which has no "
-                     "IS_SUBBYTE_TYPE_PADDED flag");
-  }
-  auto* exported = static_cast<LegacyExport*>(std::malloc(sizeof(LegacyExport)));
-  if (exported == nullptr) {
-    return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory exporting a tensor");
-  }
-  exported->legacy.dl_tensor = src->dl_tensor;
-  DLTensor& t = exported->legacy.dl_tensor;
-  fold_offset(t.device.device_type, &t.data, &t.byte_offset);
-  exported->legacy.manager_ctx = exported;
-  exported->legacy.deleter = legacy_export_deleter;
-  exported->source = src;
-  *out = &exported->legacy;
-  return DLB_OK;
-}
-
 DLB_API void dlb_tensor_free(DLManagedTensorVersioned* tensor) {
-  if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
-}
-
-DLB_API void dlb_tensor_free_legacy(DLManagedTensor* tensor) {
   if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
 }
 
@@ -708,24 +637,6 @@ DLB_API int dlb_tensor_is_exclusive(const DLManagedTensorVersioned* tensor) {
 
 DLB_API int64_t dlb_tensor_live_count(void) {
   return g_live_tensors.load(std::memory_order_relaxed);
-}
-
-DLB_API int dlb_exchange_allocator(DLTensor* prototype, DLManagedTensorVersioned** out,
-                                   void* error_ctx,
-                                   void (*SetError)(void* error_ctx, const char* kind,
-                                                    const char* message)) {
-  dlb_error error;
-  int status;
-  if (out != nullptr) *out = nullptr;
-  if (prototype == nullptr) {
-    status = dlb::fail(&error, DLB_ERR_INVALID_ARGUMENT, "prototype is NULL");
-  } else {
-    status = dlb_tensor_allocate(prototype->device, prototype->dtype, prototype->ndim,
-                                 prototype->shape, nullptr, 0, out, &error);
-  }
-  if (status == DLB_OK) return 0;
-  if (SetError != nullptr) SetError(error_ctx, dlb_status_name(status), error.message);
-  return -1;
 }
 
 }  // extern "C"
