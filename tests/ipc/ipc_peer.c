@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dlbridge/dlbridge.h"
+#include "../remote/hex_key.h"
 
 static int failed(const char* role, const char* what, const dlb_error* error) {
   fprintf(stderr, "c %s: %s%s%s\n", role, what, error ? ": " : "", error ? error->message : "");
@@ -134,19 +135,10 @@ done:
  * NULL after printing why. */
 static dlb_channel_options* options_with_key(const char* role, const char* hex) {
   unsigned char key[DLB_REMOTE_MAX_KEY_BYTES + 1];
-  size_t size = strlen(hex) / 2;
-  if (strlen(hex) % 2 != 0 || size > sizeof key) {
-    failed(role, "KEYHEX is not an even number of hex digits within the longest key", NULL);
+  size_t size = 0;
+  if (key_from_hex(hex, key, sizeof key, &size) != 0) {
+    failed(role, "KEYHEX is not two hex digits a byte within the longest key", NULL);
     return NULL;
-  }
-  for (size_t i = 0; i < size; ++i) {
-    char pair[3] = {hex[2 * i], hex[2 * i + 1], 0};
-    char* end = NULL;
-    key[i] = (unsigned char)strtoul(pair, &end, 16);
-    if (end != pair + 2) {
-      failed(role, "KEYHEX holds a character that is not a hex digit", NULL);
-      return NULL;
-    }
   }
   dlb_error err;
   dlb_channel_options* options = NULL;
