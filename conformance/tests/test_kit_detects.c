@@ -200,6 +200,7 @@ static void release(void* ctx, void* handle) {
 static const dlpc_subject kSubject = {
   sizeof(dlpc_subject), DLPC_CONTRACT_VERSION, "rule breaker", NULL,
   produce_v, produce_l, consume_v, consume_l, release, live_count,
+  NULL, NULL, NULL, /* no part in the exchange matrix */
 };
 
 /* ---- the expectations --------------------------------------------------------------------- */
