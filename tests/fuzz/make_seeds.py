@@ -12,7 +12,6 @@ the result of long libFuzzer runs minimized with -merge=1 (-use_counters=0 for
 fuzz_views_copies, to keep it to edge coverage), checked in as they are.
 """
 import pathlib
-import shutil
 import struct
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -330,10 +329,12 @@ REMOTE_SEEDS = {
 
 
 def write(target, seeds):
+    """Replaces the generated seeds of `target`; inputs kept from crashes (regression_*) stay."""
     folder = CORPUS / target
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        if not old.name.startswith("regression_"):
+            old.unlink()
     for name, data in sorted(seeds.items()):
         (folder / name).write_bytes(data)
     print(f"{folder}: {len(seeds)} seeds")
