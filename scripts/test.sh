@@ -105,11 +105,16 @@ fi
 if [[ -f build-test/build.ninja ]]; then
   # PoCL (the OpenCL on the CPU) and its LLVM leak and trip valgrind in their own code: their
   # reports are suppressed by object name, nothing in dlbridge is.
+  # --fair-sched=yes: valgrind runs one thread at a time, and its default lock lets a thread that
+  # polls (a UCX worker, a channel's spin before it sleeps) take the lock back at once, on a
+  # two-core machine for seconds on end, while a thread back from poll() waits for it. The remote
+  # suite's peers then miss each other's time limits (seen: a handshake starved for 10 s, and the
+  # listener waiting on for a next peer). The fair lock hands it over in turn.
   run_pass valgrind build-test --suite core --suite cpp --suite examples --suite cuda --suite opencl --suite jni \
     --suite gonative --suite interop-native --suite csharp-native --suite swig-native --suite ipc \
     --suite remote --no-suite remote-scripts --suite conformance --no-suite conformance-python --no-suite conformance-vm \
     --timeout-multiplier 10 \
-    --wrap="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp --suppressions=$root/tests/remote/ucx-valgrind.supp"
+    --wrap="valgrind --fair-sched=yes --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --suppressions=$root/tests/opencl/pocl-valgrind.supp --suppressions=$root/tests/remote/ucx-valgrind.supp"
 fi
 
 # 4. ThreadSanitizer over the suites that share tensors between threads.
@@ -152,6 +157,11 @@ for log in sorted(results.glob("*.json")):
         else:
             totals["failed"] += 1
             print(f"FAILED in pass {log.stem}: {entry['name']} ({result})")
+            # The end of what it printed, here too: CI's report keeps only the end of the run.
+            printed = (entry.get("stdout") or "") + "\n" + (entry.get("stderr") or "")
+            tail = [text for text in printed.splitlines() if text.strip()][-12:]
+            for text in tail:
+                print(f"  | {text[:200]}")
     print(f"pass {log.stem}: {count} tests")
     if count == 0:
         empty.append(log.stem)
