@@ -50,6 +50,14 @@ int check_host_segment(const Wire& wire, const char* kind, dlb_error* error) {
   return DLB_OK;
 }
 
+// The first check of every descriptor, local or remote.
+int check_magic(const Wire& wire, dlb_error* error) {
+  if (std::memcmp(wire.magic, kWireMagic, sizeof kWireMagic) != 0) {
+    return fail(error, DLB_ERR_PROTOCOL, "not a dlbridge tensor descriptor (bad magic)");
+  }
+  return DLB_OK;
+}
+
 }  // namespace
 
 void encode(const DLManagedTensorVersioned& tensor, uint32_t handle, const void* base,
@@ -77,9 +85,7 @@ void encode(const DLManagedTensorVersioned& tensor, uint32_t handle, const void*
 }
 
 int check_header(const Wire& wire, dlb_error* error) {
-  if (std::memcmp(wire.magic, kWireMagic, sizeof kWireMagic) != 0) {
-    return fail(error, DLB_ERR_PROTOCOL, "not a dlbridge tensor descriptor (bad magic)");
-  }
+  if (check_magic(wire, error) != DLB_OK) return DLB_ERR_PROTOCOL;
   if (wire.major != kWireMajor || wire.size != sizeof(Wire)) {
     return fail(error, DLB_ERR_UNSUPPORTED_VERSION,
                 "tensor descriptor version %u.%u of %u bytes is not supported (dlbridge reads "
@@ -182,12 +188,10 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived,
   }
   Wire& wire = *wire_out;
   RemoteExtension& extension = *extension_out;
-  std::memset(&wire, 0, sizeof wire);
-  std::memset(&extension, 0, sizeof extension);
+  // Only what the rank says travelled is copied (and then read): the head, ndim extents and
+  // strides, and the extension's fields; the rest of both frames stays as the caller had it.
   std::memcpy(&wire, header, kWireHeadBytes);
-  if (std::memcmp(wire.magic, kWireMagic, sizeof kWireMagic) != 0) {
-    return fail(error, DLB_ERR_PROTOCOL, "not a dlbridge tensor descriptor (bad magic)");
-  }
+  if (check_magic(wire, error) != DLB_OK) return DLB_ERR_PROTOCOL;
   if (wire.major != kWireMajor) {
     return fail(error, DLB_ERR_UNSUPPORTED_VERSION,
                 "tensor descriptor version %u.%u is not supported (dlbridge reads version %u)",
