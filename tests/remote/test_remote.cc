@@ -390,6 +390,45 @@ TEST_SUITE("remote.tensors") {
     CHECK(holds_filled(third.handle));
   }
 
+  TEST_CASE("a stream that moves on to larger tensors keeps their memory: a full cache frees its "
+            "oldest buffer") {
+    Options options;
+    Pair pair;
+    connect_pair("tcp", options, options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    dlb_error e;
+    Tensor small, large;
+    const int64_t small_n = 16 << 10, large_n = 1 << 20;  // 64 KiB, 4 MiB
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &small_n, nullptr, 0, &small.handle, &e) == DLB_OK);
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &large_n, nullptr, 0, &large.handle, &e) == DLB_OK);
+    fill(small.handle);
+    fill(large.handle);
+    // Four small tensors held at once, then freed: the cache is full of their memory.
+    Tensor held[4];
+    for (Tensor& t : held) {
+      REQUIRE(transfer(pair.client.handle, small.handle, pair.server.handle, &t.handle, &e) ==
+              DLB_OK);
+    }
+    for (Tensor& t : held) {
+      dlb_tensor_free(t.handle);
+      t.handle = nullptr;
+    }
+    Tensor first, second;
+    REQUIRE(transfer(pair.client.handle, large.handle, pair.server.handle, &first.handle, &e) ==
+            DLB_OK);
+    void* const memory = first.handle->dl_tensor.data;
+    dlb_tensor_free(first.handle);
+    first.handle = nullptr;
+    // Had the large buffer been freed, this allocation of its size would likely take its place.
+    Tensor bystander;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &large_n, nullptr, 0, &bystander.handle, &e) ==
+            DLB_OK);
+    REQUIRE(transfer(pair.client.handle, large.handle, pair.server.handle, &second.handle, &e) ==
+            DLB_OK);
+    CHECK(second.handle->dl_tensor.data == memory);
+    CHECK(holds_filled(second.handle));
+  }
+
   TEST_CASE("what does not apply to a remote channel says so") {
     Options options;
     Pair pair;

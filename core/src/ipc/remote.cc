@@ -20,9 +20,11 @@ namespace {
 // A stream of large tensors would otherwise cost the receiver a fresh allocation each time, whose
 // pages the kernel zero-fills and faults in as UCX writes the bytes (at 1 GiB, longer than the
 // transfer itself on a fast link). Freed received host tensors of at least kCacheFromBytes give
-// their memory back to the channel, which keeps up to kCachedBuffers of them for the next tensors
-// of a size they fit (no more than twice the size needed). After the channel closes, a tensor's
-// memory is freed with it. From 32 KiB on: glibc gives the top of its heap back to the kernel
+// their memory back to the channel, which keeps the kCachedBuffers freed last for the next tensors
+// of a size they fit (no more than twice the size needed): a full cache frees its oldest, so that
+// buffers of the sizes a stream sent before do not keep out those of the size it sends now
+// (bench_remote's 1 GiB tensors, after 16 and 256 MiB ones, each paid a new allocation: 2.4x
+// ucp_am_lat's time). After the channel closes, a tensor's memory is freed with it. From 32 KiB on: glibc gives the top of its heap back to the kernel
 // once 128 KiB are free there, so a stream of 64 KiB tensors freed as they come faulted its
 // pages in anew for every tensor (bench_remote's 64 KiB stream ran at half its rate).
 constexpr uint64_t kCacheFromBytes = 32 * 1024;
@@ -36,7 +38,7 @@ struct ReceiveCache {
   std::atomic<int> references;
   bool closed;
   int count;
-  void* data[kCachedBuffers];
+  void* data[kCachedBuffers];  // the oldest first
   uint64_t size[kCachedBuffers];
 };
 
@@ -55,22 +57,36 @@ void drop_cache_reference(ReceiveCache* cache) {
   }
 }
 
-// A received tensor's release: its memory goes back to the cache while the channel is open and
-// the cache has room, else it is freed.
+// Takes entry `i` out of the cache, keeping the others in order.
+void remove_cached(ReceiveCache* cache, int i) {
+  for (int k = i + 1; k < cache->count; ++k) {
+    cache->data[k - 1] = cache->data[k];
+    cache->size[k - 1] = cache->size[k];
+  }
+  --cache->count;
+}
+
+// A received tensor's release: its memory goes back to the cache while the channel is open (a
+// full cache frees its oldest buffer instead), else it is freed.
 void give_back(void* ctx) {
   auto* loan = static_cast<CacheLoan*>(ctx);
   ReceiveCache* cache = loan->cache;
-  bool kept = false;
+  void* unwanted = loan->data;
   {
     std::lock_guard<std::mutex> lock(cache->mutex);
-    if (!cache->closed && cache->count < kCachedBuffers) {
+    if (!cache->closed) {
+      if (cache->count == kCachedBuffers) {
+        unwanted = cache->data[0];
+        remove_cached(cache, 0);
+      } else {
+        unwanted = nullptr;
+      }
       cache->data[cache->count] = loan->data;
       cache->size[cache->count] = loan->size;
       ++cache->count;
-      kept = true;
     }
   }
-  if (!kept) std::free(loan->data);
+  std::free(unwanted);  // outside the lock: a large buffer's unmapping takes a while
   std::free(loan);
   drop_cache_reference(cache);
 }
@@ -95,13 +111,11 @@ int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, uint64_t by
   loan->data = nullptr;
   {
     std::lock_guard<std::mutex> lock(cache->mutex);
-    for (int i = 0; i < cache->count; ++i) {
+    for (int i = cache->count - 1; i >= 0; --i) {  // the newest first: its pages are warmest
       if (cache->size[i] >= bytes && cache->size[i] / 2 <= bytes) {
         loan->data = cache->data[i];
         loan->size = cache->size[i];
-        cache->data[i] = cache->data[cache->count - 1];
-        cache->size[i] = cache->size[cache->count - 1];
-        --cache->count;
+        remove_cached(cache, i);
         break;
       }
     }
