@@ -110,6 +110,16 @@ void connect_pair(const char* scheme, const Options& server_options,
   connector.join();
 }
 
+// The fixture of the cases that need two connected ends over tcp:// and nothing else.
+struct TcpPair {
+  Options options;
+  Pair pair;
+  TcpPair() {
+    connect_pair("tcp", options, options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+  }
+};
+
 void fill(DLManagedTensorVersioned* t) {
   int64_t n = 0;
   dlb_error e;
@@ -321,12 +331,8 @@ TEST_SUITE("remote.tensors") {
     }
   }
 
-  TEST_CASE("a received tensor outlives its channel, and the peer's close ends the stream after "
-            "what it sent") {
-    Options options;
-    Pair pair;
-    connect_pair("tcp", options, options, &pair);
-    REQUIRE(pair.connect_status == DLB_OK);
+  TEST_CASE_FIXTURE(TcpPair, "a received tensor outlives its channel, and the peer's close ends "
+                             "the stream after what it sent") {
     dlb_error e;
     Tensor sent;
     const int64_t n = 100000;
@@ -359,12 +365,8 @@ TEST_SUITE("remote.tensors") {
     }
   }
 
-  TEST_CASE("a large received tensor's memory serves the next one once freed, and outlives the "
-            "channel") {
-    Options options;
-    Pair pair;
-    connect_pair("tcp", options, options, &pair);
-    REQUIRE(pair.connect_status == DLB_OK);
+  TEST_CASE_FIXTURE(TcpPair, "a large received tensor's memory serves the next one once freed, "
+                             "and outlives the channel") {
     dlb_error e;
     Tensor sent;
     const int64_t n = 1 << 20;  // 4 MiB: over the cache's threshold
@@ -390,12 +392,8 @@ TEST_SUITE("remote.tensors") {
     CHECK(holds_filled(third.handle));
   }
 
-  TEST_CASE("a stream that moves on to larger tensors keeps their memory: a full cache frees its "
-            "oldest buffer") {
-    Options options;
-    Pair pair;
-    connect_pair("tcp", options, options, &pair);
-    REQUIRE(pair.connect_status == DLB_OK);
+  TEST_CASE_FIXTURE(TcpPair, "a stream that moves on to larger tensors keeps their memory: a "
+                             "full cache frees its oldest buffer") {
     dlb_error e;
     Tensor small, large;
     const int64_t small_n = 16 << 10, large_n = 1 << 20;  // 64 KiB, 4 MiB
@@ -429,11 +427,7 @@ TEST_SUITE("remote.tensors") {
     CHECK(holds_filled(second.handle));
   }
 
-  TEST_CASE("what does not apply to a remote channel says so") {
-    Options options;
-    Pair pair;
-    connect_pair("tcp", options, options, &pair);
-    REQUIRE(pair.connect_status == DLB_OK);
+  TEST_CASE_FIXTURE(TcpPair, "what does not apply to a remote channel says so") {
     dlb_error e;
     CHECK(dlb_channel_allow_uid(pair.server.handle, 1234, &e) == DLB_ERR_INVALID_ARGUMENT);
     CHECK(std::string(e.message) ==
@@ -778,11 +772,8 @@ TEST_SUITE("remote.flow") {
     CHECK(std::string(e.message).find(" takes (its receive limit)") != std::string::npos);
   }
 
-  TEST_CASE("time limits and shutdown end a wait, and the channel stays usable after a limit") {
-    Options options;
-    Pair pair;
-    connect_pair("tcp", options, options, &pair);
-    REQUIRE(pair.connect_status == DLB_OK);
+  TEST_CASE_FIXTURE(TcpPair, "time limits and shutdown end a wait, and the channel stays usable "
+                             "after a limit") {
     dlb_error e;
     REQUIRE(dlb_channel_set_timeout(pair.server.handle, 0, &e) == DLB_OK);
     Tensor none;
