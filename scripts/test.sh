@@ -138,8 +138,9 @@ else
 fi
 
 python3 - "$results" <<'PY' || status=1
-import json, pathlib, sys
+import json, pathlib, re, sys
 results = pathlib.Path(sys.argv[1])
+failure_line = re.compile(r"ERROR|FAIL|CRASH|panicked|Exception|Assertion|==[0-9]+== [A-Z][a-z]+ |lost in loss record")
 totals = {"passed": 0, "failed": 0, "skipped": 0}
 empty = []
 for log in sorted(results.glob("*.json")):
@@ -157,10 +158,13 @@ for log in sorted(results.glob("*.json")):
         else:
             totals["failed"] += 1
             print(f"FAILED in pass {log.stem}: {entry['name']} ({result})")
-            # The end of what it printed, here too: CI's report keeps only the end of the run.
+            # What it printed, here too: CI's report keeps only the end of the run. Its first
+            # lines that say what failed (a test killed for time says which case it was in,
+            # then valgrind may print pages of leak records), then its last lines.
             printed = (entry.get("stdout") or "") + "\n" + (entry.get("stderr") or "")
-            tail = [text for text in printed.splitlines() if text.strip()][-12:]
-            for text in tail:
+            lines = [text for text in printed.splitlines() if text.strip()]
+            failures = [text for text in lines if failure_line.search(text)][:8]
+            for text in failures + ["..."] + lines[-6:]:
                 print(f"  | {text[:200]}")
     print(f"pass {log.stem}: {count} tests")
     if count == 0:
