@@ -24,9 +24,10 @@ namespace {
 // of a size they fit (no more than twice the size needed): a full cache frees its oldest, so that
 // buffers of the sizes a stream sent before do not keep out those of the size it sends now
 // (bench_remote's 1 GiB tensors, after 16 and 256 MiB ones, each paid a new allocation: 2.4x
-// ucp_am_lat's time). After the channel closes, a tensor's memory is freed with it. From 32 KiB on: glibc gives the top of its heap back to the kernel
-// once 128 KiB are free there, so a stream of 64 KiB tensors freed as they come faulted its
-// pages in anew for every tensor (bench_remote's 64 KiB stream ran at half its rate).
+// ucp_am_lat's time). After the channel closes, a tensor's memory is freed with it.
+// From 32 KiB on: glibc gives the top of its heap back to the kernel once 128 KiB are free there,
+// so a stream of 64 KiB tensors freed as they come faulted its pages in anew for every tensor
+// (bench_remote's 64 KiB stream ran at half its rate).
 constexpr uint64_t kCacheFromBytes = 32 * 1024;
 constexpr int kCachedBuffers = 4;
 
