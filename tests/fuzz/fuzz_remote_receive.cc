@@ -8,8 +8,9 @@
 // The transport needs UCX and a peer; the checks and what follows them do not. This target runs
 // the same steps on bytes from the input: dlb::ipc::check_remote (the head, the rank and the
 // header's size, then the descriptor), then what on_tensor does with an accepted descriptor
-// (allocate the receiver's compact cpu tensor, copy the bytes in). The tensor is then read whole
-// with dlb_tensor_copy_to_host and compared with the bytes that came.
+// (allocate the receiver's cpu tensor, compact or of the sender's strides, copy the bytes into
+// its span). The tensor is then read whole with dlb_tensor_copy_to_host and compared with the
+// bytes that came, read by the descriptor's layout.
 //
 // Input:
 //   byte 0      bit 0 clear: the header is as long as the rank in its head says (the fixed head
@@ -34,6 +35,7 @@ namespace {
 
 // Large enough for a few MiB tensors of every dtype, small enough to keep runs fast.
 constexpr uint32_t kMaxPayload = 4u << 20;
+constexpr uint64_t kMaxReadBack = uint64_t{16} << 20;
 constexpr const char* kPeer = "the fuzzed peer";
 
 bool documented_refusal(int status) {
@@ -114,49 +116,80 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(fuzz::error_untouched(err));
 
-  // An accepted descriptor: its compact size is the payload, within the receiver's maximum.
-  DLTensor described = dlb::ipc::described_tensor(wire, nullptr, 0);
-  described.device = DLDevice{kDLCPU, 0};
-  described.strides = nullptr;
-  uint64_t compact = 0;
-  FUZZ_CHECK(dlb_tensor_byte_size(&described, wire.flags, &compact, nullptr) == DLB_OK);
-  FUZZ_CHECK(compact == payload_size);
-  FUZZ_CHECK(compact == extension.payload_bytes);
-  FUZZ_CHECK(compact <= max_tensor_bytes);
+  // An accepted descriptor: its covering span, from the first byte (byte_offset places the
+  // first element), is the payload, within the receiver's maximum.
+  static char stand_in;
+  DLTensor described = dlb::ipc::described_tensor(wire, &stand_in, wire.byte_offset);
+  described.device = DLDevice{kDLCPU, 0};  // the receiver's host memory, as check_remote sees it
+  dlb::Geometry g{};
+  FUZZ_CHECK(dlb::validate_tensor(&described, wire.flags, &g, nullptr) == DLB_OK);
+  const uint64_t span = (g.span_bits + 7) / 8;
+  FUZZ_CHECK(g.span_bits == 0 || g.begin_bits == 0);
+  FUZZ_CHECK(span == payload_size);
+  FUZZ_CHECK(span == extension.payload_bytes);
+  FUZZ_CHECK(span <= max_tensor_bytes);
+  const bool keeps_strides = dlb::ipc::remote_keeps_strides(wire);
 
-  // What on_tensor does next: the receiver's own compact tensor, READ_ONLY and the flags that
-  // describe the bytes carried over, IS_COPIED set, the bytes copied in.
+  // What on_tensor does next: the receiver's own tensor (compact, or of the sender's strides
+  // when its span came), READ_ONLY and the flags that describe the bytes carried over,
+  // IS_COPIED set, the bytes copied into its span.
   const uint64_t flags = wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY;
   const uint64_t carried = wire.flags & ~static_cast<uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY |
                                                                DLPACK_FLAG_BITMASK_IS_COPIED);
   DLManagedTensorVersioned* t = nullptr;
-  const int allocated =
-      dlb_tensor_allocate(DLDevice{kDLCPU, 0}, DLDataType{wire.code, wire.bits, wire.lanes},
-                          wire.ndim, wire.shape, nullptr, flags | carried, &t, &err);
+  const int allocated = dlb_tensor_allocate(
+      DLDevice{kDLCPU, 0}, DLDataType{wire.code, wire.bits, wire.lanes}, wire.ndim, wire.shape,
+      keeps_strides ? wire.strides : nullptr, flags | carried, &t, &err);
   // check_remote accepted the layout, so allocation may only fail for want of memory, which a
   // payload of at most kMaxPayload bytes never lacks here.
   FUZZ_CHECK_MSG(allocated == DLB_OK, allocated, err);
   t->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
-  FUZZ_CHECK(dlb_tensor_validate(&t->dl_tensor, t->flags, nullptr) == DLB_OK);
-  uint64_t allocated_bytes = 0;
-  FUZZ_CHECK(dlb_tensor_byte_size(&t->dl_tensor, t->flags, &allocated_bytes, nullptr) == DLB_OK);
-  FUZZ_CHECK(allocated_bytes == payload_size);
+  dlb::Geometry got{};
+  FUZZ_CHECK(dlb::validate_tensor(&t->dl_tensor, t->flags, &got, nullptr) == DLB_OK);
+  FUZZ_CHECK((got.span_bits + 7) / 8 == payload_size);
+  // A broadcast view's elements may take more bytes than 64 bits count (its span is what
+  // was allocated): only a kept layout may say so.
+  uint64_t compact = 0;
+  const int sized = dlb_tensor_byte_size(&t->dl_tensor, t->flags, &compact, nullptr);
+  FUZZ_CHECK(sized == DLB_OK || keeps_strides);
+  if (sized != DLB_OK) compact = UINT64_MAX;
+  FUZZ_CHECK(keeps_strides || compact == payload_size);
   // The bytes are made only now: the checks need their number alone, and most inputs stop there.
-  std::vector<uint8_t> payload(payload_size);
+  std::vector<uint8_t> payload(payload_size > 0 ? payload_size : 1);
   const uint8_t* rest = in.rest();
   const size_t left = in.remaining();
   for (size_t i = 0; i < payload_size && left > 0; ++i) payload[i] = rest[i % left];
   if (payload_size > 0) {
-    std::memcpy(static_cast<char*>(t->dl_tensor.data) + t->dl_tensor.byte_offset, payload.data(),
-                payload_size);
+    std::memcpy(static_cast<char*>(t->dl_tensor.data) + t->dl_tensor.byte_offset -
+                    wire.byte_offset,
+                payload.data(), payload_size);
   }
 
-  // The tensor reads back as the bytes that came, element for element.
-  std::vector<uint8_t> back(payload_size > 0 ? payload_size : 1, 0xA5);
+  // The tensor reads back element for element as the bytes that came: as they are when they
+  // are compact, else as the descriptor's layout over them reads. A span of a few bytes may
+  // be read as many elements (a broadcast view): those beyond kMaxReadBack bytes are not read.
+  if (compact > kMaxReadBack) {
+    dlb_tensor_free(t);
+    FUZZ_CHECK(dlb_tensor_live_count() == live_before);
+    return 0;
+  }
+  std::vector<uint8_t> back(compact > 0 ? compact : 1, 0xA5);
   const DLDataType as_is{0, 0, 0};
-  const int copied = dlb_tensor_copy_to_host(t, as_is, back.data(), payload_size, &err);
+  const int copied = dlb_tensor_copy_to_host(t, as_is, back.data(), compact, &err);
   FUZZ_CHECK_MSG(copied == DLB_OK, copied, err);
-  FUZZ_CHECK(same_elements(back.data(), payload.data(), payload_size, wire));
+  if (!keeps_strides) {
+    FUZZ_CHECK(same_elements(back.data(), payload.data(), payload_size, wire));
+  } else {
+    DLManagedTensorVersioned sent{};
+    sent.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+    sent.dl_tensor = dlb::ipc::described_tensor(wire, payload.data(), wire.byte_offset);
+    sent.dl_tensor.device = DLDevice{kDLCPU, 0};
+    sent.flags = wire.flags & ~static_cast<uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY);
+    std::vector<uint8_t> expected(back.size(), 0xA5);
+    const int read = dlb_tensor_copy_to_host(&sent, as_is, expected.data(), compact, &err);
+    FUZZ_CHECK_MSG(read == DLB_OK, read, err);
+    FUZZ_CHECK(std::memcmp(back.data(), expected.data(), back.size()) == 0);
+  }
   dlb_tensor_free(t);
   FUZZ_CHECK(dlb_tensor_live_count() == live_before);
   return 0;

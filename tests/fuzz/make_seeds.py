@@ -235,7 +235,7 @@ DTYPE_SEEDS = {
 # core/src/ipc/wire.hpp, pack_remote: a Wire's 64-byte head, its first ndim extents and ndim
 # strides, then a RemoteExtension's first 40 bytes; native (little-endian) byte order.
 WIRE_MAGIC, REMOTE_MAGIC = b"dlbridge", b"dlb-net1"
-WIRE_MAJOR, WIRE_MINOR, HANDLE_REMOTE, MAX_NDIM = 1, 3, 4, 64
+WIRE_MAJOR, WIRE_MINOR, HANDLE_REMOTE, MAX_NDIM = 1, 4, 4, 64
 WIRE_HEAD_BYTES, REMOTE_EXTENSION_BYTES = 64, 40
 READ_ONLY, IS_COPIED, SUBBYTE_PADDED = 1, 2, 4
 # DLPack type codes and bits of the dtypes the seeds use.
@@ -257,19 +257,22 @@ def compact_bytes(shape, dtype, lanes=1, flags=0):
 
 def remote_descriptor(shape, dtype, lanes=1, flags=0, payload=None, magic=WIRE_MAGIC,
                       major=WIRE_MAJOR, handle=HANDLE_REMOTE, device=(1, 0), sequence=0,
-                      ndim=None):
+                      ndim=None, strides=None, byte_offset=0):
+    """A descriptor of compact bytes, or of a covering span laid out by `strides` (its first
+    element `byte_offset` bytes in; `payload` then gives the span's size)."""
     code, bits = REMOTE_DTYPES[dtype]
     if payload is None:
         payload = compact_bytes(shape, dtype, lanes, flags)
     ndim = len(shape) if ndim is None else ndim
     wire_size = WIRE_HEAD_BYTES + 16 * len(shape)
     wire = struct.pack("<8sIIIiiiBBHIQQQ", magic, major, WIRE_MINOR, wire_size, device[0],
-                       device[1], ndim, code, bits, lanes, handle, flags, 0, 0)
+                       device[1], ndim, code, bits, lanes, handle, flags, byte_offset, 0)
     assert len(wire) == WIRE_HEAD_BYTES
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.insert(0, step)
-        step *= extent
+    if strides is None:
+        strides, step = [], 1
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= extent
     wire += struct.pack(f"<{len(shape)}q", *shape) + struct.pack(f"<{len(shape)}q", *strides)
     extension = struct.pack("<8sQ16sII", REMOTE_MAGIC, payload, bytes(16), sequence, 0)
     assert len(extension) == REMOTE_EXTENSION_BYTES
@@ -309,6 +312,21 @@ REMOTE_SEEDS = {
     "empty_0x3": remote_seed(remote_descriptor((0, 3), "float32"), 0),
     "scalar_f32": remote_seed(remote_descriptor((), "float32"), 4, body=struct.pack("<f", 1.5)),
     "rank64_ones": remote_seed(remote_descriptor((1,) * MAX_NDIM, "uint8"), 1, body=b"\x7f"),
+    # Covering spans, the sender's layout kept: a transpose, a broadcast row, a reversed vector
+    # (its first element last in the span), a row-padded matrix.
+    "span_transposed": remote_seed(remote_descriptor((3, 2), "float32", strides=(1, 3)), 24,
+                                   body=struct.pack("<6f", 0, 1, 2, 3, 4, 5)),
+    "span_broadcast": remote_seed(remote_descriptor((4, 3), "int32", strides=(0, 1), payload=12),
+                                  12, body=struct.pack("<3i", 7, 8, 9)),
+    "span_reversed": remote_seed(remote_descriptor((5,), "uint8", strides=(-1,), byte_offset=4),
+                                 5, body=counting(5)),
+    "span_padded_rows": remote_seed(remote_descriptor((3, 2), "float32", strides=(4, 1),
+                                                      payload=40), 40, body=counting(40)),
+    # Refused: a span that does not start at the first byte, or reaches past the payload.
+    "span_offset_gap": remote_seed(remote_descriptor((2,), "uint8", byte_offset=1, payload=3),
+                                   3, body=counting(3)),
+    "span_reaches_past": remote_seed(remote_descriptor((3, 2), "float32", strides=(4, 1)), 24,
+                                     body=counting(24)),
     # Refused: the maximum, a payload shorter than the tensor, an extension that disagrees.
     "over_max": remote_seed(F32_2X3, 24, max_bytes=23, body=counting(24)),
     "short_payload": remote_seed(F32_2X3, 20, body=counting(20)),

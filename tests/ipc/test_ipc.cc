@@ -634,8 +634,8 @@ TEST_SUITE("ipc.forgery") {
          DLB_ERR_PROTOCOL, "a cuda-ipc descriptor must come with no file descriptor; this one came with 1"},
         {"an unknown kind of memory", 7, kDLCUDA, 0, 4096, 4, 1, true, 0, false,
          DLB_ERR_UNSUPPORTED_VERSION,
-         "tensor descriptor version 1.3 names memory handle kind 7, which this dlbridge (version "
-         "1.3) does not know"},
+         "tensor descriptor version 1.4 names memory handle kind 7, which this dlbridge (version "
+         "1.4) does not know"},
         {"an extension with a bad magic", kHandleCudaFd, kDLCUDA, 0, 4096, 4, 1, false, 0, false,
          DLB_ERR_PROTOCOL,
          "a tensor descriptor with memory handle kind 1 must be followed by its extension frame "

@@ -331,6 +331,79 @@ TEST_SUITE("remote.tensors") {
     }
   }
 
+  // Strided tensors: packed by default, their covering span where that is smaller (a broadcast
+  // view) or where the sender keeps the layout, on both sides of the eager/rendezvous boundary
+  // and of the receive cache's smallest size; the receiver's elements always equal the sender's.
+  TEST_CASE_FIXTURE(TcpPair, "a strided tensor arrives packed, or with its own layout where its "
+                             "span travels: a broadcast view, or when the sender keeps it") {
+    dlb_error e;
+    auto matrix = [&](int64_t rows, int64_t cols, Tensor* out) {
+      const int64_t shape[2] = {rows, cols};
+      REQUIRE(dlb_tensor_allocate(kCpu, kF32, 2, shape, nullptr, 0, &out->handle, &e) == DLB_OK);
+      fill(out->handle);
+    };
+    // The elements of a tensor of any layout, in C order.
+    auto elements = [&](const DLManagedTensorVersioned* t) {
+      Tensor packed;
+      REQUIRE(dlb_tensor_copy(t, kCpu, &packed.handle, &e) == DLB_OK);
+      int64_t n = 0;
+      REQUIRE(dlb_tensor_element_count(&packed.handle->dl_tensor, &n, &e) == DLB_OK);
+      const auto* v = static_cast<const float*>(packed.handle->dl_tensor.data);
+      return std::vector<float>(v, v + n);
+    };
+    auto strides_of = [&](const DLManagedTensorVersioned* t) {
+      std::vector<int64_t> strides(static_cast<size_t>(t->dl_tensor.ndim));
+      REQUIRE(dlb_tensor_get_strides(&t->dl_tensor, DLB_MAX_NDIM, strides.data(), &e) == DLB_OK);
+      return strides;
+    };
+    auto send = [&](const DLManagedTensorVersioned* t, uint32_t options, Tensor* received) {
+      int sent = -1;
+      dlb_error send_error;
+      std::thread sender(
+          [&] { sent = dlb_channel_send(pair.client.handle, t, options, &send_error); });
+      const int status = dlb_channel_receive(pair.server.handle, &received->handle, &e);
+      sender.join();
+      CHECK(sent == DLB_OK);
+      REQUIRE(status == DLB_OK);
+      CHECK(received->handle->flags == DLPACK_FLAG_BITMASK_IS_COPIED);
+      CHECK(elements(received->handle) == elements(t));
+    };
+    for (const int64_t rows : {3, 256}) {  // 60 bytes (eager) and 1 MiB (rendezvous, cached)
+      CAPTURE(rows);
+      const int64_t cols = rows == 3 ? 5 : 1024;
+      Tensor base, transposed, reversed, columns;
+      matrix(rows, cols, &base);
+      REQUIRE(dlb_tensor_transpose(base.handle, &transposed.handle, &e) == DLB_OK);
+      const dlb_slice backwards[1] = {{DLB_SLICE_NONE, DLB_SLICE_NONE, -1}};
+      REQUIRE(dlb_tensor_slice(base.handle, 1, backwards, &reversed.handle, &e) == DLB_OK);
+      const dlb_slice first_cols[2] = {{0, rows, 1}, {0, cols - 2, 1}};
+      REQUIRE(dlb_tensor_slice(base.handle, 2, first_cols, &columns.handle, &e) == DLB_OK);
+      for (const DLManagedTensorVersioned* t :
+           {transposed.handle, reversed.handle, columns.handle}) {
+        Tensor packed, kept;
+        send(t, 0, &packed);
+        CHECK(dlb_tensor_is_c_contiguous(&packed.handle->dl_tensor) == 1);
+        send(t, DLB_SEND_KEEP_LAYOUT, &kept);
+        CHECK(strides_of(kept.handle) == strides_of(t));
+      }
+    }
+    // A broadcast view (stride 0): 16 bytes travel for a tensor of 64 KiB, and it keeps its layout.
+    std::vector<float> row = {1, 2, 3, 4};
+    DLTensor view{};
+    const int64_t shape[2] = {4096, 4};
+    const int64_t strides[2] = {0, 1};
+    view.data = row.data();
+    view.device = kCpu;
+    view.ndim = 2;
+    view.dtype = kF32;
+    view.shape = const_cast<int64_t*>(shape);
+    view.strides = const_cast<int64_t*>(strides);
+    Tensor broadcast, received;
+    REQUIRE(dlb_tensor_wrap(&view, 0, nullptr, nullptr, &broadcast.handle, &e) == DLB_OK);
+    send(broadcast.handle, 0, &received);
+    CHECK(strides_of(received.handle) == std::vector<int64_t>{0, 1});
+  }
+
   TEST_CASE_FIXTURE(TcpPair, "a received tensor outlives its channel, and the peer's close ends "
                              "the stream after what it sent") {
     dlb_error e;
@@ -679,9 +752,23 @@ TEST_SUITE("remote.forgery") {
          valid(2, 3), 200, offsetof(dlb::ipc::Wire, ndim), 65, 24,
          DLB_ERR_PROTOCOL, "ndim 65 exceeds the maximum of 64"},
         {"another major version",
-         [&] { Forged f = valid(2, 3); f.wire.major = 2; return f; }(), 0, 0, 0, 24,
-         DLB_ERR_UNSUPPORTED_VERSION,
-         "tensor descriptor version 2.3 is not supported (dlbridge reads version 1)"},
+         [&] { Forged f = valid(2, 3); f.wire.major = 2; f.wire.minor = 0; return f; }(), 0, 0,
+         0, 24, DLB_ERR_UNSUPPORTED_VERSION,
+         "tensor descriptor version 2.0 is not supported (dlbridge reads version 1)"},
+        {"strides that reach past the bytes that came",
+         [&] { Forged f = valid(2, 3); f.wire.strides[0] = 4; return f; }(), 0, 0, 0, 24,
+         DLB_ERR_PROTOCOL,
+         "the descriptor's (2, 3) float32 tensor takes 28 bytes, but its extension frame says 24"},
+        {"a first element that is not the lowest byte",
+         [&] { Forged f = valid(2, 3); f.wire.byte_offset = 8; return f; }(), 0, 0, 0, 24,
+         DLB_ERR_PROTOCOL,
+         "the descriptor's elements begin at byte 8 of the bytes that come with it, not at byte "
+         "0 (its byte offset is 8)"},
+        {"negative strides that reach before the bytes",
+         [&] { Forged f = valid(2, 3); f.wire.strides[0] = -3; return f; }(), 0, 0, 0, 24,
+         DLB_ERR_PROTOCOL,
+         "the descriptor's elements begin at byte -12 of the bytes that come with it, not at "
+         "byte 0 (its byte offset is 0)"},
         // Last: the message checked after the loop.
         {"more than the receiver takes",
          valid(32, 64), 0, 0, 0, 8192, DLB_ERR_LIMIT, nullptr},

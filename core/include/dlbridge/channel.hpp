@@ -53,6 +53,10 @@ constexpr uint32_t kUidSelf = DLB_UID_SELF;
  * shareable memory (the receiver's tensor is then flagged IS_COPIED). */
 constexpr uint32_t kSendCopy = DLB_SEND_COPY;
 
+/* Channel::send() option: a remote channel sends a strided tensor's covering span and the
+ * receiver's tensor keeps the sender's strides (DLB_SEND_KEEP_LAYOUT). */
+constexpr uint32_t kSendKeepLayout = DLB_SEND_KEEP_LAYOUT;
+
 /* Who is on the other end of a Channel, as the kernel recorded it when the connection was made. */
 struct Peer {
   /* The peer's process id and user id. */

@@ -970,6 +970,12 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
 
 /* Options of dlb_channel_send. */
 #define DLB_SEND_COPY 1u
+/* A remote channel keeps a strided tensor's layout: its covering span travels (from its lowest
+ * element to the end of its highest, the gaps between them included) and the receiver's tensor
+ * has the sender's strides, where without it a strided tensor is packed once and received with
+ * compact strides. A local channel shares the memory itself, so its receiver always sees the
+ * sender's layout; the copy DLB_SEND_COPY makes there is compact. */
+#define DLB_SEND_KEEP_LAYOUT 2u
 
 /* Sends `tensor` to the peer: its memory's descriptor and the tensor's layout (dtype, shape,
  * strides, flags, offset). The memory must be shareable (else DLB_ERR_UNSUPPORTED, "the tensor's
@@ -1144,7 +1150,10 @@ DLB_API void dlb_channel_close(dlb_channel* channel);
  *    this library allocated on the channel's receive device (dlb_channel_options_set_receive_device:
  *    host memory by default), with the sender's dtype, shape and flags and compact row-major
  *    strides. A contiguous tensor goes straight from the sender's memory into the receiver's new
- *    tensor (UCX rendezvous: no staging copy in this library); any other is packed once first.
+ *    tensor (UCX rendezvous: no staging copy in this library); a strided one is packed once
+ *    first, except where its covering span is smaller than its packed bytes (a broadcast view,
+ *    with strides of 0) or the sender asks for its layout (DLB_SEND_KEEP_LAYOUT): then the span
+ *    travels straight from its memory and the receiver's tensor has the sender's strides.
  *  - Any tensor may be sent, shareable or not; dlb_channel_send returns once the bytes left the
  *    tensor (it may then be written or freed). Tensors of device memory need a UCX that reaches
  *    that memory: CUDA memory without UCX's CUDA transports fails with DLB_ERR_DEVICE_UNAVAILABLE

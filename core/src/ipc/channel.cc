@@ -57,9 +57,10 @@ int fail_dropped(dlb_error* error) {
 }
 
 int check_send_options(uint32_t options, dlb_error* error) {
-  if ((options & ~DLB_SEND_COPY) != 0) {
+  constexpr uint32_t kKnown = DLB_SEND_COPY | DLB_SEND_KEEP_LAYOUT;
+  if ((options & ~kKnown) != 0) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT, "unknown send options 0x%x",
-                static_cast<unsigned>(options & ~DLB_SEND_COPY));
+                static_cast<unsigned>(options & ~kKnown));
   }
   return DLB_OK;
 }

@@ -219,16 +219,22 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived,
                 "the bytes themselves",
                 wire.handle);
   }
-  // The receiver makes its own compact tensor: the layout is checked as an import would check
-  // it on this end's host memory, whatever device the sender's memory was on.
+  // The receiver makes its own tensor of this layout: it is checked as an import would check it
+  // on this end's host memory, whatever device the sender's memory was on.
   static char stand_in;
-  DLTensor desc = described_tensor(wire, &stand_in, 0);
+  DLTensor desc = described_tensor(wire, &stand_in, wire.byte_offset);
   desc.device = DLDevice{kDLCPU, 0};
-  desc.strides = nullptr;
   Geometry g{};
   if (validate_tensor(&desc, wire.flags, &g, error) != DLB_OK) return DLB_ERR_PROTOCOL;
-  uint64_t bytes = 0;
-  if (dlb_tensor_byte_size(&desc, wire.flags, &bytes, error) != DLB_OK) return DLB_ERR_PROTOCOL;
+  // The bytes are the covering span: from the lowest element, which byte_offset places.
+  if (g.span_bits != 0 && g.begin_bits != 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the descriptor's elements begin at byte %lld of the bytes that come with it, "
+                "not at byte 0 (its byte offset is %llu)",
+                static_cast<long long>(g.begin_bits / 8),
+                static_cast<unsigned long long>(wire.byte_offset));
+  }
+  const uint64_t bytes = (g.span_bits + 7) / 8;
   if (bytes > max_tensor_bytes) {
     return fail(error, DLB_ERR_LIMIT,
                 "refused a tensor of %llu bytes from %s: this channel takes at most %llu bytes "
@@ -247,6 +253,12 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived,
                                                                   : arrived));
   }
   return DLB_OK;
+}
+
+bool remote_keeps_strides(const Wire& wire) {
+  static char stand_in;
+  const DLTensor desc = described_tensor(wire, &stand_in, 0);
+  return dlb_tensor_is_c_contiguous(&desc) == 0;
 }
 
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error) {

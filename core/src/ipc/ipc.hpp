@@ -264,13 +264,21 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
 // A descriptor that arrived on a remote channel as an active message's `header` (the remote
 // form, wire.hpp's pack_remote) with `arrived` bytes behind it, before anything is allocated for
 // it: its head (magic, major), its rank and size, then (decoded into *wire and *extension) its
-// kind and extension, the layout as an import checks it (on this end's host memory: the
-// receiver makes its own compact tensor), its compact size against what arrived
-// (DLB_ERR_PROTOCOL) and against `max_tensor_bytes` (DLB_ERR_LIMIT, naming `peer`). *placed says
-// whether the header was whole, so that extension->sequence holds the tensor's place.
+// kind and extension, the layout (shape, strides, wire->byte_offset) as an import checks it on
+// this end's host memory, then the bytes: they are the tensor's covering span, from its lowest
+// element (so byte_offset places the first element) to the end of its highest, which must be
+// what arrived (DLB_ERR_PROTOCOL) and at most `max_tensor_bytes` (DLB_ERR_LIMIT, naming
+// `peer`). *placed says whether the header was whole, so that extension->sequence holds the
+// tensor's place.
 int check_remote(const void* header, size_t header_size, uint64_t arrived,
                  uint64_t max_tensor_bytes, const char* peer, Wire* wire,
                  RemoteExtension* extension, bool* placed, dlb_error* error);
+
+// Whether a remote descriptor that check_remote accepted keeps its strides: its layout is not
+// compact row-major (the sender sent a covering span: a broadcast or overlapping view, or with
+// DLB_SEND_KEEP_LAYOUT). A compact one is received with compact strides whatever the strides of
+// its extents of 1 said.
+bool remote_keeps_strides(const Wire& wire);
 
 // A received CUDA descriptor and its extension, before the backend maps anything.
 int check_cuda(const Wire& wire, const WireExtension& extension, int fds, dlb_error* error);

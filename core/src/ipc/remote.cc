@@ -92,11 +92,14 @@ void give_back(void* ctx) {
   drop_cache_reference(cache);
 }
 
-// A host tensor of `bytes` bytes for what arrives, over cached memory when some fits.
-int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, uint64_t bytes,
-                      uint64_t flags, DLManagedTensorVersioned** out, dlb_error* error) {
+// The receiver's tensor for what arrives: `bytes` bytes laid out as the descriptor says (compact
+// strides, or the sender's when its covering span travelled: `strides`, with the first element
+// wire.byte_offset bytes in), on the channel's receive device, over cached memory when some fits.
+int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, const int64_t* strides,
+                      uint64_t bytes, uint64_t flags, DLManagedTensorVersioned** out,
+                      dlb_error* error) {
   if (r->options.receive_device.device_type != kDLCPU || bytes < kCacheFromBytes) {
-    return dlb_tensor_allocate(r->options.receive_device, dtype, wire.ndim, wire.shape, nullptr,
+    return dlb_tensor_allocate(r->options.receive_device, dtype, wire.ndim, wire.shape, strides,
                                flags, out, error);
   }
   if (r->cache == nullptr) {
@@ -135,11 +138,12 @@ int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, uint64_t by
     if (use_huge) madvise(loan->data, loan->size, MADV_HUGEPAGE);
   }
   DLTensor desc{};
-  desc.data = loan->data;
+  desc.data = static_cast<char*>(loan->data) + wire.byte_offset;
   desc.device = DLDevice{kDLCPU, 0};
   desc.ndim = wire.ndim;
   desc.dtype = dtype;
   desc.shape = const_cast<int64_t*>(wire.shape);
+  desc.strides = const_cast<int64_t*>(strides);
   cache->references.fetch_add(1, std::memory_order_relaxed);
   const int status = dlb_tensor_wrap(&desc, flags, give_back, loan, out, error);
   if (status != DLB_OK) give_back(loan);  // not wrapped: the memory goes back at once
@@ -281,14 +285,18 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   const uint64_t flags = wire.flags & DLPACK_FLAG_BITMASK_READ_ONLY;
   const uint64_t carried = wire.flags & ~static_cast<uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY |
                                                                DLPACK_FLAG_BITMASK_IS_COPIED);
-  in->status = allocate_received(r, DLDataType{wire.code, wire.bits, wire.lanes}, wire, length,
-                                 flags | carried, &in->tensor, &in->error);
+  const DLDataType dtype{wire.code, wire.bits, wire.lanes};
+  in->status = allocate_received(r, dtype, wire, remote_keeps_strides(wire) ? wire.strides : nullptr,
+                                 length, flags | carried, &in->tensor, &in->error);
   if (in->status != DLB_OK) {
     in->done = true;
     return rendezvous ? UCS_ERR_NO_MEMORY : UCS_OK;
   }
   in->tensor->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
-  void* target = static_cast<char*>(in->tensor->dl_tensor.data) + in->tensor->dl_tensor.byte_offset;
+  // Where the bytes go: the tensor's covering span, which starts wire.byte_offset bytes before
+  // its first element (0 for a compact tensor). The receive device holds pointers.
+  char* target = static_cast<char*>(in->tensor->dl_tensor.data) +
+                 in->tensor->dl_tensor.byte_offset - wire.byte_offset;
   if (length == 0) {
     in->done = true;
   } else if (rendezvous) {
@@ -313,8 +321,16 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
     std::memcpy(target, data, length);
     in->done = true;
   } else {
-    in->status = dlb_tensor_copy_from_host(in->tensor, DLDataType{0, 0, 0}, data, length,
-                                           &in->error);
+    // Device memory: the span's bytes as they came, through a writable byte view of them.
+    int64_t extent = static_cast<int64_t>(length);
+    DLManagedTensorVersioned span{};
+    span.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+    span.dl_tensor.data = target;
+    span.dl_tensor.device = device;
+    span.dl_tensor.ndim = 1;
+    span.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
+    span.dl_tensor.shape = &extent;
+    in->status = dlb_tensor_copy_from_host(&span, DLDataType{0, 0, 0}, data, length, &in->error);
     in->done = true;
   }
   return UCS_OK;
@@ -534,43 +550,65 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
                 dlb_error* error) {
   Remote* r = channel->remote;
   if (tensor == nullptr) return fail(error, DLB_ERR_INVALID_ARGUMENT, "tensor is NULL");
+  Geometry g{};
   int status = check_send_options(options, error);
-  if (status == DLB_OK) status = dlb_tensor_validate(&tensor->dl_tensor, tensor->flags, error);
+  if (status == DLB_OK) status = validate_tensor(&tensor->dl_tensor, tensor->flags, &g, error);
   if (status != DLB_OK) return status;
   const int32_t type = tensor->dl_tensor.device.device_type;
   const bool device_memory = !is_host_memory(type);
   const bool reachable =
       !device_memory || ((type == kDLCUDA || type == kDLCUDAManaged) && r->context->reaches_cuda);
-  // What goes out: the tensor itself when UCX reaches its memory and it is compact, else a
-  // compact copy (on its own device, or in host memory when the caller asked for that).
-  const DLManagedTensorVersioned* payload = tensor;
-  DLManagedTensorVersioned* copy = nullptr;
-  if (!reachable) {
-    if ((options & DLB_SEND_COPY) == 0) {
-      DeviceTypeText name(type);
-      if (type == kDLCUDA || type == kDLCUDAManaged) {
-        return fail(error, DLB_ERR_DEVICE_UNAVAILABLE,
-                    "UCX here cannot reach %s memory: its CUDA transports (a UCX built with CUDA, "
-                    "libucx-cuda) are not installed; send with DLB_SEND_COPY to copy the tensor "
-                    "to host memory first",
-                    name.text);
-      }
-      return fail(error, DLB_ERR_UNSUPPORTED,
-                  "a remote channel sends host or CUDA memory, not %s memory; send with "
-                  "DLB_SEND_COPY to copy the tensor to host memory first",
+  if (!reachable && (options & DLB_SEND_COPY) == 0) {
+    DeviceTypeText name(type);
+    if (type == kDLCUDA || type == kDLCUDAManaged) {
+      return fail(error, DLB_ERR_DEVICE_UNAVAILABLE,
+                  "UCX here cannot reach %s memory: its CUDA transports (a UCX built with CUDA, "
+                  "libucx-cuda) are not installed; send with DLB_SEND_COPY to copy the tensor "
+                  "to host memory first",
                   name.text);
     }
-    status = dlb_tensor_copy(tensor, DLDevice{kDLCPU, 0}, &copy, error);
-    if (status != DLB_OK) return status;
-    payload = copy;
-  } else if (!dlb_tensor_is_c_contiguous(&tensor->dl_tensor)) {
-    status = dlb_tensor_copy(tensor, tensor->dl_tensor.device, &copy, error);
-    if (status != DLB_OK) return status;
-    payload = copy;
+    return fail(error, DLB_ERR_UNSUPPORTED,
+                "a remote channel sends host or CUDA memory, not %s memory; send with "
+                "DLB_SEND_COPY to copy the tensor to host memory first",
+                name.text);
   }
-  uint64_t bytes = 0;
-  status = dlb_tensor_byte_size(&payload->dl_tensor, payload->flags, &bytes, error);
-  if (status == DLB_OK && bytes > r->peer_max_tensor_bytes) {
+  // What travels: a compact tensor's bytes; a strided one's covering span (from its lowest
+  // element to the end of its highest, its layout kept) where that is fewer bytes than packing
+  // it (a broadcast or overlapping view) or the caller asked to keep the layout; else a compact
+  // copy of it, made once on its own device. Memory UCX cannot reach (DLB_SEND_COPY) is copied to
+  // host memory first, the span alone when the span travels.
+  uint64_t packed = 0;
+  status = dlb_tensor_byte_size(&tensor->dl_tensor, tensor->flags, &packed, error);
+  if (status != DLB_OK) return status;
+  const uint64_t span = (g.span_bits + 7) / 8;
+  const bool compact = dlb_tensor_is_c_contiguous(&tensor->dl_tensor) == 1;
+  const bool send_span = !compact && has_byte_addresses(g) &&
+                         (span < packed || (options & DLB_SEND_KEEP_LAYOUT) != 0);
+  const char* const span_start =
+      static_cast<const char*>(tensor->dl_tensor.data) + (g.begin_bits >> 3);  // offset included
+  const char* start = span_start;  // of the bytes that travel
+  const uint64_t bytes = send_span ? span : packed;
+  DLDevice from = tensor->dl_tensor.device;
+  DLManagedTensorVersioned* copy = nullptr;
+  if (send_span && !reachable) {
+    int64_t extent = static_cast<int64_t>(span);
+    DLManagedTensorVersioned span_view{};
+    span_view.version = tensor->version;
+    span_view.dl_tensor.data = const_cast<char*>(span_start);
+    span_view.dl_tensor.device = from;
+    span_view.dl_tensor.ndim = 1;
+    span_view.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
+    span_view.dl_tensor.shape = &extent;
+    status = dlb_tensor_copy(&span_view, DLDevice{kDLCPU, 0}, &copy, error);
+  } else if (!send_span && (!compact || !reachable)) {
+    status = dlb_tensor_copy(tensor, reachable ? from : DLDevice{kDLCPU, 0}, &copy, error);
+  }
+  if (status != DLB_OK) return status;
+  if (copy != nullptr) {
+    from = copy->dl_tensor.device;
+    start = static_cast<const char*>(copy->dl_tensor.data) + copy->dl_tensor.byte_offset;
+  }
+  if (bytes > r->peer_max_tensor_bytes) {
     status = fail(error, DLB_ERR_LIMIT,
                   "the tensor's %llu bytes exceed the %llu bytes the peer at %s takes (its "
                   "receive limit)",
@@ -588,12 +626,15 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     dlb_tensor_free(copy);
     return status;
   }
-  const DLTensor& t = payload->dl_tensor;
-  const char* data = static_cast<const char*>(t.data) + t.byte_offset;
+  // The descriptor: the layout of what travels (a compact copy's, or the tensor's own with its
+  // first element placed in the span), and the sender's flags, also of a copy it made to send.
   Wire wire;
-  encode(*payload, kHandleRemote, data, 0, bytes, &wire);
-  wire.byte_offset = 0;
-  wire.flags = tensor->flags;  // the sender's flags, also of a copy it made to send
+  if (send_span) {
+    encode(*tensor, kHandleRemote, span_start, 0, bytes, &wire);
+  } else {
+    encode(copy != nullptr ? *copy : *tensor, kHandleRemote, start, 0, bytes, &wire);
+  }
+  wire.flags = tensor->flags;
   RemoteExtension extension{};
   std::memcpy(extension.magic, kRemoteMagic, 8);
   extension.payload_bytes = bytes;
@@ -603,8 +644,8 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_request_done;
-  p.memory_type = memory_type_of(t.device.device_type);
-  if (is_host_memory(t.device.device_type) && bytes <= kEagerMaxBytes) {
+  p.memory_type = memory_type_of(from.device_type);
+  if (is_host_memory(from.device_type) && bytes <= kEagerMaxBytes) {
     // Eager: UCX takes the bytes now and the send completes without waiting for the receiver,
     // so a stream of such tensors overlaps; the receiver copies them into its new tensor. A
     // rendezvous costs a round trip more per tensor, which only large tensors repay.
@@ -612,7 +653,7 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     p.flags = UCP_AM_SEND_FLAG_EAGER;
   }
   ucs_status_ptr_t request =
-      r->u->am_send_nbx(r->ep, kAmTensor, header, header_size, data, bytes, &p);
+      r->u->am_send_nbx(r->ep, kAmTensor, header, header_size, start, bytes, &p);
   // Handed to UCX, the tensor has its place in the stream even when the peer refuses it: the
   // peer's receive of that place reports the refusal, and counts it for the window.
   if (!UCS_PTR_IS_ERR(request)) {

@@ -17,8 +17,10 @@ inline constexpr char kWireMagic[8] = {'d', 'l', 'b', 'r', 'i', 'd', 'g', 'e'};
 inline constexpr uint32_t kWireMajor = 1;
 // 0: host memory only. 1: `handle` names the kind of memory (CUDA kinds added), and every kind
 // but kHandleMemfd is followed by one extension frame. 2: kHandlePool (a channel's pool).
-// 3: kHandleRemote (a channel across machines: the bytes follow the descriptor).
-inline constexpr uint32_t kWireMinor = 3;
+// 3: kHandleRemote (a channel across machines: the bytes follow the descriptor). 4: those bytes
+// are the tensor's covering span, laid out by the descriptor's strides, the first element
+// byte_offset bytes in (3 sent compact bytes only, and its readers ignored the strides).
+inline constexpr uint32_t kWireMinor = 4;
 
 // What kind of memory a descriptor describes (Wire::handle). Minor 0 wrote 0 there.
 inline constexpr uint32_t kHandleMemfd = 0;    // a sealed memfd, the file descriptor that comes along
