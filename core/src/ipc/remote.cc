@@ -286,8 +286,9 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   const uint64_t carried = wire.flags & ~static_cast<uint64_t>(DLPACK_FLAG_BITMASK_READ_ONLY |
                                                                DLPACK_FLAG_BITMASK_IS_COPIED);
   const DLDataType dtype{wire.code, wire.bits, wire.lanes};
-  in->status = allocate_received(r, dtype, wire, remote_keeps_strides(wire) ? wire.strides : nullptr,
-                                 length, flags | carried, &in->tensor, &in->error);
+  const int64_t* strides = remote_keeps_strides(wire) ? wire.strides : nullptr;
+  in->status = allocate_received(r, dtype, wire, strides, length, flags | carried, &in->tensor,
+                                 &in->error);
   if (in->status != DLB_OK) {
     in->done = true;
     return rendezvous ? UCS_ERR_NO_MEMORY : UCS_OK;
@@ -588,13 +589,24 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
       static_cast<const char*>(tensor->dl_tensor.data) + (g.begin_bits >> 3);  // offset included
   const char* start = span_start;  // of the bytes that travel
   const uint64_t bytes = send_span ? span : packed;
+  if (bytes > r->peer_max_tensor_bytes) {
+    return fail(error, DLB_ERR_LIMIT,
+                "the tensor's %llu bytes exceed the %llu bytes the peer at %s takes (its "
+                "receive limit)",
+                static_cast<unsigned long long>(bytes),
+                static_cast<unsigned long long>(r->peer_max_tensor_bytes), r->name);
+  }
   DLDevice from = tensor->dl_tensor.device;
   DLManagedTensorVersioned* copy = nullptr;
   if (send_span && !reachable) {
+    // The span as bytes. On a device whose data is a handle, elements never lie before
+    // byte_offset (validation), so the view moves byte_offset only.
+    const int64_t begin = g.begin_bits >> 3;
     int64_t extent = static_cast<int64_t>(span);
     DLManagedTensorVersioned span_view{};
     span_view.version = tensor->version;
-    span_view.dl_tensor.data = const_cast<char*>(span_start);
+    span_view.dl_tensor.data = begin >= 0 ? tensor->dl_tensor.data : const_cast<char*>(span_start);
+    span_view.dl_tensor.byte_offset = begin >= 0 ? static_cast<uint64_t>(begin) : 0;
     span_view.dl_tensor.device = from;
     span_view.dl_tensor.ndim = 1;
     span_view.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
@@ -607,13 +619,6 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   if (copy != nullptr) {
     from = copy->dl_tensor.device;
     start = static_cast<const char*>(copy->dl_tensor.data) + copy->dl_tensor.byte_offset;
-  }
-  if (bytes > r->peer_max_tensor_bytes) {
-    status = fail(error, DLB_ERR_LIMIT,
-                  "the tensor's %llu bytes exceed the %llu bytes the peer at %s takes (its "
-                  "receive limit)",
-                  static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(
-                      r->peer_max_tensor_bytes), r->name);
   }
   const Deadline deadline(channel->timeout_ns);
   if (status == DLB_OK && r->in_flight >= r->peer_max_in_flight) {
