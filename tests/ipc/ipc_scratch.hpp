@@ -31,6 +31,10 @@ struct Folder {
   }
 };
 
+// How /proc names the memfd of a shared segment, and of a pool's return ring.
+inline constexpr const char* kSegmentName = "memfd:dlbridge (deleted)";
+inline constexpr const char* kRingName = "memfd:dlbridge-ring (deleted)";
+
 // Open file descriptors of this process, and how many of them are shared segments.
 struct FdCount {
   int total = 0;
@@ -44,7 +48,7 @@ inline FdCount count_fds() {
     ++c.total;
     char link[256] = {0};
     const std::string path = std::string("/proc/self/fd/") + e->d_name;
-    if (readlink(path.c_str(), link, sizeof link - 1) > 0 && std::strstr(link, "memfd:dlbridge")) {
+    if (readlink(path.c_str(), link, sizeof link - 1) > 0 && std::strstr(link, kSegmentName)) {
       ++c.segments;
     }
   }
@@ -52,13 +56,14 @@ inline FdCount count_fds() {
   return c;
 }
 
-// Mappings of shared segments in this process (/proc/self/maps), with their permissions.
-inline std::vector<std::string> segment_mappings() {
+// Mappings of shared segments in this process (/proc/self/maps), with their permissions; with
+// `name` kRingName, those of pools' return rings.
+inline std::vector<std::string> segment_mappings(const char* name = kSegmentName) {
   std::vector<std::string> out;
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {
-    if (line.find("memfd:dlbridge") != std::string::npos) out.push_back(line);
+    if (line.find(name) != std::string::npos) out.push_back(line);
   }
   return out;
 }

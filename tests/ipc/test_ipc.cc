@@ -677,6 +677,61 @@ TEST_SUITE("ipc.forgery") {
     }
   }
 
+  // A pool's first send brings its release socket and its return ring: a ring without the
+  // socket, or a ring that is not a sealed memory segment of the ring's size, is refused, and
+  // nothing it carried stays open or mapped.
+  TEST_CASE("forged return rings of a pool are refused") {
+    struct PoolFrames {
+      dlb::ipc::Wire wire;
+      dlb::ipc::PoolExtension extension;
+    };
+    auto frames_for = [](uint32_t attached) {
+      PoolFrames f{};
+      f.wire = wire_for(4, 4096);
+      f.wire.minor = dlb::ipc::kWireMinor;
+      f.wire.handle = dlb::ipc::kHandlePool;
+      std::memcpy(f.extension.magic, dlb::ipc::kPoolMagic, sizeof f.extension.magic);
+      f.extension.attached = attached;
+      return f;
+    };
+    using dlb::ipc::kPoolReleaseFd;
+    using dlb::ipc::kPoolRingFd;
+    using dlb::ipc::kPoolSegmentFd;
+    {
+      Forgery f;
+      const PoolFrames frames = frames_for(kPoolSegmentFd | kPoolRingFd);
+      f.send(&frames, sizeof frames, 2, 4096, true);
+      f.expect_refused(DLB_ERR_PROTOCOL,
+                       "the peer's pool sent its return ring without its release socket");
+    }
+    const std::string ring_size = std::to_string(sizeof(dlb::ipc::ReturnRing));
+    const struct {
+      const char* name;
+      uint64_t ring_bytes;
+      bool sealed;
+      std::string message;
+    } cases[] = {
+        {"a ring of another size", 4096, true,
+         "the received segment holds 4096 bytes but its descriptor says " + ring_size},
+        {"a ring that is not sealed", sizeof(dlb::ipc::ReturnRing), false,
+         "the received segment is not sealed against shrinking and growing: its sender could "
+         "cut it short under the mapping"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.name);
+      Forgery f;
+      int ends[2];
+      REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) == 0);
+      const std::vector<int> fds = {memfd_of(4096, true), ends[1],
+                                    memfd_of(c.ring_bytes, c.sealed)};
+      const PoolFrames frames = frames_for(kPoolSegmentFd | kPoolReleaseFd | kPoolRingFd);
+      raw_send(f.raw, &frames, sizeof frames, fds);
+      for (int fd : fds) close(fd);
+      close(ends[0]);
+      f.expect_refused(DLB_ERR_PROTOCOL, c.message);
+    }
+  }
+
   TEST_CASE("a cuda descriptor whose extension never comes") {
     Forgery f;
     CudaFrames frames = cuda_frames(dlb::ipc::kHandleCudaFd, 4, 4096);

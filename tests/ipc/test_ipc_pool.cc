@@ -143,13 +143,15 @@ TEST_SUITE("ipc.pool") {
         if (dlb_tensor_is_shareable(t) != 0) return 12;  // lent, not shareable
         dlb_tensor_free(t);
       }
-      // One descriptor and one mapping for the one segment the stream used.
+      // One descriptor and one mapping for the one segment the stream used, and the mapping of
+      // the pool's return ring (its descriptor closed once mapped).
       const int fds = segment_fds();
       const size_t maps = segment_mappings().size();
+      const size_t rings = segment_mappings(ipc_scratch::kRingName).size();
       DLManagedTensorVersioned* last = nullptr;
       if (dlb_channel_receive(c, &last, nullptr) != DLB_OK) return 13;
       dlb_tensor_free(last);
-      return fds == 1 && maps == 1 ? 0 : 14;
+      return fds == 1 && maps == 1 && rings == 1 ? 0 : 14;
     });
     for (int i = 0; i <= kTensors; ++i) {
       DLManagedTensorVersioned* t = pooled(pair.server, 1000, static_cast<float>(i));

@@ -279,7 +279,7 @@ dlb_channel* dlb::ipc::new_channel(int fd, bool listener, int64_t timeout_ns) {
     channel->peer_pid = -1;
     channel->timeout_ns = timeout_ns;
     channel->pool_limit = DLB_POOL_DEFAULT_LIMIT;
-    channel->carry_fds[0] = channel->carry_fds[1] = -1;
+    for (int& fd : channel->carry_fds) fd = -1;
     if (fd >= 0 && !listener && timeout_ns > 0) set_receive_timeout(channel);
   }
   return channel;

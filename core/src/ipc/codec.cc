@@ -158,15 +158,21 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
                 "extension frame (bad magic)",
                 static_cast<unsigned>(wire.handle));
   }
-  if ((extension.attached & ~(kPoolSegmentFd | kPoolReleaseFd)) != 0 || extension.reserved != 0) {
+  constexpr uint32_t kAttachable = kPoolSegmentFd | kPoolReleaseFd | kPoolRingFd;
+  if ((extension.attached & ~kAttachable) != 0 || extension.reserved != 0) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "the pool descriptor's extension says %u for what comes along and %u in its "
-                "reserved field (expected at most 3, and 0)",
+                "reserved field (expected at most %u, and 0)",
                 static_cast<unsigned>(extension.attached),
-                static_cast<unsigned>(extension.reserved));
+                static_cast<unsigned>(extension.reserved), static_cast<unsigned>(kAttachable));
+  }
+  if ((extension.attached & kPoolRingFd) != 0 && (extension.attached & kPoolReleaseFd) == 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the peer's pool sent its return ring without its release socket");
   }
   const int wanted = ((extension.attached & kPoolSegmentFd) != 0 ? 1 : 0) +
-                     ((extension.attached & kPoolReleaseFd) != 0 ? 1 : 0);
+                     ((extension.attached & kPoolReleaseFd) != 0 ? 1 : 0) +
+                     ((extension.attached & kPoolRingFd) != 0 ? 1 : 0);
   if (fds != wanted) {
     return fail(error, DLB_ERR_PROTOCOL,
                 "a pool descriptor that brings %d file descriptor%s came with %d", wanted,

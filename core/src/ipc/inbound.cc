@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -33,8 +34,10 @@ struct InSegment {
 };
 
 struct Inbound {
-  std::mutex mutex;  // guards release_fd, dead, pending and holders
+  std::mutex mutex;  // guards release_fd, ring_tail, dead, pending and holders
   int release_fd = -1;
+  ReturnRing* ring = nullptr;  // the peer's return ring, when it sent one
+  uint64_t ring_tail = 0;      // records written to it (this end's index, not the ring's)
   bool dead = false;  // the peer's end is gone: returns are dropped
   std::vector<unsigned char> pending;  // returns (ReleaseRecords) the socket had no room for yet
   long holders = 1;   // the channel, and each kept segment
@@ -71,11 +74,30 @@ void flush_locked(Inbound* inbound) {
   inbound->pending.erase(inbound->pending.begin(), inbound->pending.begin() + done);
 }
 
+// Writes `record` to the return ring when it has room (under the lock). The ring's head is the
+// peer's word: a head that says more room than the ring holds counts as a full ring.
+bool ring_record(Inbound* inbound, const ReleaseRecord& record) {
+  ReturnRing* ring = inbound->ring;
+  if (ring == nullptr) return false;
+  const uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+  if (inbound->ring_tail - head >= kReturnRingRecords) return false;
+  std::memcpy(&ring->records[inbound->ring_tail % kReturnRingRecords], &record, sizeof record);
+  ++inbound->ring_tail;
+  __atomic_store_n(&ring->tail, inbound->ring_tail, __ATOMIC_SEQ_CST);
+  return true;
+}
+
+// Gives a slot back: on the return ring (no system call, unless the peer's pool sleeps waiting
+// for it: then a doorbell on the release socket), else on the release socket.
 void give_back(Inbound* inbound, uint32_t segment, uint32_t slot, uint32_t outcome) {
-  const ReleaseRecord record{segment, slot, outcome, 0};
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
+  ReleaseRecord record{segment, slot, outcome, 0};
   std::lock_guard<std::mutex> lock(inbound->mutex);
   if (inbound->dead) return;
+  if (ring_record(inbound, record)) {
+    if (__atomic_exchange_n(&inbound->ring->waiting, 0u, __ATOMIC_SEQ_CST) == 0) return;
+    record = ReleaseRecord{0, 0, kDoorbell, 0};
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
   inbound->pending.insert(inbound->pending.end(), bytes, bytes + sizeof record);
   flush_locked(inbound);
 }
@@ -88,6 +110,7 @@ void unhold_inbound(Inbound* inbound) {
   }
   if (!last) return;
   if (inbound->release_fd >= 0) close(inbound->release_fd);
+  if (inbound->ring != nullptr) munmap(inbound->ring, sizeof(ReturnRing));
   delete inbound;
 }
 
@@ -118,8 +141,11 @@ void tell_lost(dlb_channel* channel, const PoolExtension& extension, uint32_t ou
   }
 }
 
-// The release socket the channel's first pooled tensor brought: a stream socket.
-int install_release_socket(dlb_channel* channel, OwnedFd& fd, dlb_error* error) {
+// The release socket the channel's first pooled tensor brought (a stream socket), and the
+// return ring when it came too (a memory segment of the ring's size, sealed against shrinking
+// and growing, mapped read-write).
+int install_release_socket(dlb_channel* channel, OwnedFd& fd, OwnedFd* ring_fd,
+                           dlb_error* error) {
   int type = 0;
   socklen_t length = sizeof type;
   if (getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM) {
@@ -127,9 +153,27 @@ int install_release_socket(dlb_channel* channel, OwnedFd& fd, dlb_error* error) 
                 "the file descriptor the peer's pool sent as its release socket is not a "
                 "stream socket");
   }
+  void* ring = nullptr;
+  if (ring_fd != nullptr) {
+    Wire expected{};
+    expected.segment_size = sizeof(ReturnRing);
+    const int status = check_segment_fd(expected, ring_fd->get(), error);
+    if (status != DLB_OK) return status;
+    ring = mmap(nullptr, sizeof(ReturnRing), PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd->get(),
+                0);
+    if (ring == MAP_FAILED) return os_fail(error, errno, DLB_ERR_LIMIT, "mmap of the return ring");
+  }
   auto* inbound = new (std::nothrow) Inbound;
-  if (inbound == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving");
+  if (inbound == nullptr) {
+    if (ring != nullptr) munmap(ring, sizeof(ReturnRing));
+    return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving");
+  }
   inbound->release_fd = fd.release();
+  inbound->ring = static_cast<ReturnRing*>(ring);
+  // Where the peer's pool will look first: the records it has not taken yet are its own word.
+  if (ring != nullptr) {
+    inbound->ring_tail = __atomic_load_n(&inbound->ring->tail, __ATOMIC_ACQUIRE);
+  }
   channel->inbound = inbound;
   return DLB_OK;
 }
@@ -211,12 +255,15 @@ int receive_pooled(dlb_channel* channel, const Wire& wire, const PoolExtension& 
   int status = check_pooled(wire, extension, got->count, &g, error);
   if (status != DLB_OK) return status;
   OwnedFd& segment_fd = got->fds[0];
-  OwnedFd& release_fd = got->fds[(extension.attached & kPoolSegmentFd) != 0 ? 1 : 0];
+  const int release_at = (extension.attached & kPoolSegmentFd) != 0 ? 1 : 0;
+  OwnedFd& release_fd = got->fds[release_at];
+  OwnedFd* ring_fd =
+      (extension.attached & kPoolRingFd) != 0 ? &got->fds[release_at + 1] : nullptr;
   if ((extension.attached & kPoolReleaseFd) != 0) {
     if (channel->inbound != nullptr) {
       return fail(error, DLB_ERR_PROTOCOL, "the peer's pool sent its release socket twice");
     }
-    status = install_release_socket(channel, release_fd, error);
+    status = install_release_socket(channel, release_fd, ring_fd, error);
     if (status != DLB_OK) return status;
   } else if (channel->inbound == nullptr) {
     return fail(error, DLB_ERR_PROTOCOL,

@@ -18,6 +18,9 @@ namespace ipc {
 struct Pool;     // pool.cc: what this end lends to its peer
 struct Inbound;  // inbound.cc: what this end was lent by its peer's pool
 struct Remote;   // remote.cc: a channel across machines
+// The most file descriptors one tensor's descriptor brings: a pool's first send brings its
+// segment, its release socket and its return ring.
+inline constexpr int kMaxCarriedFds = 3;
 }  // namespace ipc
 }  // namespace dlb
 
@@ -38,7 +41,7 @@ struct dlb_channel {
   // Bytes a receive read past its descriptor (the next one's start), with what came along.
   char carry[sizeof(dlb::ipc::Wire)];
   uint32_t carry_size;
-  int carry_fds[2];
+  int carry_fds[dlb::ipc::kMaxCarriedFds];
   int carry_fd_count;
   bool carry_dropped;
   dlb::ipc::Remote* remote;  // a channel across machines (then fd is -1): remote.cc serves it
@@ -101,7 +104,7 @@ int check_in_step(const dlb_channel* channel, dlb_error* error);
 // in all (the others are closed), and whether the kernel dropped some because this process is
 // at its limit of open files (MSG_CTRUNC: the control buffer has room for SCM_MAX_FD of them).
 struct Received {
-  OwnedFd fds[2];
+  OwnedFd fds[kMaxCarriedFds];
   int count = 0;
   bool dropped = false;
 };
@@ -177,7 +180,8 @@ int map_received_segment(OwnedFd& fd, const Wire& wire, const Geometry& g,
 // or changing the seals). `huge_pages` asks for hugetlbfs pages (`size` a multiple of 2 MiB);
 // without them the caller falls back. Ownership: *out holds the descriptor on success; nothing
 // is left open on error.
-int create_sealed_memfd(uint64_t size, bool huge_pages, OwnedFd* out, dlb_error* error);
+int create_sealed_memfd(uint64_t size, bool huge_pages, OwnedFd* out, dlb_error* error,
+                        const char* name = "dlbridge");
 
 // ---- the pool (pool.cc): dlb_channel_allocate's slots, sent with kHandlePool ---------------
 
@@ -192,7 +196,7 @@ bool pool_memory_is_exposed(dlb_release_fn release, void* ctx);
 // What a send of a pool slot carries besides its descriptor.
 struct PooledSend {
   Slot* slot = nullptr;
-  int fds[2] = {-1, -1};
+  int fds[kMaxCarriedFds] = {-1, -1, -1};
   int nfds = 0;
 };
 

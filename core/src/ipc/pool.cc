@@ -61,6 +61,9 @@ struct Pool {
   int holders = 1;   // the channel, and each slot with a local tensor
   int release_fd = -1;  // this end of the release socket: the peer's returns arrive here
   int peer_end = -1;    // the peer's end, until the channel's first pooled send hands it over
+  ReturnRing* ring = nullptr;  // the return ring, mapped for the pool's life
+  int ring_fd = -1;            // its memfd, until the first pooled send hands it over
+  uint64_t ring_head = 0;      // records taken from the ring (this end's index, not the ring's)
   bool peer_gone = false;
   std::vector<PoolSegment*> segments;
   std::vector<std::pair<uint64_t, Slot*>> free;  // slot size → free slots
@@ -125,6 +128,8 @@ void destroy(Pool* pool) {
   }
   if (pool->release_fd >= 0) close(pool->release_fd);
   if (pool->peer_end >= 0) close(pool->peer_end);
+  if (pool->ring != nullptr) munmap(pool->ring, sizeof(ReturnRing));
+  if (pool->ring_fd >= 0) close(pool->ring_fd);
   delete pool;
 }
 
@@ -135,11 +140,53 @@ void drop_holder(Pool* pool, std::unique_lock<std::mutex>& lock) {
   if (last) destroy(pool);
 }
 
-// Takes back, without waiting, what the peer gave back: the records on the release socket (a
-// stream: one recv takes every return so far, a record may be cut between two). A return
-// naming no slot it was lent is ignored: a peer that lies only loses its own slots.
+// One return (under the lock). A record naming no slot it was lent is ignored (a doorbell names
+// none): a peer that lies only loses its own slots.
+void take_record(Pool* pool, const ReleaseRecord& record) {
+  if (record.segment >= pool->segments.size()) return;
+  PoolSegment* segment = pool->segments[record.segment];
+  if (record.slot >= segment->slot_count) return;
+  Slot* slot = &segment->slots[record.slot];
+  if (slot->lent == 0 || record.outcome == kDoorbell) return;
+  --slot->lent;
+  --pool->lent;
+  if (record.outcome == kReleased) {
+    ++pool->returned;
+  } else {
+    ++pool->lost;
+    ++pool->unreported_lost;
+    pool->lost_outcome = record.outcome;
+    // The peer never kept the segment: its memfd goes along again with the next send.
+    if (record.outcome == kLostNoFds) segment->sent = false;
+  }
+  if (slot->lent == 0 && !slot->local) push_free(pool, slot);
+}
+
+// Takes the records on the return ring (under the lock); whether there were any. The ring's
+// tail is the peer's word: no more than the ring holds is read, each record copied out first.
+bool take_from_ring(Pool* pool) {
+  ReturnRing* ring = pool->ring;
+  if (ring == nullptr) return false;
+  const uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+  const uint64_t count = std::min<uint64_t>(tail - pool->ring_head, kReturnRingRecords);
+  for (uint64_t i = 0; i < count; ++i) {
+    ReleaseRecord record;
+    std::memcpy(&record, &ring->records[(pool->ring_head + i) % kReturnRingRecords],
+                sizeof record);
+    take_record(pool, record);
+  }
+  pool->ring_head += count;
+  __atomic_store_n(&ring->head, pool->ring_head, __ATOMIC_RELEASE);
+  return count > 0;
+}
+
+// Takes back, without waiting, what the peer gave back: the records on the return ring, else
+// those on the release socket (a stream: one recv takes every return so far, a record may be
+// cut between two). The socket carries what a full ring had no room for and doorbells; a ring
+// that gave something leaves it for the next time, which saves a system call.
 void take_back(Pool* pool) {
   if (pool->release_fd < 0 || pool->peer_gone) return;
+  if (take_from_ring(pool)) return;
   constexpr size_t kBuffer = kMaxReleasesPerDatagram * sizeof(ReleaseRecord);
   pool->returns.resize(kBuffer);
   unsigned char* buffer = pool->returns.data();
@@ -157,23 +204,7 @@ void take_back(Pool* pool) {
     for (size_t i = 0; i < whole; ++i) {
       ReleaseRecord record;
       std::memcpy(&record, buffer + i * sizeof record, sizeof record);
-      if (record.segment >= pool->segments.size()) continue;
-      PoolSegment* segment = pool->segments[record.segment];
-      if (record.slot >= segment->slot_count) continue;
-      Slot* slot = &segment->slots[record.slot];
-      if (slot->lent == 0) continue;
-      --slot->lent;
-      --pool->lent;
-      if (record.outcome == kReleased) {
-        ++pool->returned;
-      } else {
-        ++pool->lost;
-        ++pool->unreported_lost;
-        pool->lost_outcome = record.outcome;
-        // The peer never kept the segment: its memfd goes along again with the next send.
-        if (record.outcome == kLostNoFds) segment->sent = false;
-      }
-      if (slot->lent == 0 && !slot->local) push_free(pool, slot);
+      take_record(pool, record);
     }
     pool->partial = bytes - whole * sizeof(ReleaseRecord);
     std::memmove(buffer, buffer + whole * sizeof(ReleaseRecord), pool->partial);
@@ -260,6 +291,17 @@ int pool_of(dlb_channel* channel, Pool** out, dlb_error* error) {
     }
     pool->release_fd = ends[0];
     pool->peer_end = ends[1];
+    // The return ring. Without one (no memory for it), returns come on the socket alone.
+    OwnedFd ring_fd;
+    if (create_sealed_memfd(sizeof(ReturnRing), false, &ring_fd, nullptr, "dlbridge-ring") ==
+        DLB_OK) {
+      void* ring = mmap(nullptr, sizeof(ReturnRing), PROT_READ | PROT_WRITE, MAP_SHARED,
+                        ring_fd.get(), 0);
+      if (ring != MAP_FAILED) {
+        pool->ring = static_cast<ReturnRing*>(ring);
+        pool->ring_fd = ring_fd.release();
+      }
+    }
     channel->pool.store(pool, std::memory_order_seq_cst);
     // A shutdown that ran before the store found no pool to wake: this call sees its flag.
     if (is_shut(channel)) shutdown(pool->release_fd, SHUT_RDWR);
@@ -268,11 +310,23 @@ int pool_of(dlb_channel* channel, Pool** out, dlb_error* error) {
   return DLB_OK;
 }
 
+// Whether the ring holds returns not yet taken (asks for the doorbell first: a receiver that
+// gives a slot back after this looks at `waiting` and rings).
+bool ring_has_returns(Pool* pool) {
+  if (pool->ring == nullptr) return false;
+  __atomic_store_n(&pool->ring->waiting, 1u, __ATOMIC_SEQ_CST);
+  std::lock_guard<std::mutex> lock(pool->mutex);
+  if (__atomic_load_n(&pool->ring->tail, __ATOMIC_SEQ_CST) == pool->ring_head) return false;
+  __atomic_store_n(&pool->ring->waiting, 0u, __ATOMIC_RELAXED);  // not sleeping after all
+  return true;
+}
+
 // Waits until the peer gives something back (or the time limit runs out).
 int wait_for_return(dlb_channel* channel, Pool* pool, uint64_t needed, const Deadline& deadline,
                     dlb_error* error) {
   for (;;) {
     if (is_shut(channel)) return fail_shut(error);
+    if (ring_has_returns(pool)) return DLB_OK;
     pollfd ready{pool->release_fd, POLLIN, 0};
     const int n = poll(&ready, 1, deadline.remaining_ms());
     if (is_shut(channel)) return fail_shut(error);
@@ -365,6 +419,10 @@ int pool_prepare_send(const DLManagedTensorVersioned& tensor, Slot* slot, Wire* 
   if (pool->peer_end >= 0) {
     extension->attached |= kPoolReleaseFd;
     send->fds[send->nfds++] = pool->peer_end;
+    if (pool->ring_fd >= 0) {
+      extension->attached |= kPoolRingFd;
+      send->fds[send->nfds++] = pool->ring_fd;
+    }
   }
   ++slot->lent;
   ++pool->lent;
@@ -377,9 +435,13 @@ void pool_finish_send(const PooledSend& send, bool sent) {
   std::lock_guard<std::mutex> lock(pool->mutex);
   if (sent) {
     segment->sent = true;
-    if (send.nfds > 0 && send.fds[send.nfds - 1] == pool->peer_end) {
-      close(pool->peer_end);  // the peer holds it now
+    bool handed_over = false;
+    for (int i = 0; i < send.nfds; ++i) handed_over |= send.fds[i] == pool->peer_end;
+    if (handed_over) {
+      close(pool->peer_end);  // the peer holds it now, and the ring's memfd
       pool->peer_end = -1;
+      if (pool->ring_fd >= 0) close(pool->ring_fd);
+      pool->ring_fd = -1;
     }
     return;
   }

@@ -57,12 +57,13 @@ int wrap_segment(OwnedFd& fd, void* base, uint64_t mapped, uint64_t offset, uint
 
 }  // namespace
 
-int create_sealed_memfd(uint64_t size, bool huge_pages, OwnedFd* out, dlb_error* error) {
+int create_sealed_memfd(uint64_t size, bool huge_pages, OwnedFd* out, dlb_error* error,
+                        const char* name) {
 #ifndef MFD_HUGETLB
 #define MFD_HUGETLB 0x0004U
 #endif
-  OwnedFd fd(memfd_create("dlbridge", MFD_CLOEXEC | MFD_ALLOW_SEALING |
-                                          (huge_pages ? MFD_HUGETLB : 0)));
+  OwnedFd fd(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING |
+                                    (huge_pages ? MFD_HUGETLB : 0)));
   if (fd.get() < 0) return os_fail(error, errno, DLB_ERR_DEVICE, "memfd_create");
   if (ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
     return fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes of shareable memory: %s",

@@ -122,7 +122,7 @@ int receive_bytes(dlb_channel* channel, char* bytes, size_t* have, size_t frame,
       for (size_t i = 0; i < count; ++i) {
         int one;
         std::memcpy(&one, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-        if (got->count < 2) {
+        if (got->count < kMaxCarriedFds) {
           got->fds[got->count].reset(one);
         } else {
           close(one);
@@ -150,7 +150,7 @@ int receive_bytes(dlb_channel* channel, char* bytes, size_t* have, size_t frame,
 void keep_carry(dlb_channel* channel, const char* bytes, size_t size, Received* got) {
   std::memcpy(channel->carry, bytes, size);
   channel->carry_size = static_cast<uint32_t>(size);
-  for (int i = 0; i < 2; ++i) channel->carry_fds[i] = got->fds[i].release();
+  for (int i = 0; i < kMaxCarriedFds; ++i) channel->carry_fds[i] = got->fds[i].release();
   channel->carry_fd_count = got->count;
   channel->carry_dropped = got->dropped;
   got->count = 0;
@@ -161,7 +161,7 @@ size_t take_carry(dlb_channel* channel, char* bytes, Received* got) {
   const size_t size = channel->carry_size;
   if (size == 0) return 0;
   std::memcpy(bytes, channel->carry, size);
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kMaxCarriedFds; ++i) {
     got->fds[i].reset(channel->carry_fds[i]);
     channel->carry_fds[i] = -1;
   }

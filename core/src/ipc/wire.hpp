@@ -19,7 +19,8 @@ inline constexpr uint32_t kWireMajor = 1;
 // but kHandleMemfd is followed by one extension frame. 2: kHandlePool (a channel's pool).
 // 3: kHandleRemote (a channel across machines: the bytes follow the descriptor). 4: those bytes
 // are the tensor's covering span, laid out by the descriptor's strides, the first element
-// byte_offset bytes in (3 sent compact bytes only, and its readers ignored the strides).
+// byte_offset bytes in (3 sent compact bytes only, and its readers ignored the strides); a
+// pool's first send may bring its return ring (kPoolRingFd).
 inline constexpr uint32_t kWireMinor = 4;
 
 // What kind of memory a descriptor describes (Wire::handle). Minor 0 wrote 0 there.
@@ -92,11 +93,12 @@ static_assert(sizeof(WireExtension) == sizeof(Wire), "the extension frame is a W
 inline constexpr char kPoolMagic[8] = {'d', 'l', 'b', '-', 'p', 'o', 'o', 'l'};
 inline constexpr uint32_t kPoolSegmentFd = 1;   // the segment's memfd comes along (first)
 inline constexpr uint32_t kPoolReleaseFd = 2;   // the release socket comes along (after it)
+inline constexpr uint32_t kPoolRingFd = 4;      // the return ring's memfd (after the socket)
 struct PoolExtension {
   char magic[8];      // kPoolMagic
   uint32_t segment;   // the segment's number in the sender's pool (0, 1, 2, ...)
   uint32_t slot;      // the slot's number in its segment
-  uint32_t attached;  // kPoolSegmentFd | kPoolReleaseFd: the file descriptors that come along
+  uint32_t attached;  // kPoolSegmentFd | kPoolReleaseFd | kPoolRingFd: what comes along
   uint32_t reserved;  // 0
   unsigned char unused[sizeof(Wire) - 24];  // 0
 };
@@ -108,14 +110,31 @@ static_assert(sizeof(PoolExtension) == sizeof(Wire), "the extension frame is a W
 inline constexpr uint32_t kReleased = 0;
 inline constexpr uint32_t kLostNoFds = 1;
 inline constexpr uint32_t kLostNoMapping = 2;
+inline constexpr uint32_t kDoorbell = 3;  // names no slot: wakes a pool that waits for returns
 struct ReleaseRecord {
   uint32_t segment;
   uint32_t slot;
-  uint32_t outcome;  // kReleased, kLostNoFds, kLostNoMapping
+  uint32_t outcome;  // kReleased, kLostNoFds, kLostNoMapping, kDoorbell
   uint32_t reserved;
 };
 // The most records the pool's end reads at once (64 KiB).
 inline constexpr size_t kMaxReleasesPerDatagram = 4096;
+
+// The pool's return ring (wire minor 4): shared memory, a sealed memfd the first pooled send
+// brings beside the release socket, on which the receiver gives slots back without a system
+// call. One ring per channel and direction: the receiver writes records at `tail`, the pool's
+// end takes them from `head`; each end keeps its own index and only publishes it, so a peer
+// that scribbles on the ring loses its own slots and nothing more (every record is checked as
+// a socket's is). A receiver whose ring is full sends on the release socket instead. A pool
+// that waits for returns sets `waiting`; the receiver that then gives a slot back clears it
+// and rings the release socket (a kDoorbell record), so that the pool's end can sleep in poll.
+inline constexpr uint32_t kReturnRingRecords = 4096;
+struct ReturnRing {
+  alignas(64) uint64_t head;  // records the pool's end took back (written there)
+  alignas(64) uint64_t tail;  // records the receiver wrote (written there)
+  alignas(64) uint32_t waiting;  // 1: the pool's end sleeps until a doorbell
+  alignas(64) ReleaseRecord records[kReturnRingRecords];
+};
 
 // The extension frame of a kHandleRemote descriptor, on a channel across machines (remote.cc):
 // the descriptor and this frame, both cut to the tensor's rank (pack_remote), are one UCX active
