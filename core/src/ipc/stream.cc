@@ -42,6 +42,10 @@ int wait_ready(int fd, short events, const Deadline& deadline, const char* what,
 // Sends all of `size` bytes, the `nfds` file descriptors `fds` with the first of them.
 int send_all(dlb_channel* channel, const void* data, size_t size, const int* fds, int nfds,
              dlb_error* error) {
+  if (nfds > kMaxCarriedFds) {  // never, from this library's own sends
+    return fail(error, DLB_ERR_INVALID_ARGUMENT, "%d file descriptors for one message, at most %d",
+                nfds, kMaxCarriedFds);
+  }
   const Deadline deadline(channel->timeout_ns);
   const int flags = MSG_NOSIGNAL | (deadline.unlimited() ? 0 : MSG_DONTWAIT);
   const char* bytes = static_cast<const char*>(data);
@@ -51,7 +55,7 @@ int send_all(dlb_channel* channel, const void* data, size_t size, const int* fds
     msghdr message{};
     message.msg_iov = &io;
     message.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
+    alignas(cmsghdr) char control[CMSG_SPACE(kMaxCarriedFds * sizeof(int))];
     if (sent == 0 && nfds > 0) {
       std::memset(control, 0, sizeof control);
       message.msg_control = control;
