@@ -704,7 +704,7 @@ TEST_SUITE("ipc.forgery") {
       f.expect_refused(DLB_ERR_PROTOCOL,
                        "the peer's pool sent its return ring without its release socket");
     }
-    const std::string ring_size = std::to_string(sizeof(dlb::ipc::ReturnRing));
+    const std::string ring_size = std::to_string(sizeof(dlb::ipc::PoolRings));
     const struct {
       const char* name;
       uint64_t ring_bytes;
@@ -713,7 +713,7 @@ TEST_SUITE("ipc.forgery") {
     } cases[] = {
         {"a ring of another size", 4096, true,
          "the received segment holds 4096 bytes but its descriptor says " + ring_size},
-        {"a ring that is not sealed", sizeof(dlb::ipc::ReturnRing), false,
+        {"a ring that is not sealed", sizeof(dlb::ipc::PoolRings), false,
          "the received segment is not sealed against shrinking and growing: its sender could "
          "cut it short under the mapping"},
     };
@@ -730,6 +730,83 @@ TEST_SUITE("ipc.forgery") {
       close(ends[0]);
       f.expect_refused(DLB_ERR_PROTOCOL, c.message);
     }
+  }
+
+  // A forged pool that hands over its rings, then writes posts there itself: each wrong post
+  // is refused with its message when received, and the stream stays in step.
+  TEST_CASE("forged posts on a pool's rings are refused") {
+    struct PoolFrames {
+      dlb::ipc::Wire wire;
+      dlb::ipc::PoolExtension extension;
+    };
+    auto frames_for = [](uint32_t segment, uint32_t attached) {
+      PoolFrames f{};
+      f.wire = wire_for(4, 4096);
+      f.wire.minor = dlb::ipc::kWireMinor;
+      f.wire.handle = dlb::ipc::kHandlePool;
+      std::memcpy(f.extension.magic, dlb::ipc::kPoolMagic, sizeof f.extension.magic);
+      f.extension.segment = segment;
+      f.extension.attached = attached;
+      return f;
+    };
+    Forgery f;
+    int ends[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) == 0);
+    const int rings_fd = memfd_of(sizeof(dlb::ipc::PoolRings), true);
+    void* mapped = mmap(nullptr, sizeof(dlb::ipc::PoolRings), PROT_READ | PROT_WRITE, MAP_SHARED,
+                        rings_fd, 0);
+    REQUIRE(mapped != MAP_FAILED);
+    auto* rings = static_cast<dlb::ipc::PoolRings*>(mapped);
+    const std::vector<int> fds = {memfd_of(4096, true), ends[1], rings_fd};
+    const PoolFrames handover = frames_for(0, dlb::ipc::kPoolSegmentFd |
+                                                  dlb::ipc::kPoolReleaseFd |
+                                                  dlb::ipc::kPoolRingFd);
+    raw_send(f.raw, &handover, sizeof handover, fds);
+    for (int fd : fds) close(fd);
+    DLManagedTensorVersioned* t = nullptr;
+    dlb_error err;
+    REQUIRE(dlb_channel_receive(f.server, &t, &err) == DLB_OK);
+    dlb_tensor_free(t);
+    // Posts, written as the pool writes them.
+    auto post = [&](uint32_t kind, const PoolFrames& frames) {
+      dlb::ipc::PostEntry entry{};
+      entry.kind = kind;
+      std::memcpy(entry.head, &frames.wire, sizeof entry.head);
+      std::memcpy(entry.shape, frames.wire.shape, sizeof entry.shape);
+      std::memcpy(entry.strides, frames.wire.strides, sizeof entry.strides);
+      std::memcpy(entry.extension, &frames.extension, sizeof entry.extension);
+      const uint64_t tail = rings->post_tail;
+      rings->posts[tail % dlb::ipc::kPostEntries] = entry;
+      __atomic_store_n(&rings->post_tail, tail + 1, __ATOMIC_SEQ_CST);
+    };
+    auto expect = [&](int status, const std::string& message) {
+      DLManagedTensorVersioned* got = nullptr;
+      CHECK(dlb_channel_receive(f.server, &got, &err) == status);
+      CHECK(got == nullptr);
+      CHECK(std::string(err.message) == message);
+    };
+    post(7, frames_for(0, 0));
+    expect(DLB_ERR_PROTOCOL, "the peer's pool posted an entry of kind 7");
+    PoolFrames memfd_kind = frames_for(0, 0);
+    memfd_kind.wire.handle = dlb::ipc::kHandleMemfd;
+    post(dlb::ipc::kPostTensor, memfd_kind);
+    expect(DLB_ERR_PROTOCOL,
+           "the peer's pool posted a descriptor of memory kind 0 and rank 1 (a post is a tensor "
+           "of the pool, of rank at most 8)");
+    post(dlb::ipc::kPostTensor, frames_for(5, 0));
+    expect(DLB_ERR_PROTOCOL, "the descriptor names segment 5 of the peer's pool, which never arrived");
+    post(dlb::ipc::kPostTensor, frames_for(0, dlb::ipc::kPoolSegmentFd));
+    expect(DLB_ERR_PROTOCOL, "a pool descriptor that brings 1 file descriptor came with 0");
+    // The stream is in step: a good post is received.
+    post(dlb::ipc::kPostTensor, frames_for(0, 0));
+    REQUIRE(dlb_channel_receive(f.server, &t, &err) == DLB_OK);
+    CHECK(t->dl_tensor.shape[0] == 4);
+    dlb_tensor_free(t);
+    // A tail past what the ring holds loses the order: the channel is out of step.
+    __atomic_store_n(&rings->post_tail, rings->post_tail + 1000, __ATOMIC_SEQ_CST);
+    expect(DLB_ERR_PROTOCOL, "the peer's pool says it posted more than its ring holds (256 entries)");
+    munmap(mapped, sizeof(dlb::ipc::PoolRings));
+    close(ends[0]);
   }
 
   TEST_CASE("a cuda descriptor whose extension never comes") {

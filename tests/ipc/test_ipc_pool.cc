@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dlbridge/dlbridge.h"
@@ -511,5 +512,178 @@ TEST_SUITE("ipc.pool") {
     dlb_tensor_free(view);
     CHECK(segment_fds() == 0);
     CHECK(segment_mappings().empty());
+  }
+
+  // The pool's rings (docs/ipc.md, "The pool"): a pooled send whose segment went before is a
+  // post in shared memory; everything else goes on the socket with a mark among the posts.
+  TEST_CASE("posts and sends on the socket arrive in the order they were sent") {
+    constexpr int kTensors = 700;
+    Pair pair([](dlb_channel* c) {
+      for (int i = 0; i < kTensors; ++i) {
+        DLManagedTensorVersioned* t = nullptr;
+        if (dlb_channel_receive(c, &t, nullptr) != DLB_OK) return 10;
+        const float first = *reinterpret_cast<const float*>(
+            static_cast<const char*>(t->dl_tensor.data) + t->dl_tensor.byte_offset);
+        dlb_tensor_free(t);
+        if (first != static_cast<float>(i)) return 11;
+      }
+      return 0;
+    });
+    for (int i = 0; i < kTensors; ++i) {
+      DLManagedTensorVersioned* t = nullptr;
+      if (i % 7 == 3) {
+        // A fresh shareable tensor: its memfd goes on the socket.
+        const int64_t n = 4;
+        REQUIRE(dlb_tensor_allocate_shareable(kCpu, kF32, 1, &n, nullptr, 0, &t, nullptr) ==
+                DLB_OK);
+        static_cast<float*>(t->dl_tensor.data)[0] = static_cast<float>(i);
+      } else if (i % 50 == 10) {
+        // A size class of its own (a new segment's memfd goes along), or a rank above the
+        // ring's: both go on the socket.
+        const int64_t ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2};
+        if (i % 100 == 10) {
+          const int64_t n = 20000 + i;  // segments of their own
+          REQUIRE(dlb_channel_allocate(pair.server, kCpu, kF32, 1, &n, nullptr, 0, &t,
+                                       nullptr) == DLB_OK);
+        } else {
+          REQUIRE(dlb_channel_allocate(pair.server, kCpu, kF32, 9, ones, nullptr, 0, &t,
+                                       nullptr) == DLB_OK);
+        }
+        static_cast<float*>(t->dl_tensor.data)[0] = static_cast<float>(i);
+      } else {
+        t = pooled(pair.server, 4, static_cast<float>(i));
+        REQUIRE(t != nullptr);
+      }
+      REQUIRE(dlb_channel_send(pair.server, t, 0, nullptr) == DLB_OK);
+      dlb_tensor_free(t);
+    }
+    CHECK(wait_exit(pair.peer) == 0);
+    const dlb_pool_stats stats = settled(pair.server);
+    CHECK(stats.lent == 0);
+    CHECK(stats.lost == 0);
+  }
+
+  TEST_CASE("a full post ring waits for the receiver within the time limit, then goes on") {
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    Pair pair([&](dlb_channel* c) {
+      DLManagedTensorVersioned* t = nullptr;
+      if (dlb_channel_receive(c, &t, nullptr) != DLB_OK) return 10;  // brings the rings
+      dlb_tensor_free(t);
+      char byte;
+      if (read(go[0], &byte, 1) != 1) return 11;  // the sender filled the ring meanwhile
+      for (int i = 1; i < 258; ++i) {
+        if (dlb_channel_receive(c, &t, nullptr) != DLB_OK) return 12;
+        const bool in_order = holds(t, 4, static_cast<float>(i));
+        dlb_tensor_free(t);
+        if (!in_order) return 13;
+      }
+      return 0;
+    });
+    DLManagedTensorVersioned* t = pooled(pair.server, 4, 0);
+    REQUIRE(dlb_channel_send(pair.server, t, 0, nullptr) == DLB_OK);
+    dlb_tensor_free(t);
+    settled(pair.server);  // the receiver has the rings
+    for (int i = 1; i <= 256; ++i) {
+      t = pooled(pair.server, 4, static_cast<float>(i));
+      REQUIRE(dlb_channel_send(pair.server, t, 0, nullptr) == DLB_OK);
+      dlb_tensor_free(t);
+    }
+    REQUIRE(dlb_channel_set_timeout(pair.server, 50000000, nullptr) == DLB_OK);
+    t = pooled(pair.server, 4, 257);
+    dlb_error e;
+    CHECK(dlb_channel_send(pair.server, t, 0, &e) == DLB_ERR_TIMEOUT);
+    CHECK(std::string(e.message) == "sending on the channel: the time limit ran out");
+    // Nothing went: the channel is in step, and the same tensor goes once there is room.
+    REQUIRE(write(go[1], "x", 1) == 1);
+    REQUIRE(dlb_channel_set_timeout(pair.server, 5000000000, nullptr) == DLB_OK);
+    CHECK(dlb_channel_send(pair.server, t, 0, &e) == DLB_OK);
+    dlb_tensor_free(t);
+    CHECK(wait_exit(pair.peer) == 0);
+    close(go[0]);
+    close(go[1]);
+  }
+
+  TEST_CASE("a sender that exits leaves its posts to be received; then the peer is gone") {
+    Pair pair([](dlb_channel* c) {
+      for (int i = 0; i < 11; ++i) {
+        DLManagedTensorVersioned* t = pooled(c, 4, static_cast<float>(i));
+        if (t == nullptr || dlb_channel_send(c, t, 0, nullptr) != DLB_OK) return 10;
+        dlb_tensor_free(t);
+      }
+      return 0;  // exits, its channel and pool with it
+    });
+    CHECK(wait_exit(pair.peer) == 0);
+    for (int i = 0; i < 11; ++i) {
+      DLManagedTensorVersioned* t = nullptr;
+      REQUIRE(dlb_channel_receive(pair.server, &t, nullptr) == DLB_OK);
+      CHECK(holds(t, 4, static_cast<float>(i)));
+      dlb_tensor_free(t);
+    }
+    DLManagedTensorVersioned* t = nullptr;
+    dlb_error e;
+    CHECK(dlb_channel_receive(pair.server, &t, &e) == DLB_ERR_PEER_CLOSED);
+    CHECK(std::string(e.message) == "the peer closed the channel");
+  }
+
+  TEST_CASE("a receiver that closed its channel fails the sender's posts, even holding tensors") {
+    int closed[2], go[2];
+    REQUIRE(pipe(closed) == 0);
+    REQUIRE(pipe(go) == 0);
+    Pair pair([&](dlb_channel* c) {
+      DLManagedTensorVersioned* t = nullptr;
+      if (dlb_channel_receive(c, &t, nullptr) != DLB_OK) return 10;
+      dlb_channel_close(c);  // the tensor, and with it the rings, live on
+      if (write(closed[1], "x", 1) != 1) return 11;
+      char byte;
+      if (read(go[0], &byte, 1) != 1) return 12;
+      const bool intact = holds(t, 4, 0);
+      dlb_tensor_free(t);
+      _exit(intact ? 0 : 13);  // the channel is closed already: not again by Pair's child
+    });
+    DLManagedTensorVersioned* t = pooled(pair.server, 4, 0);
+    REQUIRE(dlb_channel_send(pair.server, t, 0, nullptr) == DLB_OK);
+    dlb_tensor_free(t);
+    char byte;
+    REQUIRE(read(closed[0], &byte, 1) == 1);
+    t = pooled(pair.server, 4, 1);
+    dlb_error e;
+    CHECK(dlb_channel_send(pair.server, t, 0, &e) == DLB_ERR_PEER_CLOSED);
+    CHECK(std::string(e.message) == "sending on the channel failed: the peer closed the channel");
+    dlb_tensor_free(t);
+    REQUIRE(write(go[1], "x", 1) == 1);
+    CHECK(wait_exit(pair.peer) == 0);
+    for (int fd : {closed[0], closed[1], go[0], go[1]}) close(fd);
+  }
+
+  TEST_CASE("a receive waiting for posts ends with its time limit, and with a shutdown") {
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    Pair pair([&](dlb_channel* c) {
+      DLManagedTensorVersioned* t = pooled(c, 4, 0);
+      if (t == nullptr || dlb_channel_send(c, t, 0, nullptr) != DLB_OK) return 10;
+      dlb_tensor_free(t);
+      char byte;
+      return read(go[0], &byte, 1) == 1 ? 0 : 11;
+    });
+    DLManagedTensorVersioned* t = nullptr;
+    REQUIRE(dlb_channel_receive(pair.server, &t, nullptr) == DLB_OK);  // brings the rings
+    dlb_tensor_free(t);
+    dlb_error e;
+    REQUIRE(dlb_channel_set_timeout(pair.server, 30000000, nullptr) == DLB_OK);
+    CHECK(dlb_channel_receive(pair.server, &t, &e) == DLB_ERR_TIMEOUT);
+    CHECK(std::string(e.message) == "receiving on the channel: the time limit ran out");
+    REQUIRE(dlb_channel_set_timeout(pair.server, DLB_TIMEOUT_NONE, nullptr) == DLB_OK);
+    int status = -1;
+    std::thread receiver([&] { status = dlb_channel_receive(pair.server, &t, &e); });
+    usleep(50000);
+    dlb_channel_shutdown(pair.server);
+    receiver.join();
+    CHECK(status == DLB_ERR_CLOSED);
+    CHECK(t == nullptr);
+    REQUIRE(write(go[1], "x", 1) == 1);
+    CHECK(wait_exit(pair.peer) == 0);
+    close(go[0]);
+    close(go[1]);
   }
 }

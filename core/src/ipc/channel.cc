@@ -235,7 +235,11 @@ int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     status = dlb::ipc::pool_prepare_send(*tensor, slot, &frames.wire, &frames.extension.pool,
                                          &pooled, error);
     if (status != DLB_OK) return status;
-    status = send_all(channel, &frames, sizeof frames, pooled.fds, pooled.nfds, error);
+    status = dlb::ipc::pool_post(channel, frames.wire, frames.extension.pool, pooled, error);
+    if (status == dlb::ipc::kNotPosted) {
+      status = send_all(channel, &frames, sizeof frames, pooled.fds, pooled.nfds, error);
+      if (status == DLB_OK) status = dlb::ipc::pool_mark_socket(channel, error);
+    }
     dlb::ipc::pool_finish_send(pooled, status == DLB_OK);
     return or_shut(channel, status, error);
   } else {
@@ -247,7 +251,9 @@ int send_tensor(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     frames.extension.cuda = cuda.extension;
   }
   const size_t bytes = segment != nullptr ? sizeof(Wire) : sizeof frames;
-  return or_shut(channel, send_all(channel, &frames, bytes, &fd, fd >= 0 ? 1 : 0, error), error);
+  status = send_all(channel, &frames, bytes, &fd, fd >= 0 ? 1 : 0, error);
+  if (status == DLB_OK) status = dlb::ipc::pool_mark_socket(channel, error);
+  return or_shut(channel, status, error);
 }
 
 // A descriptor whose handle is not a memfd, with its extension frame (read whatever is refused,
@@ -521,6 +527,8 @@ DLB_API dlb_status dlb_channel_receive(dlb_channel* channel, DLManagedTensorVers
   const Deadline deadline(channel->timeout_ns);
   status = wait_releasing(channel, deadline, error);
   if (status != DLB_OK) return or_shut(channel, status, error);
+  status = dlb::ipc::receive_posted(channel, deadline, out, error);
+  if (status != dlb::ipc::kFromSocket) return or_shut(channel, status, error);
   // One read takes a descriptor and its extension frame when they are there: a sender writes
   // a tensor's frames in one send.
   constexpr size_t kFrame = sizeof(Wire);

@@ -5,6 +5,7 @@
 #if defined(__linux__)
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -34,10 +35,13 @@ struct InSegment {
 };
 
 struct Inbound {
-  std::mutex mutex;  // guards release_fd, ring_tail, dead, pending and holders
+  std::mutex mutex;  // guards release_fd, return_tail, dead, pending and holders
   int release_fd = -1;
-  ReturnRing* ring = nullptr;  // the peer's return ring, when it sent one
-  uint64_t ring_tail = 0;      // records written to it (this end's index, not the ring's)
+  PoolRings* ring = nullptr;  // the peer's rings, when it sent them
+  // This end's indices (the rings' own are the peer's word): returns written, posts taken.
+  uint64_t return_tail = 0;
+  uint64_t post_head = 0;  // the channel's thread alone touches it
+  bool bells_closed = false;  // the peer's end of the release socket is gone (channel's thread)
   bool dead = false;  // the peer's end is gone: returns are dropped
   std::vector<unsigned char> pending;  // returns (ReleaseRecords) the socket had no room for yet
   long holders = 1;   // the channel, and each kept segment
@@ -77,13 +81,13 @@ void flush_locked(Inbound* inbound) {
 // Writes `record` to the return ring when it has room (under the lock). The ring's head is the
 // peer's word: a head that says more room than the ring holds counts as a full ring.
 bool ring_record(Inbound* inbound, const ReleaseRecord& record) {
-  ReturnRing* ring = inbound->ring;
+  PoolRings* ring = inbound->ring;
   if (ring == nullptr) return false;
-  const uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-  if (inbound->ring_tail - head >= kReturnRingRecords) return false;
-  std::memcpy(&ring->records[inbound->ring_tail % kReturnRingRecords], &record, sizeof record);
-  ++inbound->ring_tail;
-  __atomic_store_n(&ring->tail, inbound->ring_tail, __ATOMIC_SEQ_CST);
+  const uint64_t head = __atomic_load_n(&ring->return_head, __ATOMIC_ACQUIRE);
+  if (inbound->return_tail - head >= kReturnRingRecords) return false;
+  std::memcpy(&ring->returns[inbound->return_tail % kReturnRingRecords], &record, sizeof record);
+  ++inbound->return_tail;
+  __atomic_store_n(&ring->return_tail, inbound->return_tail, __ATOMIC_SEQ_CST);
   return true;
 }
 
@@ -94,7 +98,7 @@ void give_back(Inbound* inbound, uint32_t segment, uint32_t slot, uint32_t outco
   std::lock_guard<std::mutex> lock(inbound->mutex);
   if (inbound->dead) return;
   if (ring_record(inbound, record)) {
-    if (__atomic_exchange_n(&inbound->ring->waiting, 0u, __ATOMIC_SEQ_CST) == 0) return;
+    if (__atomic_exchange_n(&inbound->ring->return_waiting, 0u, __ATOMIC_SEQ_CST) == 0) return;
     record = ReleaseRecord{0, 0, kDoorbell, 0};
   }
   const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
@@ -110,7 +114,7 @@ void unhold_inbound(Inbound* inbound) {
   }
   if (!last) return;
   if (inbound->release_fd >= 0) close(inbound->release_fd);
-  if (inbound->ring != nullptr) munmap(inbound->ring, sizeof(ReturnRing));
+  if (inbound->ring != nullptr) munmap(inbound->ring, sizeof(PoolRings));
   delete inbound;
 }
 
@@ -156,23 +160,24 @@ int install_release_socket(dlb_channel* channel, OwnedFd& fd, OwnedFd* ring_fd,
   void* ring = nullptr;
   if (ring_fd != nullptr) {
     Wire expected{};
-    expected.segment_size = sizeof(ReturnRing);
+    expected.segment_size = sizeof(PoolRings);
     const int status = check_segment_fd(expected, ring_fd->get(), error);
     if (status != DLB_OK) return status;
-    ring = mmap(nullptr, sizeof(ReturnRing), PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd->get(),
+    ring = mmap(nullptr, sizeof(PoolRings), PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd->get(),
                 0);
     if (ring == MAP_FAILED) return os_fail(error, errno, DLB_ERR_LIMIT, "mmap of the return ring");
   }
   auto* inbound = new (std::nothrow) Inbound;
   if (inbound == nullptr) {
-    if (ring != nullptr) munmap(ring, sizeof(ReturnRing));
+    if (ring != nullptr) munmap(ring, sizeof(PoolRings));
     return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving");
   }
   inbound->release_fd = fd.release();
-  inbound->ring = static_cast<ReturnRing*>(ring);
+  inbound->ring = static_cast<PoolRings*>(ring);
   // Where the peer's pool will look first: the records it has not taken yet are its own word.
   if (ring != nullptr) {
-    inbound->ring_tail = __atomic_load_n(&inbound->ring->tail, __ATOMIC_ACQUIRE);
+    inbound->return_tail = __atomic_load_n(&inbound->ring->return_tail, __ATOMIC_ACQUIRE);
+    inbound->post_head = __atomic_load_n(&inbound->ring->post_head, __ATOMIC_ACQUIRE);
   }
   channel->inbound = inbound;
   return DLB_OK;
@@ -305,6 +310,124 @@ int receive_pooled(dlb_channel* channel, const Wire& wire, const PoolExtension& 
   return status;
 }
 
+namespace {
+
+// What take_post says of a tail further ahead than the ring holds.
+constexpr uint32_t kPostOverrun = ~0u;
+
+// Takes the next post (the channel's thread): true with *entry filled, false when the ring is
+// empty. Tells a pool that waits for room that there is some now.
+bool take_post(Inbound* inbound, PostEntry* entry) {
+  PoolRings* ring = inbound->ring;
+  const uint64_t tail = __atomic_load_n(&ring->post_tail, __ATOMIC_ACQUIRE);
+  if (tail == inbound->post_head) return false;
+  if (tail - inbound->post_head > kPostEntries) {
+    // More than the ring holds: the peer wrote its tail wrong, and the order is lost.
+    entry->kind = kPostOverrun;
+    return true;
+  }
+  std::memcpy(entry, &ring->posts[inbound->post_head % kPostEntries], sizeof *entry);
+  ++inbound->post_head;
+  __atomic_store_n(&ring->post_head, inbound->post_head, __ATOMIC_SEQ_CST);
+  if (__atomic_exchange_n(&ring->space_waiting, 0u, __ATOMIC_SEQ_CST) != 0) {
+    const ReleaseRecord bell{0, 0, kDoorbell, 0};
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&bell);
+    std::lock_guard<std::mutex> lock(inbound->mutex);
+    if (!inbound->dead) {
+      inbound->pending.insert(inbound->pending.end(), bytes, bytes + sizeof bell);
+      flush_locked(inbound);
+    }
+  }
+  return true;
+}
+
+// Drains the wake-up bytes the peer's pool wrote to this end of the release socket.
+void drain_bells(Inbound* inbound) {
+  char bells[64];
+  for (;;) {
+    const ssize_t n = recv(inbound->release_fd, bells, sizeof bells, MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) inbound->bells_closed = true;  // the peer closed its pool: no more posts
+    return;
+  }
+}
+
+// A post of a tensor, made into its descriptor and extension and received as one from the
+// socket would be: every check applies.
+int receive_post(dlb_channel* channel, const PostEntry& entry, DLManagedTensorVersioned** out,
+                 dlb_error* error) {
+  Wire wire{};
+  std::memcpy(&wire, entry.head, sizeof entry.head);
+  int status = check_header(wire, error);
+  if (status != DLB_OK) return status;
+  if (wire.handle != kHandlePool || wire.ndim < 0 || wire.ndim > kPostMaxRank) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the peer's pool posted a descriptor of memory kind %u and rank %d (a post is "
+                "a tensor of the pool, of rank at most %d)",
+                static_cast<unsigned>(wire.handle), static_cast<int>(wire.ndim),
+                static_cast<int>(kPostMaxRank));
+  }
+  std::memcpy(wire.shape, entry.shape, sizeof entry.shape);
+  std::memcpy(wire.strides, entry.strides, sizeof entry.strides);
+  PoolExtension extension{};
+  std::memcpy(&extension, entry.extension, sizeof entry.extension);
+  Received none;
+  return receive_pooled(channel, wire, extension, &none, out, error);
+}
+
+}  // namespace
+
+int receive_posted(dlb_channel* channel, const Deadline& deadline,
+                   DLManagedTensorVersioned** out, dlb_error* error) {
+  Inbound* inbound = channel->inbound;
+  if (inbound == nullptr || inbound->ring == nullptr) return kFromSocket;
+  PoolRings* ring = inbound->ring;
+  // Socket data seen before its mark: the mark follows the data at once, so the wait for it
+  // yields the cpu a while; a peer that never marks it is read from the socket all the same.
+  int unmarked = 0;
+  bool closed = false;  // the peer closed: what it posted before comes first
+  for (;;) {
+    PostEntry entry;
+    if (take_post(inbound, &entry)) {
+      if (entry.kind == kPostSocket) return kFromSocket;
+      if (entry.kind == kPostTensor) return receive_post(channel, entry, out, error);
+      if (entry.kind == kPostOverrun) {
+        channel->out_of_step = true;
+        return fail(error, DLB_ERR_PROTOCOL,
+                    "the peer's pool says it posted more than its ring holds (%u entries)",
+                    static_cast<unsigned>(kPostEntries));
+      }
+      return fail(error, DLB_ERR_PROTOCOL, "the peer's pool posted an entry of kind %u",
+                  static_cast<unsigned>(entry.kind));
+    }
+    if (closed || unmarked > 1000) return kFromSocket;
+    // Asks for a wake-up, then looks once more: a post made after this sees the request.
+    __atomic_store_n(&ring->post_waiting, 1u, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&ring->post_tail, __ATOMIC_SEQ_CST) != inbound->post_head) {
+      __atomic_store_n(&ring->post_waiting, 0u, __ATOMIC_RELAXED);
+      continue;
+    }
+    pollfd ready[2] = {{channel->fd, POLLIN | POLLRDHUP, 0}, {inbound->release_fd, POLLIN, 0}};
+    const int n = poll(ready, inbound->bells_closed ? 1 : 2, deadline.remaining_ms());
+    if (is_shut(channel)) return fail_shut(error);
+    if (n == 0) {
+      return fail(error, DLB_ERR_TIMEOUT, "receiving on the channel: the time limit ran out");
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+    }
+    if ((ready[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) drain_bells(inbound);
+    if ((ready[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+      closed = true;
+    } else if ((ready[0].revents & POLLIN) != 0) {
+      ++unmarked;
+      sched_yield();
+    }
+  }
+}
+
 bool is_lent(const DLManagedTensorVersioned* tensor) {
   return release_context(tensor, release_lent) != nullptr;
 }
@@ -345,6 +468,10 @@ void inbound_close(dlb_channel* channel) {
   Inbound* inbound = channel->inbound;
   if (inbound == nullptr) return;
   channel->inbound = nullptr;
+  // The peer's posts would find no reader: its sends fail from now on.
+  if (inbound->ring != nullptr) {
+    __atomic_store_n(&inbound->ring->receiver_closed, 1u, __ATOMIC_RELEASE);
+  }
   // Returns still waiting for room get a last chance (a peer that takes them back now and then
   // makes room within milliseconds), so that a receiver that frees and closes is acknowledged.
   const Deadline deadline(100000000);

@@ -208,6 +208,27 @@ struct PooledSend {
 int pool_prepare_send(const DLManagedTensorVersioned& tensor, Slot* slot, Wire* wire,
                       PoolExtension* extension, PooledSend* send, dlb_error* error);
 void pool_finish_send(const PooledSend& send, bool sent);
+
+// What pool_post returns for a send that must go on the socket.
+inline constexpr int kNotPosted = -1;
+// Posts a prepared pooled send on the rings (wire.hpp, PoolRings): DLB_OK, or an error
+// (DLB_ERR_TIMEOUT waiting for room on the ring, DLB_ERR_PEER_CLOSED, DLB_ERR_CLOSED); or
+// kNotPosted where it goes on the socket instead: the peer has no rings yet, file descriptors
+// come along, or its rank is above kPostMaxRank.
+int pool_post(dlb_channel* channel, const Wire& wire, const PoolExtension& extension,
+              const PooledSend& send, dlb_error* error);
+// After a send on the socket, once the peer has the rings: the kPostSocket entry that puts it
+// in its place among the posts. A failure leaves the channel out of step.
+int pool_mark_socket(dlb_channel* channel, dlb_error* error);
+
+// What receive_posted returns when the next tensor comes on the socket.
+inline constexpr int kFromSocket = -2;
+// The receiving end of the rings: the next tensor when the peer posted it (received as
+// receive_pooled receives one), else kFromSocket when its mark says it is on the socket, the
+// peer closed, or the peer has no rings. Waits (within `deadline`) on the channel's socket and
+// on this end of the release socket, where the peer's pool rings when it posts.
+int receive_posted(dlb_channel* channel, const Deadline& deadline,
+                   DLManagedTensorVersioned** out, dlb_error* error);
 // Whether `slot` belongs to `channel`'s pool.
 bool pool_belongs(const dlb_channel* channel, const Slot* slot);
 // The channel shuts down (wakes an allocation waiting for the peer) or closes.

@@ -61,9 +61,12 @@ struct Pool {
   int holders = 1;   // the channel, and each slot with a local tensor
   int release_fd = -1;  // this end of the release socket: the peer's returns arrive here
   int peer_end = -1;    // the peer's end, until the channel's first pooled send hands it over
-  ReturnRing* ring = nullptr;  // the return ring, mapped for the pool's life
-  int ring_fd = -1;            // its memfd, until the first pooled send hands it over
-  uint64_t ring_head = 0;      // records taken from the ring (this end's index, not the ring's)
+  PoolRings* ring = nullptr;  // the rings, mapped for the pool's life
+  int ring_fd = -1;            // their memfd, until the first pooled send hands it over
+  bool posting = false;        // the peer has the rings: sends go through them
+  // This end's indices (the rings' own are the peer's word): returns taken, entries posted.
+  uint64_t return_head = 0;
+  uint64_t post_tail = 0;
   bool peer_gone = false;
   std::vector<PoolSegment*> segments;
   std::vector<std::pair<uint64_t, Slot*>> free;  // slot size → free slots
@@ -128,7 +131,7 @@ void destroy(Pool* pool) {
   }
   if (pool->release_fd >= 0) close(pool->release_fd);
   if (pool->peer_end >= 0) close(pool->peer_end);
-  if (pool->ring != nullptr) munmap(pool->ring, sizeof(ReturnRing));
+  if (pool->ring != nullptr) munmap(pool->ring, sizeof(PoolRings));
   if (pool->ring_fd >= 0) close(pool->ring_fd);
   delete pool;
 }
@@ -165,18 +168,18 @@ void take_record(Pool* pool, const ReleaseRecord& record) {
 // Takes the records on the return ring (under the lock); whether there were any. The ring's
 // tail is the peer's word: no more than the ring holds is read, each record copied out first.
 bool take_from_ring(Pool* pool) {
-  ReturnRing* ring = pool->ring;
+  PoolRings* ring = pool->ring;
   if (ring == nullptr) return false;
-  const uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
-  const uint64_t count = std::min<uint64_t>(tail - pool->ring_head, kReturnRingRecords);
+  const uint64_t tail = __atomic_load_n(&ring->return_tail, __ATOMIC_ACQUIRE);
+  const uint64_t count = std::min<uint64_t>(tail - pool->return_head, kReturnRingRecords);
   for (uint64_t i = 0; i < count; ++i) {
     ReleaseRecord record;
-    std::memcpy(&record, &ring->records[(pool->ring_head + i) % kReturnRingRecords],
+    std::memcpy(&record, &ring->returns[(pool->return_head + i) % kReturnRingRecords],
                 sizeof record);
     take_record(pool, record);
   }
-  pool->ring_head += count;
-  __atomic_store_n(&ring->head, pool->ring_head, __ATOMIC_RELEASE);
+  pool->return_head += count;
+  __atomic_store_n(&ring->return_head, pool->return_head, __ATOMIC_RELEASE);
   return count > 0;
 }
 
@@ -184,9 +187,16 @@ bool take_from_ring(Pool* pool) {
 // those on the release socket (a stream: one recv takes every return so far, a record may be
 // cut between two). The socket carries what a full ring had no room for and doorbells; a ring
 // that gave something leaves it for the next time, which saves a system call.
+void take_from_socket(Pool* pool);
+
 void take_back(Pool* pool) {
   if (pool->release_fd < 0 || pool->peer_gone) return;
   if (take_from_ring(pool)) return;
+  take_from_socket(pool);
+}
+
+void take_from_socket(Pool* pool) {
+  if (pool->release_fd < 0 || pool->peer_gone) return;
   constexpr size_t kBuffer = kMaxReleasesPerDatagram * sizeof(ReleaseRecord);
   pool->returns.resize(kBuffer);
   unsigned char* buffer = pool->returns.data();
@@ -293,12 +303,12 @@ int pool_of(dlb_channel* channel, Pool** out, dlb_error* error) {
     pool->peer_end = ends[1];
     // The return ring. Without one (no memory for it), returns come on the socket alone.
     OwnedFd ring_fd;
-    if (create_sealed_memfd(sizeof(ReturnRing), false, &ring_fd, nullptr, "dlbridge-ring") ==
+    if (create_sealed_memfd(sizeof(PoolRings), false, &ring_fd, nullptr, "dlbridge-ring") ==
         DLB_OK) {
-      void* ring = mmap(nullptr, sizeof(ReturnRing), PROT_READ | PROT_WRITE, MAP_SHARED,
+      void* ring = mmap(nullptr, sizeof(PoolRings), PROT_READ | PROT_WRITE, MAP_SHARED,
                         ring_fd.get(), 0);
       if (ring != MAP_FAILED) {
-        pool->ring = static_cast<ReturnRing*>(ring);
+        pool->ring = static_cast<PoolRings*>(ring);
         pool->ring_fd = ring_fd.release();
       }
     }
@@ -314,10 +324,10 @@ int pool_of(dlb_channel* channel, Pool** out, dlb_error* error) {
 // gives a slot back after this looks at `waiting` and rings).
 bool ring_has_returns(Pool* pool) {
   if (pool->ring == nullptr) return false;
-  __atomic_store_n(&pool->ring->waiting, 1u, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&pool->ring->return_waiting, 1u, __ATOMIC_SEQ_CST);
   std::lock_guard<std::mutex> lock(pool->mutex);
-  if (__atomic_load_n(&pool->ring->tail, __ATOMIC_SEQ_CST) == pool->ring_head) return false;
-  __atomic_store_n(&pool->ring->waiting, 0u, __ATOMIC_RELAXED);  // not sleeping after all
+  if (__atomic_load_n(&pool->ring->return_tail, __ATOMIC_SEQ_CST) == pool->return_head) return false;
+  __atomic_store_n(&pool->ring->return_waiting, 0u, __ATOMIC_RELAXED);  // not sleeping after all
   return true;
 }
 
@@ -438,16 +448,120 @@ void pool_finish_send(const PooledSend& send, bool sent) {
     bool handed_over = false;
     for (int i = 0; i < send.nfds; ++i) handed_over |= send.fds[i] == pool->peer_end;
     if (handed_over) {
-      close(pool->peer_end);  // the peer holds it now, and the ring's memfd
+      close(pool->peer_end);  // the peer holds it now, and the rings' memfd
       pool->peer_end = -1;
-      if (pool->ring_fd >= 0) close(pool->ring_fd);
-      pool->ring_fd = -1;
+      if (pool->ring_fd >= 0) {
+        close(pool->ring_fd);
+        pool->ring_fd = -1;
+        pool->posting = true;
+      }
     }
     return;
   }
   --send.slot->lent;
   --pool->lent;
   if (send.slot->lent == 0 && !send.slot->local) push_free(pool, send.slot);
+}
+
+namespace {
+
+// Writes `entry` on the post ring when it has room (under the lock), and rings the receiver's
+// end of the release socket when it sleeps; false when the ring is full. The receiver's
+// published head is its word: a head that says more room than the ring holds counts as full.
+bool write_post(Pool* pool, const PostEntry& entry) {
+  PoolRings* ring = pool->ring;
+  const uint64_t head = __atomic_load_n(&ring->post_head, __ATOMIC_ACQUIRE);
+  if (pool->post_tail - head >= kPostEntries) return false;
+  std::memcpy(&ring->posts[pool->post_tail % kPostEntries], &entry, sizeof entry);
+  ++pool->post_tail;
+  __atomic_store_n(&ring->post_tail, pool->post_tail, __ATOMIC_SEQ_CST);
+  if (__atomic_exchange_n(&ring->post_waiting, 0u, __ATOMIC_SEQ_CST) != 0) {
+    const char bell = 1;  // a full socket already holds a wake-up: nothing more is needed
+    while (send(pool->release_fd, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
+  }
+  return true;
+}
+
+// Posts `entry`, waiting within the channel's time limit for room on the ring. The wait sleeps
+// on the release socket, where the receiver rings (a kDoorbell record) when it takes an entry
+// while `space_waiting` is set; what else arrives there meanwhile (returns) is taken back.
+int post(dlb_channel* channel, Pool* pool, const PostEntry& entry, const Deadline& deadline,
+         dlb_error* error) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(pool->mutex);
+      if (pool->peer_gone || __atomic_load_n(&pool->ring->receiver_closed, __ATOMIC_ACQUIRE)) {
+        return fail(error, DLB_ERR_PEER_CLOSED, "sending on the channel failed: the peer closed the channel");
+      }
+      if (write_post(pool, entry)) return DLB_OK;
+      __atomic_store_n(&pool->ring->space_waiting, 1u, __ATOMIC_SEQ_CST);
+      if (write_post(pool, entry)) {
+        __atomic_store_n(&pool->ring->space_waiting, 0u, __ATOMIC_RELAXED);
+        return DLB_OK;
+      }
+    }
+    if (is_shut(channel)) return fail_shut(error);
+    // The channel's socket tells of a peer that went away without a word (killed).
+    pollfd ready[2] = {{pool->release_fd, POLLIN, 0}, {channel->fd, POLLRDHUP, 0}};
+    const int n = poll(ready, 2, deadline.remaining_ms());
+    if (is_shut(channel)) return fail_shut(error);
+    if (n == 0) {
+      return fail(error, DLB_ERR_TIMEOUT, "sending on the channel: the time limit ran out");
+    }
+    if (n < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
+    if ((ready[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+      return fail(error, DLB_ERR_PEER_CLOSED, "sending on the channel failed: the peer closed the channel");
+    }
+    std::lock_guard<std::mutex> lock(pool->mutex);
+    take_from_ring(pool);
+    take_from_socket(pool);  // the doorbell, and a peer that went away
+  }
+}
+
+// A post entry: the descriptor's Wire up to its shape, its extents and strides, and the pool
+// extension's fields.
+PostEntry post_entry(uint32_t kind, const Wire& wire, const PoolExtension& extension) {
+  PostEntry entry{};
+  entry.kind = kind;
+  if (kind == kPostTensor) {
+    std::memcpy(entry.head, &wire, sizeof entry.head);
+    std::memcpy(entry.shape, wire.shape, sizeof entry.shape);
+    std::memcpy(entry.strides, wire.strides, sizeof entry.strides);
+    std::memcpy(entry.extension, &extension, sizeof entry.extension);
+  }
+  return entry;
+}
+
+// The channel's pool once the peer has its rings, else null.
+Pool* posting_pool(dlb_channel* channel) {
+  Pool* pool = channel->pool.load(std::memory_order_acquire);
+  if (pool == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(pool->mutex);
+  return pool->posting ? pool : nullptr;
+}
+
+}  // namespace
+
+int pool_post(dlb_channel* channel, const Wire& wire, const PoolExtension& extension,
+              const PooledSend& send, dlb_error* error) {
+  Pool* pool = posting_pool(channel);
+  if (pool == nullptr || send.nfds != 0 || wire.ndim > kPostMaxRank) return kNotPosted;
+  return post(channel, pool, post_entry(kPostTensor, wire, extension),
+              Deadline(channel->timeout_ns), error);
+}
+
+int pool_mark_socket(dlb_channel* channel, dlb_error* error) {
+  Pool* pool = posting_pool(channel);
+  if (pool == nullptr) return DLB_OK;
+  static const Wire kNoWire{};
+  static const PoolExtension kNoExtension{};
+  const int status = post(channel, pool, post_entry(kPostSocket, kNoWire, kNoExtension),
+                          Deadline(channel->timeout_ns), error);
+  // The tensor went on the socket already: without its mark the receiver would take the
+  // tensors after it out of order, so the channel has lost its place.
+  if (status != DLB_OK) channel->out_of_step = true;
+  return status;
 }
 
 void pool_shutdown(dlb_channel* channel) {

@@ -20,7 +20,7 @@ inline constexpr uint32_t kWireMajor = 1;
 // 3: kHandleRemote (a channel across machines: the bytes follow the descriptor). 4: those bytes
 // are the tensor's covering span, laid out by the descriptor's strides, the first element
 // byte_offset bytes in (3 sent compact bytes only, and its readers ignored the strides); a
-// pool's first send may bring its return ring (kPoolRingFd).
+// pool's first send may bring its rings (kPoolRingFd).
 inline constexpr uint32_t kWireMinor = 4;
 
 // What kind of memory a descriptor describes (Wire::handle). Minor 0 wrote 0 there.
@@ -93,7 +93,7 @@ static_assert(sizeof(WireExtension) == sizeof(Wire), "the extension frame is a W
 inline constexpr char kPoolMagic[8] = {'d', 'l', 'b', '-', 'p', 'o', 'o', 'l'};
 inline constexpr uint32_t kPoolSegmentFd = 1;   // the segment's memfd comes along (first)
 inline constexpr uint32_t kPoolReleaseFd = 2;   // the release socket comes along (after it)
-inline constexpr uint32_t kPoolRingFd = 4;      // the return ring's memfd (after the socket)
+inline constexpr uint32_t kPoolRingFd = 4;      // the pool's rings (after the socket)
 struct PoolExtension {
   char magic[8];      // kPoolMagic
   uint32_t segment;   // the segment's number in the sender's pool (0, 1, 2, ...)
@@ -120,20 +120,49 @@ struct ReleaseRecord {
 // The most records the pool's end reads at once (64 KiB).
 inline constexpr size_t kMaxReleasesPerDatagram = 4096;
 
-// The pool's return ring (wire minor 4): shared memory, a sealed memfd the first pooled send
-// brings beside the release socket, on which the receiver gives slots back without a system
-// call. One ring per channel and direction: the receiver writes records at `tail`, the pool's
-// end takes them from `head`; each end keeps its own index and only publishes it, so a peer
-// that scribbles on the ring loses its own slots and nothing more (every record is checked as
-// a socket's is). A receiver whose ring is full sends on the release socket instead. A pool
-// that waits for returns sets `waiting`; the receiver that then gives a slot back clears it
-// and rings the release socket (a kDoorbell record), so that the pool's end can sleep in poll.
+// The pool's rings (wire minor 4): shared memory, a sealed memfd the first pooled send brings
+// beside the release socket, so that the common case of a pool costs no system call at either
+// end. Each ring has one writer and one reader; each end keeps its own index and only publishes
+// it, so a peer that scribbles on the rings loses its own tensors and slots and nothing more:
+// every entry is copied out and checked as if it had come on the socket.
+//  - Returns (receiver → pool): the receiver writes release records at `return_tail`, the pool
+//    takes them from `return_head`. A receiver whose ring is full sends on the release socket
+//    instead. A pool that waits for returns sets `return_waiting`; the receiver that then gives
+//    a slot back clears it and rings the release socket (a kDoorbell record).
+//  - Posts (pool → receiver): a pooled send whose descriptor brings no file descriptor (its
+//    segment went before) and whose rank is at most kPostMaxRank is written at `post_tail` as a
+//    PostEntry; every other send on the channel goes on the socket, after a kPostSocket entry
+//    that says so, so the receiver takes both in the order they were sent. A receiver that
+//    waits sets `post_waiting`; the pool that then posts clears it and writes one byte to its
+//    end of the release socket, which the receiver polls beside the channel. A pool that finds
+//    the ring full sets `space_waiting` and sleeps on the release socket until the receiver
+//    takes an entry and rings it (a kDoorbell record). A receiver that closes its channel
+//    says so in `receiver_closed` (its tensors, and so the rings, may live on), and posts then
+//    fail as a send to a closed socket does.
 inline constexpr uint32_t kReturnRingRecords = 4096;
-struct ReturnRing {
-  alignas(64) uint64_t head;  // records the pool's end took back (written there)
-  alignas(64) uint64_t tail;  // records the receiver wrote (written there)
-  alignas(64) uint32_t waiting;  // 1: the pool's end sleeps until a doorbell
-  alignas(64) ReleaseRecord records[kReturnRingRecords];
+inline constexpr int32_t kPostMaxRank = 8;
+inline constexpr uint32_t kPostEntries = 256;
+inline constexpr uint32_t kPostTensor = 1;  // the entry's descriptor is the tensor
+inline constexpr uint32_t kPostSocket = 2;  // the next tensor comes on the channel's socket
+struct PostEntry {
+  uint32_t kind;  // kPostTensor, kPostSocket
+  uint32_t reserved;
+  unsigned char head[offsetof(Wire, shape)];  // the Wire's fields before its shape
+  int64_t shape[kPostMaxRank];
+  int64_t strides[kPostMaxRank];
+  unsigned char extension[offsetof(PoolExtension, unused)];  // its fields before `unused`
+};
+struct PoolRings {
+  alignas(64) uint64_t return_head;  // release records the pool took back (written there)
+  alignas(64) uint64_t return_tail;  // release records the receiver wrote (written there)
+  alignas(64) uint32_t return_waiting;  // 1: the pool sleeps until a doorbell
+  alignas(64) uint64_t post_head;  // entries the receiver took (written there)
+  alignas(64) uint64_t post_tail;  // entries the pool wrote (written there)
+  alignas(64) uint32_t post_waiting;   // 1: the receiver sleeps until a byte on its socket end
+  alignas(64) uint32_t space_waiting;  // 1: the pool sleeps until a doorbell
+  alignas(64) uint32_t receiver_closed;  // 1: the receiver closed its channel: posts fail
+  alignas(64) ReleaseRecord returns[kReturnRingRecords];
+  alignas(64) PostEntry posts[kPostEntries];
 };
 
 // The extension frame of a kHandleRemote descriptor, on a channel across machines (remote.cc):
