@@ -568,6 +568,7 @@ DLB_API void dlb_channel_shutdown(dlb_channel* channel) {
   // can be handed a reused descriptor number.
   shutdown(channel->fd, SHUT_RDWR);
   dlb::ipc::pool_shutdown(channel);
+  dlb::ipc::inbound_shutdown(channel);
 }
 
 DLB_API void dlb_channel_close(dlb_channel* channel) {

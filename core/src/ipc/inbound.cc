@@ -250,8 +250,9 @@ int find_segment(dlb_channel* channel, const Wire& wire, const PoolExtension& ex
 int receive_pooled(dlb_channel* channel, const Wire& wire, const PoolExtension& extension,
                    Received* got, DLManagedTensorVersioned** out, dlb_error* error) {
   if (got->dropped) {
-    if (channel->inbound != nullptr && (extension.attached & kPoolSegmentFd) != 0) {
-      channel->inbound->lost.insert(extension.segment);
+    Inbound* inbound = channel->inbound;
+    if (inbound != nullptr && (extension.attached & kPoolSegmentFd) != 0) {
+      inbound->lost.insert(extension.segment);
     }
     tell_lost(channel, extension, kLostNoFds);
     return fail_dropped(error);
@@ -341,16 +342,15 @@ bool take_post(Inbound* inbound, PostEntry* entry) {
   return true;
 }
 
-// Drains the wake-up bytes the peer's pool wrote to this end of the release socket.
+// Takes the wake-up bytes the peer's pool wrote to this end of the release socket: one read
+// (a pool rings once per wait it sees; any left over only make the next poll return at once).
 void drain_bells(Inbound* inbound) {
   char bells[64];
-  for (;;) {
-    const ssize_t n = recv(inbound->release_fd, bells, sizeof bells, MSG_DONTWAIT);
-    if (n > 0) continue;
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) inbound->bells_closed = true;  // the peer closed its pool: no more posts
-    return;
-  }
+  ssize_t n;
+  do {
+    n = recv(inbound->release_fd, bells, sizeof bells, MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n == 0) inbound->bells_closed = true;  // the peer closed its pool: no more posts
 }
 
 // A post of a tensor, made into its descriptor and extension and received as one from the
@@ -408,6 +408,18 @@ int receive_posted(dlb_channel* channel, const Deadline& deadline,
       __atomic_store_n(&ring->post_waiting, 0u, __ATOMIC_RELAXED);
       continue;
     }
+    if (deadline.unlimited() && !inbound->bells_closed) {
+      // The common wait, one system call: the pool rings for every post to a sleeping
+      // receiver, the marks of socket sends included, and its end closes with the peer's
+      // channel or process; dlb_channel_shutdown shuts this end for reading.
+      if (is_shut(channel)) return fail_shut(error);
+      char bells[64];
+      const ssize_t got = recv(inbound->release_fd, bells, sizeof bells, 0);
+      if (is_shut(channel)) return fail_shut(error);
+      if (got == 0) inbound->bells_closed = true;
+      if (got < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "recv");
+      continue;
+    }
     pollfd ready[2] = {{channel->fd, POLLIN | POLLRDHUP, 0}, {inbound->release_fd, POLLIN, 0}};
     const int n = poll(ready, inbound->bells_closed ? 1 : 2, deadline.remaining_ms());
     if (is_shut(channel)) return fail_shut(error);
@@ -462,6 +474,13 @@ int wait_releasing(dlb_channel* channel, const Deadline& deadline, dlb_error* er
     if (n > 0 && ready[0].revents != 0) return DLB_OK;
     flush_releases(channel);
   }
+}
+
+void inbound_shutdown(dlb_channel* channel) {
+  // After the flag (dlb_channel_shutdown set it): a receive that installs its inbound after this
+  // load sees the flag before it waits.
+  Inbound* inbound = channel->inbound.load(std::memory_order_seq_cst);
+  if (inbound != nullptr) shutdown(inbound->release_fd, SHUT_RD);  // returns may still go out
 }
 
 void inbound_close(dlb_channel* channel) {

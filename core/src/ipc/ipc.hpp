@@ -37,7 +37,9 @@ struct dlb_channel {
   char path[sizeof(sockaddr_un::sun_path)];
   std::atomic<dlb::ipc::Pool*> pool;  // made by the first dlb_channel_allocate
   uint64_t pool_limit;                // bytes (dlb_channel_set_pool_limit)
-  dlb::ipc::Inbound* inbound;         // made by the first pooled tensor received
+  // Made by the first pooled tensor received; atomic for dlb_channel_shutdown, which wakes a
+  // receive waiting on its release socket.
+  std::atomic<dlb::ipc::Inbound*> inbound;
   // Bytes a receive read past its descriptor (the next one's start), with what came along.
   char carry[sizeof(dlb::ipc::Wire)];
   uint32_t carry_size;
@@ -229,6 +231,8 @@ inline constexpr int kFromSocket = -2;
 // on this end of the release socket, where the peer's pool rings when it posts.
 int receive_posted(dlb_channel* channel, const Deadline& deadline,
                    DLManagedTensorVersioned** out, dlb_error* error);
+// dlb_channel_shutdown's part: wakes a receive waiting for posts.
+void inbound_shutdown(dlb_channel* channel);
 // Whether `slot` belongs to `channel`'s pool.
 bool pool_belongs(const dlb_channel* channel, const Slot* slot);
 // The channel shuts down (wakes an allocation waiting for the peer) or closes.
