@@ -217,6 +217,23 @@ struct CudaFrames {
   dlb::ipc::Wire wire;
   dlb::ipc::WireExtension extension;
 };
+// A forged pool descriptor: float32 [4] in slot 0 of `segment` (4096 bytes), bringing the file
+// descriptors `attached` names, and its extension frame right behind it.
+struct PoolFrames {
+  dlb::ipc::Wire wire;
+  dlb::ipc::PoolExtension extension;
+};
+PoolFrames pool_frames(uint32_t segment, uint32_t attached) {
+  PoolFrames f{};
+  f.wire = wire_for(4, 4096);
+  f.wire.minor = dlb::ipc::kWireMinor;
+  f.wire.handle = dlb::ipc::kHandlePool;
+  std::memcpy(f.extension.magic, dlb::ipc::kPoolMagic, sizeof f.extension.magic);
+  f.extension.segment = segment;
+  f.extension.attached = attached;
+  return f;
+}
+
 CudaFrames cuda_frames(uint32_t handle, int64_t n, uint64_t segment_size) {
   CudaFrames f{};
   f.wire = wire_for(n, segment_size);
@@ -681,19 +698,7 @@ TEST_SUITE("ipc.forgery") {
   // socket, or a ring that is not a sealed memory segment of the ring's size, is refused, and
   // nothing it carried stays open or mapped.
   TEST_CASE("forged return rings of a pool are refused") {
-    struct PoolFrames {
-      dlb::ipc::Wire wire;
-      dlb::ipc::PoolExtension extension;
-    };
-    auto frames_for = [](uint32_t attached) {
-      PoolFrames f{};
-      f.wire = wire_for(4, 4096);
-      f.wire.minor = dlb::ipc::kWireMinor;
-      f.wire.handle = dlb::ipc::kHandlePool;
-      std::memcpy(f.extension.magic, dlb::ipc::kPoolMagic, sizeof f.extension.magic);
-      f.extension.attached = attached;
-      return f;
-    };
+    auto frames_for = [](uint32_t attached) { return pool_frames(0, attached); };
     using dlb::ipc::kPoolReleaseFd;
     using dlb::ipc::kPoolRingFd;
     using dlb::ipc::kPoolSegmentFd;
@@ -735,20 +740,7 @@ TEST_SUITE("ipc.forgery") {
   // A forged pool that hands over its rings, then writes posts there itself: each wrong post
   // is refused with its message when received, and the stream stays in step.
   TEST_CASE("forged posts on a pool's rings are refused") {
-    struct PoolFrames {
-      dlb::ipc::Wire wire;
-      dlb::ipc::PoolExtension extension;
-    };
-    auto frames_for = [](uint32_t segment, uint32_t attached) {
-      PoolFrames f{};
-      f.wire = wire_for(4, 4096);
-      f.wire.minor = dlb::ipc::kWireMinor;
-      f.wire.handle = dlb::ipc::kHandlePool;
-      std::memcpy(f.extension.magic, dlb::ipc::kPoolMagic, sizeof f.extension.magic);
-      f.extension.segment = segment;
-      f.extension.attached = attached;
-      return f;
-    };
+    auto frames_for = pool_frames;
     Forgery f;
     int ends[2];
     REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) == 0);
