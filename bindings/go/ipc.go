@@ -233,6 +233,14 @@ func (c *Channel) Send(t *Tensor) error { return c.send(t, 0) }
 // (DLB_SEND_COPY): the peer's tensor then carries IS_COPIED and is its own.
 func (c *Channel) SendCopy(t *Tensor) error { return c.send(t, uint(capi.DLB_SEND_COPY)) }
 
+// SendKeepingLayout sends t on a remote channel with its layout (DLB_SEND_KEEP_LAYOUT): a
+// strided tensor's covering span travels and the peer's tensor has t's strides, where Send packs
+// it and the peer's is compact. A local channel shares the memory, so its peer always sees t's
+// layout: there it is Send.
+func (c *Channel) SendKeepingLayout(t *Tensor) error {
+	return c.send(t, uint(capi.DLB_SEND_KEEP_LAYOUT))
+}
+
 // Receive waits for the next tensor from the peer; everything that arrives is checked before it
 // is mapped. The caller owns the tensor (Close it).
 func (c *Channel) Receive() (t *Tensor, err error) {

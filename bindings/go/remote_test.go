@@ -243,6 +243,57 @@ func TestAWrongKeyIsRefusedAtBothEnds(t *testing.T) {
 	}
 }
 
+// A transposed tensor arrives compact from Send and with its own strides from
+// SendKeepingLayout.
+func TestARemoteSendKeepsTheLayoutWhenAsked(t *testing.T) {
+	skipUnlessRemote(t)
+	leakCheck(t)
+	l := get(dlbridge.ListenWithOptions("tcp://127.0.0.1:0", keyed(remoteKey)...))(t)
+	defer l.Close()
+	type got struct {
+		strides [][]int64
+		values  [][]float32
+		err     error
+	}
+	done := make(chan got, 1)
+	go func() {
+		var g got
+		defer func() { done <- g }()
+		c, err := l.Accept()
+		if g.err = err; err != nil {
+			return
+		}
+		defer c.Close()
+		for i := 0; i < 2; i++ {
+			r, err := c.Receive()
+			if g.err = err; err != nil {
+				return
+			}
+			strides, _ := r.Strides()
+			values, _ := dlbridge.CopyOut[float32](r)
+			g.strides = append(g.strides, strides)
+			g.values = append(g.values, values)
+			r.Close()
+		}
+	}()
+	c := get(dlbridge.DialWithOptions(fmt.Sprintf("tcp://127.0.0.1:%d", l.Port()),
+		keyed(remoteKey)...))(t)
+	defer c.Close()
+	x := get(dlbridge.FromSlice([]float32{0, 1, 2, 3, 4, 5}, 2, 3))(t)
+	defer mustClose(t, x)
+	xt := get(x.Transpose())(t)
+	defer mustClose(t, xt)
+	noErr(t, c.Send(xt))
+	noErr(t, c.SendKeepingLayout(xt))
+	g := <-done
+	noErr(t, g.err)
+	want := []float32{0, 3, 1, 4, 2, 5}
+	if !reflect.DeepEqual(g.strides, [][]int64{{2, 1}, {1, 3}}) ||
+		!reflect.DeepEqual(g.values, [][]float32{want, want}) {
+		t.Fatalf("received strides %v, values %v", g.strides, g.values)
+	}
+}
+
 func TestNoKeyIsInvalidToListenAndToDial(t *testing.T) {
 	skipUnlessRemote(t)
 	const message = "a remote channel needs a key that its peers share (dlb_channel_options_set_key)"

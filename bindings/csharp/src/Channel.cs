@@ -327,6 +327,16 @@ namespace DLBridge {
       h.Use(a => { tensor.SendOn(a, DLBridgeNative.DLB_SEND_COPY); return 0; });
     }
 
+    /// <summary>Sends <paramref name="tensor"/> on a remote channel with its layout
+    /// (DLB_SEND_KEEP_LAYOUT): a strided tensor's covering span travels and the peer's tensor
+    /// has its strides, where <see cref="Send"/> packs it and the peer's is compact. A local
+    /// channel shares the memory, so its peer always sees the tensor's layout: there it is
+    /// <see cref="Send"/>.</summary>
+    public void SendKeepingLayout(Tensor tensor) {
+      if (tensor == null) throw new ArgumentNullException("tensor");
+      h.Use(a => { tensor.SendOn(a, DLBridgeNative.DLB_SEND_KEEP_LAYOUT); return 0; });
+    }
+
     /// <summary>Sends a CUDA tensor with stream order (dlb_channel_send_cuda): an interprocess
     /// event is recorded on <paramref name="stream"/> (a cudaStream_t of the tensor's device;
     /// IntPtr.Zero: the legacy default stream) after the work queued on it so far, and the

@@ -102,6 +102,32 @@ namespace DLBridge.Tests {
     }
 
     [Test]
+    public void ATransposeArrivesCompactOrWithItsStridesWhenSentKeepingLayout() {
+      AssumeRemote();
+      using (ChannelOptions options = Options(Key(3)))
+      using (Listener listener = Listener.Listen(Loopback, options)) {
+        Task<Channel> connecting = ConnectLater(listener.Port, options);
+        using (Channel server = listener.Accept())
+        using (Channel client = Finished(connecting))
+        using (Tensor x = Tensor.FromArray(new float[] { 0, 1, 2, 3, 4, 5 }, 2, 3))
+        using (Tensor xt = x.Transpose()) {
+          client.Send(xt);
+          client.SendKeepingLayout(xt);
+          float[] want = { 0, 3, 1, 4, 2, 5 };
+          using (Tensor packed = server.Receive()) {
+            Assert.AreEqual(new long[] { 2, 1 }, packed.Strides);
+            Assert.AreEqual(want, packed.ToArray<float>());
+          }
+          using (Tensor kept = server.Receive()) {
+            Assert.AreEqual(new long[] { 1, 3 }, kept.Strides);
+            Assert.AreEqual(want, kept.ToArray<float>());
+          }
+          HangUp(client, server);
+        }
+      }
+    }
+
+    [Test]
     public void AWrongKeyIsRefusedAtBothEndsAndTheListenerServesOn() {
       AssumeRemote();
       using (ChannelOptions right = Options(Key(1)))

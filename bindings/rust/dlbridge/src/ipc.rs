@@ -432,6 +432,14 @@ impl Channel {
         self.send_with(tensor, ffi::DLB_SEND_COPY as u32)
     }
 
+    /// Sends `tensor` on a remote channel with its layout (`DLB_SEND_KEEP_LAYOUT`): a strided
+    /// tensor's covering span travels and the peer's tensor has its strides, where
+    /// [`send`](Channel::send) packs it and the peer's is compact. A local channel shares the
+    /// memory, so its peer always sees the tensor's layout: there it is `send`.
+    pub fn send_keeping_layout(&self, tensor: &Tensor) -> Result<()> {
+        self.send_with(tensor, ffi::DLB_SEND_KEEP_LAYOUT as u32)
+    }
+
     /// Sends a CUDA `tensor` with stream order (`dlb_channel_send_cuda`): an interprocess event
     /// is recorded on `stream` after the work queued on it so far, and the receiver's
     /// [`Tensor::cuda_wait_received`] makes its stream wait for it. Keep `tensor` until the

@@ -196,6 +196,38 @@ fn a_tensor_round_trip_over_ucx() {
 }
 
 #[test]
+fn a_transpose_arrives_compact_or_with_its_strides_when_sent_keeping_layout() {
+    if !remote_or_skip() {
+        return;
+    }
+    let listener = Listener::bind_with_options("tcp://127.0.0.1:0", &keyed(KEY)).unwrap();
+    let port = listener.port().unwrap();
+    let server = thread::spawn(move || {
+        let channel = listener.accept().unwrap();
+        let packed = channel.receive().unwrap();
+        let kept = channel.receive().unwrap();
+        (
+            packed.strides().to_vec(),
+            packed.to_vec::<f32>().unwrap(),
+            kept.strides().to_vec(),
+            kept.to_vec::<f32>().unwrap(),
+        )
+    });
+    let client =
+        Channel::connect_with_options(format!("tcp://127.0.0.1:{port}"), &keyed(KEY)).unwrap();
+    let x = Tensor::from_vec(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).unwrap();
+    let xt = x.transpose().unwrap();
+    client.send(&xt).unwrap();
+    client.send_keeping_layout(&xt).unwrap();
+    let (packed_strides, packed, kept_strides, kept) = server.join().unwrap();
+    let want = vec![0.0f32, 3.0, 1.0, 4.0, 2.0, 5.0];
+    assert_eq!(packed_strides, vec![2, 1]);
+    assert_eq!(packed, want);
+    assert_eq!(kept_strides, vec![1, 3]);
+    assert_eq!(kept, want);
+}
+
+#[test]
 fn a_wrong_key_is_refused_at_both_ends_and_the_listener_keeps_serving() {
     if !remote_or_skip() {
         return;

@@ -147,6 +147,18 @@ public final class Channel implements AutoCloseable {
   }
 
   /**
+   * Sends {@code tensor} on a remote channel with its layout ({@code DLB_SEND_KEEP_LAYOUT}): a
+   * strided tensor's covering span travels and the peer's tensor has its strides, where {@link
+   * #send} packs it and the peer's is compact. A local channel shares the memory, so its peer
+   * always sees the tensor's layout: there it is {@link #send}.
+   *
+   * @param tensor the tensor sent; it stays the caller's
+   */
+  public void sendKeepingLayout(Tensor tensor) {
+    sendWith(tensor, DLBridgeNativeConstants.DLB_SEND_KEEP_LAYOUT);
+  }
+
+  /**
    * Sends a CUDA tensor with stream order ({@code dlb_channel_send_cuda}): an interprocess event
    * is recorded on {@code stream} (a cudaStream_t of the tensor's device; 0: the legacy default
    * stream) after the work queued on it so far, and the receiver's {@link

@@ -142,6 +142,32 @@ class RemoteChannelTest extends LeakChecked {
   }
 
   @Test
+  void aTransposeArrivesCompactOrWithItsStridesWhenSentKeepingLayout() throws Exception {
+    assumeRemote();
+    try (ChannelOptions options = options(key(3));
+        Listener listener = Listener.listen(LOOPBACK, options)) {
+      CompletableFuture<Channel> connecting = connectLater(listener.port(), options);
+      try (Channel server = listener.accept();
+          Channel client = connecting.get(2, TimeUnit.MINUTES);
+          Tensor x = Tensor.fromArray(new float[] {0, 1, 2, 3, 4, 5}, 2, 3);
+          Tensor xt = x.transpose()) {
+        client.send(xt);
+        client.sendKeepingLayout(xt);
+        float[] want = {0, 3, 1, 4, 2, 5};
+        try (Tensor packed = server.receive()) {
+          assertArrayEquals(new long[] {2, 1}, packed.strides());
+          assertArrayEquals(want, packed.toFloatArray());
+        }
+        try (Tensor kept = server.receive()) {
+          assertArrayEquals(new long[] {1, 3}, kept.strides());
+          assertArrayEquals(want, kept.toFloatArray());
+        }
+        hangUp(client, server);
+      }
+    }
+  }
+
+  @Test
   void aWrongKeyIsRefusedAtBothEndsAndTheListenerServesOn() throws Exception {
     assumeRemote();
     try (ChannelOptions right = options(key(1));
