@@ -786,7 +786,8 @@ TEST_SUITE("ipc.forgery") {
            "the peer's pool posted a descriptor of memory kind 0 and rank 1 (a post is a tensor "
            "of the pool, of rank at most 8)");
     post(dlb::ipc::kPostTensor, frames_for(5, 0));
-    expect(DLB_ERR_PROTOCOL, "the descriptor names segment 5 of the peer's pool, which never arrived");
+    expect(DLB_ERR_PROTOCOL,
+           "the descriptor names segment 5 of the peer's pool, which never arrived");
     post(dlb::ipc::kPostTensor, frames_for(0, dlb::ipc::kPoolSegmentFd));
     expect(DLB_ERR_PROTOCOL, "a pool descriptor that brings 1 file descriptor came with 0");
     // The stream is in step: a good post is received.
@@ -796,7 +797,8 @@ TEST_SUITE("ipc.forgery") {
     dlb_tensor_free(t);
     // A tail past what the ring holds loses the order: the channel is out of step.
     __atomic_store_n(&rings->post_tail, rings->post_tail + 1000, __ATOMIC_SEQ_CST);
-    expect(DLB_ERR_PROTOCOL, "the peer's pool says it posted more than its ring holds (256 entries)");
+    expect(DLB_ERR_PROTOCOL,
+           "the peer's pool says it posted more than its ring holds (256 entries)");
     munmap(mapped, sizeof(dlb::ipc::PoolRings));
     close(ends[0]);
   }

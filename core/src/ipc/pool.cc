@@ -326,7 +326,9 @@ bool ring_has_returns(Pool* pool) {
   if (pool->ring == nullptr) return false;
   __atomic_store_n(&pool->ring->return_waiting, 1u, __ATOMIC_SEQ_CST);
   std::lock_guard<std::mutex> lock(pool->mutex);
-  if (__atomic_load_n(&pool->ring->return_tail, __ATOMIC_SEQ_CST) == pool->return_head) return false;
+  if (__atomic_load_n(&pool->ring->return_tail, __ATOMIC_SEQ_CST) == pool->return_head) {
+    return false;
+  }
   __atomic_store_n(&pool->ring->return_waiting, 0u, __ATOMIC_RELAXED);  // not sleeping after all
   return true;
 }
@@ -483,6 +485,13 @@ bool write_post(Pool* pool, const PostEntry& entry) {
   return true;
 }
 
+// A post to a peer that closed its channel or went away, in the words of a send on a socket
+// whose peer did.
+int fail_peer_closed(dlb_error* error) {
+  return fail(error, DLB_ERR_PEER_CLOSED,
+              "sending on the channel failed: the peer closed the channel");
+}
+
 // Posts `entry`, waiting within the channel's time limit for room on the ring. The wait sleeps
 // on the release socket, where the receiver rings (a kDoorbell record) when it takes an entry
 // while `space_waiting` is set; what else arrives there meanwhile (returns) is taken back.
@@ -492,7 +501,7 @@ int post(dlb_channel* channel, Pool* pool, const PostEntry& entry, const Deadlin
     {
       std::lock_guard<std::mutex> lock(pool->mutex);
       if (pool->peer_gone || __atomic_load_n(&pool->ring->receiver_closed, __ATOMIC_ACQUIRE)) {
-        return fail(error, DLB_ERR_PEER_CLOSED, "sending on the channel failed: the peer closed the channel");
+        return fail_peer_closed(error);
       }
       if (write_post(pool, entry)) return DLB_OK;
       __atomic_store_n(&pool->ring->space_waiting, 1u, __ATOMIC_SEQ_CST);
@@ -510,9 +519,7 @@ int post(dlb_channel* channel, Pool* pool, const PostEntry& entry, const Deadlin
       return fail(error, DLB_ERR_TIMEOUT, "sending on the channel: the time limit ran out");
     }
     if (n < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
-    if ((ready[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
-      return fail(error, DLB_ERR_PEER_CLOSED, "sending on the channel failed: the peer closed the channel");
-    }
+    if ((ready[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return fail_peer_closed(error);
     std::lock_guard<std::mutex> lock(pool->mutex);
     take_from_ring(pool);
     take_from_socket(pool);  // the doorbell, and a peer that went away
