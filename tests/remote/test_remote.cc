@@ -139,13 +139,14 @@ bool holds_filled(const DLManagedTensorVersioned* t) {
   return true;
 }
 
-// Sends `tensor` on `from` from another thread while this one receives on `to`: a rendezvous
-// send returns once the receiver took the bytes, which needs the receiver in a call.
+// Sends `tensor` (with send `options`) on `from` from another thread while this one receives on
+// `to`: a rendezvous send returns once the receiver took the bytes, which needs the receiver in
+// a call.
 int transfer(dlb_channel* from, const DLManagedTensorVersioned* tensor, dlb_channel* to,
-             DLManagedTensorVersioned** out, dlb_error* receive_error) {
+             DLManagedTensorVersioned** out, dlb_error* receive_error, uint32_t options = 0) {
   int sent = -1;
   dlb_error send_error;
-  std::thread sender([&] { sent = dlb_channel_send(from, tensor, 0, &send_error); });
+  std::thread sender([&] { sent = dlb_channel_send(from, tensor, options, &send_error); });
   const int received = dlb_channel_receive(to, out, receive_error);
   sender.join();
   if (sent != DLB_OK) MESSAGE(send_error.message);
@@ -357,14 +358,8 @@ TEST_SUITE("remote.tensors") {
       return strides;
     };
     auto send = [&](const DLManagedTensorVersioned* t, uint32_t options, Tensor* received) {
-      int sent = -1;
-      dlb_error send_error;
-      std::thread sender(
-          [&] { sent = dlb_channel_send(pair.client.handle, t, options, &send_error); });
-      const int status = dlb_channel_receive(pair.server.handle, &received->handle, &e);
-      sender.join();
-      CHECK(sent == DLB_OK);
-      REQUIRE(status == DLB_OK);
+      REQUIRE(transfer(pair.client.handle, t, pair.server.handle, &received->handle, &e,
+                       options) == DLB_OK);
       CHECK(received->handle->flags == DLPACK_FLAG_BITMASK_IS_COPIED);
       CHECK(elements(received->handle) == elements(t));
     };

@@ -78,6 +78,13 @@ void flush_locked(Inbound* inbound) {
   inbound->pending.erase(inbound->pending.begin(), inbound->pending.begin() + done);
 }
 
+// Sends `record` on the release socket (under the lock), after what waits there already.
+void send_record_locked(Inbound* inbound, const ReleaseRecord& record) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
+  inbound->pending.insert(inbound->pending.end(), bytes, bytes + sizeof record);
+  flush_locked(inbound);
+}
+
 // Writes `record` to the return ring when it has room (under the lock). The ring's head is the
 // peer's word: a head that says more room than the ring holds counts as a full ring.
 bool ring_record(Inbound* inbound, const ReleaseRecord& record) {
@@ -94,16 +101,14 @@ bool ring_record(Inbound* inbound, const ReleaseRecord& record) {
 // Gives a slot back: on the return ring (no system call, unless the peer's pool sleeps waiting
 // for it: then a doorbell on the release socket), else on the release socket.
 void give_back(Inbound* inbound, uint32_t segment, uint32_t slot, uint32_t outcome) {
-  ReleaseRecord record{segment, slot, outcome, 0};
+  const ReleaseRecord record{segment, slot, outcome, 0};
   std::lock_guard<std::mutex> lock(inbound->mutex);
   if (inbound->dead) return;
-  if (ring_record(inbound, record)) {
-    if (__atomic_exchange_n(&inbound->ring->return_waiting, 0u, __ATOMIC_SEQ_CST) == 0) return;
-    record = ReleaseRecord{0, 0, kDoorbell, 0};
+  if (!ring_record(inbound, record)) {
+    send_record_locked(inbound, record);
+  } else if (__atomic_exchange_n(&inbound->ring->return_waiting, 0u, __ATOMIC_SEQ_CST) != 0) {
+    send_record_locked(inbound, ReleaseRecord{0, 0, kDoorbell, 0});
   }
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
-  inbound->pending.insert(inbound->pending.end(), bytes, bytes + sizeof record);
-  flush_locked(inbound);
 }
 
 void unhold_inbound(Inbound* inbound) {
@@ -331,26 +336,24 @@ bool take_post(Inbound* inbound, PostEntry* entry) {
   ++inbound->post_head;
   __atomic_store_n(&ring->post_head, inbound->post_head, __ATOMIC_SEQ_CST);
   if (__atomic_exchange_n(&ring->space_waiting, 0u, __ATOMIC_SEQ_CST) != 0) {
-    const ReleaseRecord bell{0, 0, kDoorbell, 0};
-    const auto* bytes = reinterpret_cast<const unsigned char*>(&bell);
     std::lock_guard<std::mutex> lock(inbound->mutex);
-    if (!inbound->dead) {
-      inbound->pending.insert(inbound->pending.end(), bytes, bytes + sizeof bell);
-      flush_locked(inbound);
-    }
+    if (!inbound->dead) send_record_locked(inbound, ReleaseRecord{0, 0, kDoorbell, 0});
   }
   return true;
 }
 
-// Takes the wake-up bytes the peer's pool wrote to this end of the release socket: one read
-// (a pool rings once per wait it sees; any left over only make the next poll return at once).
-void drain_bells(Inbound* inbound) {
+// Takes the wake-up bytes the peer's pool wrote to this end of the release socket, in one read
+// (`flags` 0: waiting for one; a pool rings once per wait it sees, and any left over only make
+// the next wait return at once). What recv returned: 0 when the peer closed its pool, and
+// then no more posts come.
+ssize_t take_bells(Inbound* inbound, int flags) {
   char bells[64];
   ssize_t n;
   do {
-    n = recv(inbound->release_fd, bells, sizeof bells, MSG_DONTWAIT);
+    n = recv(inbound->release_fd, bells, sizeof bells, flags);
   } while (n < 0 && errno == EINTR);
-  if (n == 0) inbound->bells_closed = true;  // the peer closed its pool: no more posts
+  if (n == 0) inbound->bells_closed = true;
+  return n;
 }
 
 // A post of a tensor, made into its descriptor and extension and received as one from the
@@ -413,11 +416,9 @@ int receive_posted(dlb_channel* channel, const Deadline& deadline,
       // receiver, the marks of socket sends included, and its end closes with the peer's
       // channel or process; dlb_channel_shutdown shuts this end for reading.
       if (is_shut(channel)) return fail_shut(error);
-      char bells[64];
-      const ssize_t got = recv(inbound->release_fd, bells, sizeof bells, 0);
+      const ssize_t got = take_bells(inbound, 0);
       if (is_shut(channel)) return fail_shut(error);
-      if (got == 0) inbound->bells_closed = true;
-      if (got < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "recv");
+      if (got < 0) return os_fail(error, errno, DLB_ERR_DEVICE, "recv");
       continue;
     }
     pollfd ready[2] = {{channel->fd, POLLIN | POLLRDHUP, 0}, {inbound->release_fd, POLLIN, 0}};
@@ -430,7 +431,7 @@ int receive_posted(dlb_channel* channel, const Deadline& deadline,
       if (errno == EINTR) continue;
       return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
     }
-    if ((ready[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) drain_bells(inbound);
+    if ((ready[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) take_bells(inbound, MSG_DONTWAIT);
     if ((ready[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
       closed = true;
     } else if ((ready[0].revents & POLLIN) != 0) {

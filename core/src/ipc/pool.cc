@@ -526,17 +526,15 @@ int post(dlb_channel* channel, Pool* pool, const PostEntry& entry, const Deadlin
   }
 }
 
-// A post entry: the descriptor's Wire up to its shape, its extents and strides, and the pool
-// extension's fields.
-PostEntry post_entry(uint32_t kind, const Wire& wire, const PoolExtension& extension) {
+// A tensor's post: the descriptor's Wire up to its shape, its extents and strides, and the
+// pool extension's fields.
+PostEntry tensor_post(const Wire& wire, const PoolExtension& extension) {
   PostEntry entry{};
-  entry.kind = kind;
-  if (kind == kPostTensor) {
-    std::memcpy(entry.head, &wire, sizeof entry.head);
-    std::memcpy(entry.shape, wire.shape, sizeof entry.shape);
-    std::memcpy(entry.strides, wire.strides, sizeof entry.strides);
-    std::memcpy(entry.extension, &extension, sizeof entry.extension);
-  }
+  entry.kind = kPostTensor;
+  std::memcpy(entry.head, &wire, sizeof entry.head);
+  std::memcpy(entry.shape, wire.shape, sizeof entry.shape);
+  std::memcpy(entry.strides, wire.strides, sizeof entry.strides);
+  std::memcpy(entry.extension, &extension, sizeof entry.extension);
   return entry;
 }
 
@@ -554,17 +552,15 @@ int pool_post(dlb_channel* channel, const Wire& wire, const PoolExtension& exten
               const PooledSend& send, dlb_error* error) {
   Pool* pool = posting_pool(channel);
   if (pool == nullptr || send.nfds != 0 || wire.ndim > kPostMaxRank) return kNotPosted;
-  return post(channel, pool, post_entry(kPostTensor, wire, extension),
-              Deadline(channel->timeout_ns), error);
+  return post(channel, pool, tensor_post(wire, extension), Deadline(channel->timeout_ns), error);
 }
 
 int pool_mark_socket(dlb_channel* channel, dlb_error* error) {
   Pool* pool = posting_pool(channel);
   if (pool == nullptr) return DLB_OK;
-  static const Wire kNoWire{};
-  static const PoolExtension kNoExtension{};
-  const int status = post(channel, pool, post_entry(kPostSocket, kNoWire, kNoExtension),
-                          Deadline(channel->timeout_ns), error);
+  PostEntry mark{};
+  mark.kind = kPostSocket;
+  const int status = post(channel, pool, mark, Deadline(channel->timeout_ns), error);
   // The tensor went on the socket already: without its mark the receiver would take the
   // tensors after it out of order, so the channel has lost its place.
   if (status != DLB_OK) channel->out_of_step = true;

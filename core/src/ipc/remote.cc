@@ -92,6 +92,21 @@ void give_back(void* ctx) {
   drop_cache_reference(cache);
 }
 
+// A borrowed view of `*extent` bytes of `device` memory at `data` plus `byte_offset`, as a 1-D
+// uint8 tensor that owns nothing: what the core's copies take to move a span's raw bytes.
+DLManagedTensorVersioned byte_view(void* data, uint64_t byte_offset, DLDevice device,
+                                   const int64_t* extent) {
+  DLManagedTensorVersioned view{};
+  view.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  view.dl_tensor.data = data;
+  view.dl_tensor.byte_offset = byte_offset;
+  view.dl_tensor.device = device;
+  view.dl_tensor.ndim = 1;
+  view.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
+  view.dl_tensor.shape = const_cast<int64_t*>(extent);
+  return view;
+}
+
 // The receiver's tensor for what arrives: `bytes` bytes laid out as the descriptor says (compact
 // strides, or the sender's when its covering span travelled: `strides`, with the first element
 // wire.byte_offset bytes in), on the channel's receive device, over cached memory when some fits.
@@ -323,14 +338,8 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
     in->done = true;
   } else {
     // Device memory: the span's bytes as they came, through a writable byte view of them.
-    int64_t extent = static_cast<int64_t>(length);
-    DLManagedTensorVersioned span{};
-    span.version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
-    span.dl_tensor.data = target;
-    span.dl_tensor.device = device;
-    span.dl_tensor.ndim = 1;
-    span.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
-    span.dl_tensor.shape = &extent;
+    const int64_t extent = static_cast<int64_t>(length);
+    DLManagedTensorVersioned span = byte_view(target, 0, device, &extent);
     in->status = dlb_tensor_copy_from_host(&span, DLDataType{0, 0, 0}, data, length, &in->error);
     in->done = true;
   }
@@ -602,15 +611,10 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     // The span as bytes. On a device whose data is a handle, elements never lie before
     // byte_offset (validation), so the view moves byte_offset only.
     const int64_t begin = g.begin_bits >> 3;
-    int64_t extent = static_cast<int64_t>(span);
-    DLManagedTensorVersioned span_view{};
-    span_view.version = tensor->version;
-    span_view.dl_tensor.data = begin >= 0 ? tensor->dl_tensor.data : const_cast<char*>(span_start);
-    span_view.dl_tensor.byte_offset = begin >= 0 ? static_cast<uint64_t>(begin) : 0;
-    span_view.dl_tensor.device = from;
-    span_view.dl_tensor.ndim = 1;
-    span_view.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
-    span_view.dl_tensor.shape = &extent;
+    const int64_t extent = static_cast<int64_t>(span);
+    const DLManagedTensorVersioned span_view =
+        begin >= 0 ? byte_view(tensor->dl_tensor.data, static_cast<uint64_t>(begin), from, &extent)
+                   : byte_view(const_cast<char*>(span_start), 0, from, &extent);
     status = dlb_tensor_copy(&span_view, DLDevice{kDLCPU, 0}, &copy, error);
   } else if (!send_span && (!compact || !reachable)) {
     status = dlb_tensor_copy(tensor, reachable ? from : DLDevice{kDLCPU, 0}, &copy, error);
