@@ -405,6 +405,17 @@ int receive_posted(dlb_channel* channel, const Deadline& deadline,
                   static_cast<unsigned>(entry.kind));
     }
     if (closed || unmarked > 1000) return kFromSocket;
+    // A stream's next post often comes within a wake-up's time: look for it a while first.
+    if (unmarked == 0 &&
+        spin_until(
+            [&] {
+              return __atomic_load_n(&ring->post_tail, __ATOMIC_ACQUIRE) != inbound->post_head ||
+                     is_shut(channel);
+            },
+            kRingSpin)) {
+      if (is_shut(channel)) return fail_shut(error);
+      continue;
+    }
     // Asks for a wake-up, then looks once more: a post made after this sees the request.
     __atomic_store_n(&ring->post_waiting, 1u, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&ring->post_tail, __ATOMIC_SEQ_CST) != inbound->post_head) {
