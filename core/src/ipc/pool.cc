@@ -60,6 +60,14 @@ struct PoolSegment {
   Slot* slots;
 };
 
+// The slots of one size: those free, and how long allocations of this size waited for the
+// peer's returns since the class last grew (what decides when it grows next).
+struct SizeClass {
+  uint64_t slot_size;
+  Slot* free;
+  std::chrono::nanoseconds waited;
+};
+
 struct Pool {
   std::mutex mutex;  // guards everything below; a tensor's release may run on any thread
   int holders = 1;   // the channel, and each slot with a local tensor
@@ -73,7 +81,7 @@ struct Pool {
   uint64_t post_tail = 0;
   bool peer_gone = false;
   std::vector<PoolSegment*> segments;
-  std::vector<std::pair<uint64_t, Slot*>> free;  // slot size → free slots
+  std::vector<SizeClass> classes;
   uint64_t bytes = 0, live = 0, lent = 0, returned = 0, lost = 0;
   uint64_t unreported_lost = 0;  // reported by the next send
   unsigned sends_since_take_back = 0;
@@ -105,27 +113,28 @@ uint64_t segment_size_for(uint64_t slot_size) {
   return slot_size <= kLargestSlabSlot ? kSlabSize : slot_size;
 }
 
+SizeClass& size_class(Pool* pool, uint64_t slot_size) {
+  for (SizeClass& entry : pool->classes) {
+    if (entry.slot_size == slot_size) return entry;
+  }
+  pool->classes.push_back(SizeClass{slot_size, nullptr, std::chrono::nanoseconds{0}});
+  return pool->classes.back();
+}
+
 Slot* pop_free(Pool* pool, uint64_t slot_size) {
-  for (auto& entry : pool->free) {
-    if (entry.first != slot_size || entry.second == nullptr) continue;
-    Slot* slot = entry.second;
-    entry.second = slot->next_free;
+  for (SizeClass& entry : pool->classes) {
+    if (entry.slot_size != slot_size || entry.free == nullptr) continue;
+    Slot* slot = entry.free;
+    entry.free = slot->next_free;
     return slot;
   }
   return nullptr;
 }
 
 void push_free(Pool* pool, Slot* slot) {
-  const uint64_t slot_size = slot->segment->slot_size;
-  for (auto& entry : pool->free) {
-    if (entry.first == slot_size) {
-      slot->next_free = entry.second;
-      entry.second = slot;
-      return;
-    }
-  }
-  slot->next_free = nullptr;
-  pool->free.emplace_back(slot_size, slot);
+  SizeClass& entry = size_class(pool, slot->segment->slot_size);
+  slot->next_free = entry.free;
+  entry.free = slot;
 }
 
 void destroy(Pool* pool) {
@@ -365,19 +374,18 @@ int wait_for_return(dlb_channel* channel, Pool* pool, uint64_t needed, const Dea
   }
 }
 
-// Waits for the peer to give something back for at most `budget` (less what `*waited` says
-// earlier waits of the same allocation took, which it adds to): true when something may have
-// come back, false when the budget or the deadline ran out first. `seen` is the pool's
-// return_head when the caller let go of the lock. Spins first, where another cpu may be
-// freeing, then sleeps on the release socket with the doorbell asked for.
+// Waits for the peer to give something back for at most `budget`, and says in `*waited` how
+// long it did: true when something may have come back, false when the budget or the deadline
+// ran out first. `seen` is the pool's return_head when the caller let go of the lock. Spins
+// first (spin_until), then sleeps on the release socket with the doorbell asked for.
 bool await_return(dlb_channel* channel, Pool* pool, uint64_t seen,
                   std::chrono::nanoseconds budget, const Deadline& deadline,
                   std::chrono::nanoseconds* waited) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
-  const auto end = started + (budget - *waited);
+  const auto end = started + budget;
   const auto account = [&](bool came) {
-    *waited += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started);
+    *waited = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started);
     return came;
   };
   if (pool->ring != nullptr) {
@@ -387,7 +395,7 @@ bool await_return(dlb_channel* channel, Pool* pool, uint64_t seen,
           return __atomic_load_n(&ring->return_tail, __ATOMIC_ACQUIRE) != seen ||
                  is_shut(channel);
         },
-        std::min(kRingSpin, budget - *waited));
+        std::min(kRingSpin, budget));
     if (came) return account(true);
   }
   for (;;) {
@@ -684,7 +692,6 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
   const Deadline deadline(channel->timeout_ns);
   std::unique_lock<std::mutex> lock(pool->mutex);
   Slot* slot = pop_free(pool, slot_size);
-  std::chrono::nanoseconds waited{0};
   while (slot == nullptr) {
     take_back(pool);
     slot = pop_free(pool, slot_size);
@@ -693,20 +700,26 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
     const bool class_lent = lends(pool, slot_size);
     if (pool->bytes + segment_size <= channel->pool_limit) {
       // Growing costs a segment's page faults, once; waiting costs the time until the peer
-      // frees a tensor of this size, which a receiver that keeps up does within microseconds.
-      // As in the ski-rental problem, wait at most as long as growing would take, then grow:
-      // a pool then stops growing at the depth its stream needs, and a receiver that keeps
-      // what it gets costs a growth at most twice.
-      const std::chrono::nanoseconds budget(static_cast<int64_t>(
+      // frees a tensor of this size, which a receiver that keeps up does within microseconds,
+      // but again whenever the stream runs ahead of the pool. As in the ski-rental problem,
+      // the size waits for returns until its waits since it last grew add up to what growing
+      // costs, then grows: a stream's pool stops at about the depth that keeps its waits rare,
+      // and a receiver that keeps what it gets costs each growth at most twice.
+      const std::chrono::nanoseconds cost(static_cast<int64_t>(
           pool->grow_ns_per_byte * static_cast<double>(segment_size)));
-      if (class_lent && !pool->peer_gone && waited < budget) {
+      SizeClass& size = size_class(pool, slot_size);
+      if (class_lent && !pool->peer_gone && size.waited < cost) {
         const uint64_t seen = pool->return_head;
+        std::chrono::nanoseconds waited{0};
         lock.unlock();
-        const bool came = await_return(channel, pool, seen, budget, deadline, &waited);
+        const bool came = await_return(channel, pool, seen, cost - size.waited, deadline,
+                                       &waited);
         lock.lock();
+        size_class(pool, slot_size).waited += waited;  // `size` may have moved meanwhile
         if (is_shut(channel)) return fail_shut(error);
         if (came) continue;
       }
+      size_class(pool, slot_size).waited = std::chrono::nanoseconds{0};
       status = grow(pool, slot_size, error);
       if (status != DLB_OK) return status;
       continue;
