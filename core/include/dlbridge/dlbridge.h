@@ -1081,7 +1081,9 @@ typedef struct dlb_pool_stats {
  * (`strides` NULL: compact row-major; the first element DLB_CPU_ALIGNMENT-aligned), its memory
  * not zero-filled. Takes back, without waiting, what the peer has given back; when the pool is at
  * its limit, waits for the peer to give a slot of that size back, within the channel's time
- * limit; below its limit it adds a segment rather than wait.
+ * limit; below its limit it waits for a return briefly (until the waits of this size since it
+ * last grew add up to what growing costs, measured; docs/ipc.md "A full pool waits"), then adds
+ * a segment.
  * Errors: the layout's own (as dlb_tensor_allocate); a device other than kDLCPU
  * (DLB_ERR_UNSUPPORTED); a listener (DLB_ERR_INVALID_ARGUMENT); a tensor larger than the pool's
  * limit, or a pool at its limit that holds only segments of other sizes, so that no return can
