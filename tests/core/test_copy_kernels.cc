@@ -283,6 +283,33 @@ TEST_CASE("the transpose kernels: odd strides, reversed rows, misaligned and pad
   }
 }
 
+TEST_CASE("band tiles across whole and partial bands, source rows a power of two apart") {
+  // The band tiles of 1- and 2-byte elements (and of 4-byte ones with AVX2) read their source
+  // lines into a buffer and prefetch the next tile's lines, the next column of tiles or the
+  // first of the next band, when they stream or the block has 4 MiB or more: blocks several
+  // tiles wide, with whole bands of 4 lines and a partial one, whose source rows are a power of
+  // two apart as in the benchmarks' transposes, small ones streamed and plain, and one of over
+  // 4 MiB plain.
+  for (dlb::CopyIsa isa : supported_isas()) {
+    for (size_t size : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+      const int64_t e = static_cast<int64_t>(size);
+      const int64_t line = 64 / e;
+      const int64_t nj = 5 * line + 3, nk = 2 * 4 * line + 2 * line + 7;
+      const int64_t src_pad = 1024 / e - nj;  // source rows 1024 bytes apart
+      const int64_t to_line = (line - nk % line) % line;
+      for (bool stream : {false, true}) {
+        run_block({size, nj, nk, src_pad, to_line, 0}, isa, stream);
+        run_block({size, nj, nk, src_pad, to_line, e}, isa, stream);
+        run_block({size, nj, nk, src_pad, to_line, 0, true, false}, isa, stream);
+      }
+      // Over 4 MiB: about 2 KiB of columns by 2100 rows, source rows 4096 bytes apart.
+      const int64_t big_nj = 2048 / e + 3, big_nk = 2048 + 2 * line + 5;
+      const int64_t big_to_line = (line - big_nk % line) % line;
+      run_block({size, big_nj, big_nk, 4096 / e - big_nj, big_to_line, 0}, isa, false);
+    }
+  }
+}
+
 TEST_CASE("blocks the register kernels do not take go the portable way, exactly") {
   // 3- and 16-byte elements, and layouts contiguous on neither side.
   for (dlb::CopyIsa isa : supported_isas()) {
