@@ -3,6 +3,7 @@
 // takes a slot of its size class in a 2 MiB segment, a large one a segment of its own. A slot
 // is free again once no tensor of this process is over it and the peer has given back every
 // send of it, on the release socket the channel's first pooled send handed to the peer.
+// The sender's end of the post ring is pool_post.cc; both share pool_internal.hpp.
 #if defined(__linux__)
 #include <errno.h>
 #include <poll.h>
@@ -18,7 +19,7 @@
 #include <new>
 #include <vector>
 
-#include "ipc.hpp"
+#include "pool_internal.hpp"
 
 namespace dlb {
 namespace ipc {
@@ -29,71 +30,9 @@ constexpr uint64_t kSmallestSlot = DLB_CPU_ALIGNMENT;  // every first element st
 constexpr uint64_t kLargestSlabSlot = uint64_t{64} << 10;
 constexpr uint64_t kHugePage = uint64_t{2} << 20;
 constexpr uint64_t kSlabSize = kHugePage;
-// What a pool assumes growing costs before it has grown once: zeroing and mapping fresh pages
-// at about 7 GB/s (measured here: 16 MiB in 2.3 ms).
-constexpr double kAssumedGrowNsPerByte = 0.14;
 #ifndef MADV_POPULATE_WRITE
 constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14
 #endif
-
-}  // namespace
-
-struct PoolSegment;
-
-struct Slot {
-  PoolSegment* segment;
-  uint32_t index;
-  bool local;     // a tensor of this process is over it
-  uint32_t lent;  // sends of it the peer has not given back
-  Slot* next_free;
-};
-
-struct PoolSegment {
-  Pool* pool;
-  uint32_t number;  // its index in Pool::segments, the name the peer knows it by
-  int fd;
-  char* base;
-  uint64_t size;
-  uint64_t slot_size;
-  uint32_t slot_count;
-  bool sent;  // its memfd went to the peer (later sends name it only)
-  Slot* slots;
-};
-
-// The slots of one size: those free, and how long allocations of this size waited for the
-// peer's returns since the class last grew (what decides when it grows next).
-struct SizeClass {
-  uint64_t slot_size;
-  Slot* free;
-  std::chrono::nanoseconds waited;
-};
-
-struct Pool {
-  std::mutex mutex;  // guards everything below; a tensor's release may run on any thread
-  int holders = 1;   // the channel, and each slot with a local tensor
-  int release_fd = -1;  // this end of the release socket: the peer's returns arrive here
-  int peer_end = -1;    // the peer's end, until the channel's first pooled send hands it over
-  PoolRings* ring = nullptr;  // the rings, mapped for the pool's life
-  int ring_fd = -1;            // their memfd, until the first pooled send hands it over
-  bool posting = false;        // the peer has the rings: sends go through them
-  // This end's indices (the rings' own are the peer's word): returns taken, entries posted.
-  uint64_t return_head = 0;
-  uint64_t post_tail = 0;
-  bool peer_gone = false;
-  std::vector<PoolSegment*> segments;
-  std::vector<SizeClass> classes;
-  uint64_t bytes = 0, live = 0, lent = 0, returned = 0, lost = 0;
-  uint64_t unreported_lost = 0;  // reported by the next send
-  unsigned sends_since_take_back = 0;
-  std::vector<unsigned char> returns;  // take_back's buffer
-  size_t partial = 0;                  // bytes of a record cut short at its start
-  uint32_t lost_outcome = kReleased;
-  int huge_pages = DLB_HUGE_PAGES_NONE;
-  // What growing cost, per byte of segment (the last growth, measured).
-  double grow_ns_per_byte = kAssumedGrowNsPerByte;
-};
-
-namespace {
 
 void release_slot(void* ctx);
 
@@ -180,8 +119,8 @@ void take_record(Pool* pool, const ReleaseRecord& record) {
   if (slot->lent == 0 && !slot->local) push_free(pool, slot);
 }
 
-// Takes the records on the return ring (under the lock); whether there were any. The ring's
-// tail is the peer's word: no more than the ring holds is read, each record copied out first.
+}  // namespace
+
 bool take_from_ring(Pool* pool) {
   PoolRings* ring = pool->ring;
   if (ring == nullptr) return false;
@@ -196,18 +135,6 @@ bool take_from_ring(Pool* pool) {
   pool->return_head += count;
   __atomic_store_n(&ring->return_head, pool->return_head, __ATOMIC_RELEASE);
   return count > 0;
-}
-
-// Takes back, without waiting, what the peer gave back: the records on the return ring, else
-// those on the release socket (a stream: one recv takes every return so far, a record may be
-// cut between two). The socket carries what a full ring had no room for and doorbells; a ring
-// that gave something leaves it for the next time, which saves a system call.
-void take_from_socket(Pool* pool);
-
-void take_back(Pool* pool) {
-  if (pool->release_fd < 0 || pool->peer_gone) return;
-  if (take_from_ring(pool)) return;
-  take_from_socket(pool);
 }
 
 void take_from_socket(Pool* pool) {
@@ -235,6 +162,17 @@ void take_from_socket(Pool* pool) {
     std::memmove(buffer, buffer + whole * sizeof(ReleaseRecord), pool->partial);
     if (bytes < kBuffer) return;  // everything there was
   }
+}
+
+namespace {
+
+// Takes back, without waiting, what the peer gave back: the records on the return ring, else
+// those on the release socket. The socket carries what a full ring had no room for and
+// doorbells; a ring that gave something leaves it for the next time, which saves a system call.
+void take_back(Pool* pool) {
+  if (pool->release_fd < 0 || pool->peer_gone) return;
+  if (take_from_ring(pool)) return;
+  take_from_socket(pool);
 }
 
 // Whether the system lets shared memory use transparent huge pages when asked (madvise).
@@ -525,108 +463,6 @@ void pool_finish_send(const PooledSend& send, bool sent) {
   --send.slot->lent;
   --pool->lent;
   if (send.slot->lent == 0 && !send.slot->local) push_free(pool, send.slot);
-}
-
-namespace {
-
-// Writes `entry` on the post ring when it has room (under the lock), and rings the receiver's
-// end of the release socket when it sleeps; false when the ring is full. The receiver's
-// published head is its word: a head that says more room than the ring holds counts as full.
-bool write_post(Pool* pool, const PostEntry& entry) {
-  PoolRings* ring = pool->ring;
-  const uint64_t head = __atomic_load_n(&ring->post_head, __ATOMIC_ACQUIRE);
-  if (pool->post_tail - head >= kPostEntries) return false;
-  std::memcpy(&ring->posts[pool->post_tail % kPostEntries], &entry, sizeof entry);
-  ++pool->post_tail;
-  __atomic_store_n(&ring->post_tail, pool->post_tail, __ATOMIC_SEQ_CST);
-  if (__atomic_exchange_n(&ring->post_waiting, 0u, __ATOMIC_SEQ_CST) != 0) {
-    const char bell = 1;  // a full socket already holds a wake-up: nothing more is needed
-    while (send(pool->release_fd, &bell, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EINTR) {
-    }
-  }
-  return true;
-}
-
-// A post to a peer that closed its channel or went away, in the words of a send on a socket
-// whose peer did.
-int fail_peer_closed(dlb_error* error) {
-  return fail(error, DLB_ERR_PEER_CLOSED,
-              "sending on the channel failed: the peer closed the channel");
-}
-
-// Posts `entry`, waiting within the channel's time limit for room on the ring. The wait sleeps
-// on the release socket, where the receiver rings (a kDoorbell record) when it takes an entry
-// while `space_waiting` is set; what else arrives there meanwhile (returns) is taken back.
-int post(dlb_channel* channel, Pool* pool, const PostEntry& entry, const Deadline& deadline,
-         dlb_error* error) {
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(pool->mutex);
-      if (pool->peer_gone || __atomic_load_n(&pool->ring->receiver_closed, __ATOMIC_ACQUIRE)) {
-        return fail_peer_closed(error);
-      }
-      if (write_post(pool, entry)) return DLB_OK;
-      __atomic_store_n(&pool->ring->space_waiting, 1u, __ATOMIC_SEQ_CST);
-      if (write_post(pool, entry)) {
-        __atomic_store_n(&pool->ring->space_waiting, 0u, __ATOMIC_RELAXED);
-        return DLB_OK;
-      }
-    }
-    if (is_shut(channel)) return fail_shut(error);
-    // The channel's socket tells of a peer that went away without a word (killed).
-    pollfd ready[2] = {{pool->release_fd, POLLIN, 0}, {channel->fd, POLLRDHUP, 0}};
-    const int n = poll(ready, 2, deadline.remaining_ms());
-    if (is_shut(channel)) return fail_shut(error);
-    if (n == 0) {
-      return fail(error, DLB_ERR_TIMEOUT, "sending on the channel: the time limit ran out");
-    }
-    if (n < 0 && errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
-    if ((ready[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return fail_peer_closed(error);
-    std::lock_guard<std::mutex> lock(pool->mutex);
-    take_from_ring(pool);
-    take_from_socket(pool);  // the doorbell, and a peer that went away
-  }
-}
-
-// A tensor's post: the descriptor's Wire up to its shape, its extents and strides, and the
-// pool extension's fields.
-PostEntry tensor_post(const Wire& wire, const PoolExtension& extension) {
-  PostEntry entry{};
-  entry.kind = kPostTensor;
-  std::memcpy(entry.head, &wire, sizeof entry.head);
-  std::memcpy(entry.shape, wire.shape, sizeof entry.shape);
-  std::memcpy(entry.strides, wire.strides, sizeof entry.strides);
-  std::memcpy(entry.extension, &extension, sizeof entry.extension);
-  return entry;
-}
-
-// The channel's pool once the peer has its rings, else null.
-Pool* posting_pool(dlb_channel* channel) {
-  Pool* pool = channel->pool.load(std::memory_order_acquire);
-  if (pool == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(pool->mutex);
-  return pool->posting ? pool : nullptr;
-}
-
-}  // namespace
-
-int pool_post(dlb_channel* channel, const Wire& wire, const PoolExtension& extension,
-              const PooledSend& send, dlb_error* error) {
-  Pool* pool = posting_pool(channel);
-  if (pool == nullptr || send.nfds != 0 || wire.ndim > kPostMaxRank) return kNotPosted;
-  return post(channel, pool, tensor_post(wire, extension), Deadline(channel->timeout_ns), error);
-}
-
-int pool_mark_socket(dlb_channel* channel, dlb_error* error) {
-  Pool* pool = posting_pool(channel);
-  if (pool == nullptr) return DLB_OK;
-  PostEntry mark{};
-  mark.kind = kPostSocket;
-  const int status = post(channel, pool, mark, Deadline(channel->timeout_ns), error);
-  // The tensor went on the socket already: without its mark the receiver would take the
-  // tensors after it out of order, so the channel has lost its place.
-  if (status != DLB_OK) channel->out_of_step = true;
-  return status;
 }
 
 void pool_shutdown(dlb_channel* channel) {

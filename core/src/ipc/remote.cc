@@ -16,82 +16,6 @@ namespace dlb {
 namespace ipc {
 namespace {
 
-// ---- memory for received tensors ----------------------------------------------------------------
-// A stream of large tensors would otherwise cost the receiver a fresh allocation each time, whose
-// pages the kernel zero-fills and faults in as UCX writes the bytes (at 1 GiB, longer than the
-// transfer itself on a fast link). Freed received host tensors of at least kCacheFromBytes give
-// their memory back to the channel, which keeps the kCachedBuffers freed last for the next tensors
-// of a size they fit (no more than twice the size needed): a full cache frees its oldest, so that
-// buffers of the sizes a stream sent before do not keep out those of the size it sends now
-// (bench_remote's 1 GiB tensors, after 16 and 256 MiB ones, each paid a new allocation: 2.4x
-// ucp_am_lat's time). After the channel closes, a tensor's memory is freed with it.
-// From 32 KiB on: glibc gives the top of its heap back to the kernel once 128 KiB are free there,
-// so a stream of 64 KiB tensors freed as they come faulted its pages in anew for every tensor
-// (bench_remote's 64 KiB stream ran at half its rate).
-constexpr uint64_t kCacheFromBytes = 32 * 1024;
-constexpr int kCachedBuffers = 4;
-
-}  // namespace
-
-struct ReceiveCache {
-  std::mutex mutex;
-  // The channel's (until it closes) and one per received tensor over cache memory.
-  std::atomic<int> references;
-  bool closed;
-  int count;
-  void* data[kCachedBuffers];  // the oldest first
-  uint64_t size[kCachedBuffers];
-};
-
-namespace {
-
-struct CacheLoan {
-  ReceiveCache* cache;
-  void* data;
-  uint64_t size;
-};
-
-void drop_cache_reference(ReceiveCache* cache) {
-  if (cache->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    cache->~ReceiveCache();
-    std::free(cache);
-  }
-}
-
-// Takes entry `i` out of the cache, keeping the others in order.
-void remove_cached(ReceiveCache* cache, int i) {
-  for (int k = i + 1; k < cache->count; ++k) {
-    cache->data[k - 1] = cache->data[k];
-    cache->size[k - 1] = cache->size[k];
-  }
-  --cache->count;
-}
-
-// A received tensor's release: its memory goes back to the cache while the channel is open (a
-// full cache frees its oldest buffer instead), else it is freed.
-void give_back(void* ctx) {
-  auto* loan = static_cast<CacheLoan*>(ctx);
-  ReceiveCache* cache = loan->cache;
-  void* unwanted = loan->data;
-  {
-    std::lock_guard<std::mutex> lock(cache->mutex);
-    if (!cache->closed) {
-      if (cache->count == kCachedBuffers) {
-        unwanted = cache->data[0];
-        remove_cached(cache, 0);
-      } else {
-        unwanted = nullptr;
-      }
-      cache->data[cache->count] = loan->data;
-      cache->size[cache->count] = loan->size;
-      ++cache->count;
-    }
-  }
-  std::free(unwanted);  // outside the lock: a large buffer's unmapping takes a while
-  std::free(loan);
-  drop_cache_reference(cache);
-}
-
 // A borrowed view of `*extent` bytes of `device` memory at `data` plus `byte_offset`, as a 1-D
 // uint8 tensor that owns nothing: what the core's copies take to move a span's raw bytes.
 DLManagedTensorVersioned byte_view(void* data, uint64_t byte_offset, DLDevice device,
@@ -105,64 +29,6 @@ DLManagedTensorVersioned byte_view(void* data, uint64_t byte_offset, DLDevice de
   view.dl_tensor.dtype = DLDataType{kDLUInt, 8, 1};
   view.dl_tensor.shape = const_cast<int64_t*>(extent);
   return view;
-}
-
-// The receiver's tensor for what arrives: `bytes` bytes laid out as the descriptor says (compact
-// strides, or the sender's when its covering span travelled: `strides`, with the first element
-// wire.byte_offset bytes in), on the channel's receive device, over cached memory when some fits.
-int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, const int64_t* strides,
-                      uint64_t bytes, uint64_t flags, DLManagedTensorVersioned** out,
-                      dlb_error* error) {
-  if (r->options.receive_device.device_type != kDLCPU || bytes < kCacheFromBytes) {
-    return dlb_tensor_allocate(r->options.receive_device, dtype, wire.ndim, wire.shape, strides,
-                               flags, out, error);
-  }
-  if (r->cache == nullptr) {
-    void* memory = std::calloc(1, sizeof(ReceiveCache));
-    if (memory == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving a tensor");
-    r->cache = new (memory) ReceiveCache();
-    r->cache->references.store(1, std::memory_order_relaxed);
-  }
-  ReceiveCache* cache = r->cache;
-  auto* loan = static_cast<CacheLoan*>(std::malloc(sizeof(CacheLoan)));
-  if (loan == nullptr) return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory receiving a tensor");
-  loan->cache = cache;
-  loan->data = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(cache->mutex);
-    for (int i = cache->count - 1; i >= 0; --i) {  // the newest first: its pages are warmest
-      if (cache->size[i] >= bytes && cache->size[i] / 2 <= bytes) {
-        loan->data = cache->data[i];
-        loan->size = cache->size[i];
-        remove_cached(cache, i);
-        break;
-      }
-    }
-  }
-  if (loan->data == nullptr) {
-    // From 2 MiB on, in whole transparent huge pages where the system allows them for memory
-    // that asks (a fault per 2 MiB, not per 4 KiB, on first touch).
-    const uint64_t huge = uint64_t{2} << 20;
-    const bool use_huge = bytes >= huge;
-    loan->size = use_huge ? (bytes + huge - 1) / huge * huge : bytes;
-    if (posix_memalign(&loan->data, use_huge ? huge : 4096, loan->size) != 0) {
-      std::free(loan);
-      return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor of %llu bytes",
-                  static_cast<unsigned long long>(bytes));
-    }
-    if (use_huge) madvise(loan->data, loan->size, MADV_HUGEPAGE);
-  }
-  DLTensor desc{};
-  desc.data = static_cast<char*>(loan->data) + wire.byte_offset;
-  desc.device = DLDevice{kDLCPU, 0};
-  desc.ndim = wire.ndim;
-  desc.dtype = dtype;
-  desc.shape = const_cast<int64_t*>(wire.shape);
-  desc.strides = const_cast<int64_t*>(strides);
-  cache->references.fetch_add(1, std::memory_order_relaxed);
-  const int status = dlb_tensor_wrap(&desc, flags, give_back, loan, out, error);
-  if (status != DLB_OK) give_back(loan);  // not wrapped: the memory goes back at once
-  return status;
 }
 
 void on_bytes(void*, ucs_status_t status, size_t, void* user_data) {
@@ -723,21 +589,6 @@ int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_err
   }
   return status;
 }
-
-void release_receive_cache(Remote* r) {
-  ReceiveCache* cache = r->cache;
-  if (cache == nullptr) return;
-  r->cache = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(cache->mutex);
-    cache->closed = true;
-    for (int i = 0; i < cache->count; ++i) std::free(cache->data[i]);
-    cache->count = 0;
-  }
-  drop_cache_reference(cache);
-}
-
-int32_t remote_port(const dlb_channel* channel) { return channel->remote->port; }
 
 void remote_shutdown(dlb_channel* channel) {
   Remote* r = channel->remote;

@@ -1,6 +1,7 @@
 // What the parts of a remote channel share (remote.cc the channel's calls and its tensors,
-// remote_handshake.cc the key handshake, remote_endpoint.cc UCX's contexts, workers and requests,
-// remote_address.cc the addresses): the messages, the state, and the one way every part waits.
+// remote_receive_memory.cc the memory received tensors get, remote_handshake.cc the key
+// handshake, remote_endpoint.cc UCX's contexts, workers and requests, remote_address.cc the
+// addresses): the messages, the state, and the one way every part waits.
 //
 // A remote channel runs on UCX's UCP (https://openucx.org): the descriptor of the local channel
 // (wire.hpp, handle kHandleRemote) travels as an active message's header and the tensor's bytes as
@@ -134,7 +135,7 @@ struct Incoming {
   dlb_error error;
 };
 
-struct ReceiveCache;  // remote.cc: memory of freed received tensors, for the next ones
+struct ReceiveCache;  // remote_receive_memory.cc: freed received tensors' memory, for the next
 
 // A tensor that came before the connecting side checked the listener's welcome (on_tensor):
 // its header (after this struct) and UCX's hold of its bytes.
@@ -270,8 +271,15 @@ int send_control(dlb_channel* channel, Remote* r, unsigned id, const void* heade
 // the channel is authenticated, else they are dropped.
 void take_deferred(Remote* r);
 
-// Lets go of the channel's receive cache (remote.cc): its buffers are freed, and tensors still
-// over cached memory free theirs when they go.
+// The receiver's tensor for what arrives (remote_receive_memory.cc): `bytes` bytes laid out as
+// the descriptor says (compact strides, or the sender's when its covering span travelled:
+// `strides`, with the first element wire.byte_offset bytes in), on the channel's receive
+// device, over the receive cache's memory when some fits. On error nothing is allocated.
+int allocate_received(Remote* r, DLDataType dtype, const Wire& wire, const int64_t* strides,
+                      uint64_t bytes, uint64_t flags, DLManagedTensorVersioned** out,
+                      dlb_error* error);
+// Lets go of the channel's receive cache (remote_receive_memory.cc): its buffers are freed, and
+// tensors still over cached memory free theirs when they go.
 void release_receive_cache(Remote* r);
 
 // ---- the handshake (remote_handshake.cc) -------------------------------------------------------
