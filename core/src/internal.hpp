@@ -163,6 +163,17 @@ inline int check_device_memory(const DLTensor* tensor, uint64_t flags, dlb_error
   return tensor->device.device_type == kDLCPU ? DLB_OK : check_backend_memory(tensor, flags, error);
 }
 
+// ---- large CPU buffers (cpu_buffers.cc) ----------------------------------------------------
+
+// CPU tensors of at least this many data bytes take their memory from take_large_cpu_buffer.
+inline constexpr size_t kLargeCpuBufferBytes = size_t{4} << 20;
+// At least `bytes` bytes, DLB_CPU_ALIGNMENT-aligned, within a 2 MiB-aligned buffer advised to use
+// transparent huge pages: one kept since a tensor freed it when one fits, else a new one; NULL
+// when there is no memory. The caller owns it through *release_ctx, and gives it back with
+// give_back_large_cpu_buffer(*release_ctx) (a dlb_release_fn), from any thread.
+char* take_large_cpu_buffer(size_t bytes, void** release_ctx);
+void give_back_large_cpu_buffer(void* release_ctx);
+
 // ---- tensor geometry ----------------------------------------------------------------------
 
 // The one rule for which shapes exist, shared by validation, allocation, views and reshape:

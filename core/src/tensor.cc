@@ -11,17 +11,13 @@
 #include <cstring>
 #include <new>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 #include "internal.hpp"
 
 namespace {
 
 enum class Owner : uint8_t {
   // Releasing these runs no code outside this library.
-  kInline,  // CPU allocation: the data lives in the same allocation as the block
+  kInline,  // CPU allocation below kLargeCpuBufferBytes: the data shares the block's allocation
   kView,    // shares the memory of `parent`
   // Releasing these calls out (a backend, a release callback, a foreign deleter), and that code
   // may free other dlbridge tensors on this thread: see release_calling_out.
@@ -71,8 +67,9 @@ constexpr size_t block_size(int32_t ndim) {
 // Every tensor costs its block a malloc and a free, as much as the rest of a wrap or share:
 // so the blocks of tensors of up to kSpareNdim dimensions all take kSpareBlockSize bytes, and a
 // thread keeps up to kSpareBlocks of those its frees gave back for its next tensors (a
-// thread's own state: no lock, no atomic). Allocated CPU tensors hold their data in their
-// block and are never kept.
+// thread's own state: no lock, no atomic). Allocated CPU tensors below kLargeCpuBufferBytes
+// hold their data in their block and are never kept; larger ones keep theirs apart
+// (cpu_buffers.cc).
 constexpr int32_t kSpareNdim = 4;
 constexpr size_t kSpareBlockSize = block_size(kSpareNdim);
 constexpr int32_t kSpareBlocks = 32;
@@ -328,24 +325,6 @@ Block* block_of(DLManagedTensorVersioned* tensor) {
              : nullptr;
 }
 
-// Large CPU tensors are aligned to 2 MiB and advised to use transparent huge pages: touching a
-// new tensor then costs one page fault per 2 MiB instead of per 4 KiB, which makes a copy into
-// a fresh 64 MiB tensor several times faster where THP is in "madvise" mode.
-constexpr size_t kHugePageSize = size_t{2} << 20;
-constexpr size_t kHugePageThreshold = size_t{4} << 20;
-
-void* allocate_cpu(size_t total) {
-  void* memory = nullptr;
-  if (total >= kHugePageThreshold) {
-    if (posix_memalign(&memory, kHugePageSize, total) != 0) return nullptr;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    (void)madvise(memory, total, MADV_HUGEPAGE);  // advice only: failure changes nothing
-#endif
-    return memory;
-  }
-  const size_t rounded = (total + DLB_CPU_ALIGNMENT - 1) & ~size_t{DLB_CPU_ALIGNMENT - 1};
-  return std::aligned_alloc(DLB_CPU_ALIGNMENT, rounded);
-}
 
 // Calls a foreign producer's deleter for a tensor this library refuses, then reports `status`.
 template <class Managed>
@@ -489,7 +468,27 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
       return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
                        static_cast<unsigned long long>(nbytes));
     }
-    void* memory = allocate_cpu(total);
+    const size_t data_bytes = total - header;
+    if (data_bytes >= dlb::kLargeCpuBufferBytes) {
+      // Large data lives apart from the block, in memory kept for reuse (cpu_buffers.cc).
+      void* buffer = nullptr;
+      char* data = dlb::take_large_cpu_buffer(data_bytes, &buffer);
+      void* memory = data == nullptr ? nullptr : allocate_block(ndim);
+      if (memory == nullptr) {
+        if (data != nullptr) dlb::give_back_large_cpu_buffer(buffer);
+        return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
+                         static_cast<unsigned long long>(nbytes));
+      }
+      Block* block = init_block(memory, nullptr, Owner::kRelease, flags,
+                                layout_of(data + lead - byte_offset, device, dtype, ndim, shape,
+                                          strides, byte_offset));
+      block->source.release.fn = dlb::give_back_large_cpu_buffer;
+      block->source.release.ctx = buffer;
+      *out = &block->managed;
+      return DLB_OK;
+    }
+    const size_t rounded = (total + kAlign - 1) & ~size_t{kAlign - 1};
+    void* memory = std::aligned_alloc(kAlign, rounded);
     if (memory == nullptr) {
       return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
                        static_cast<unsigned long long>(nbytes));

@@ -345,7 +345,11 @@ DLB_API int dlb_backend_is_registered(int32_t device_type);
  *    negative and zero included: enough memory is allocated to cover them and the first
  *    element is at data (at data + byte_offset for devices whose data is a handle).
  *  - `flags` may contain READ_ONLY and IS_SUBBYTE_TYPE_PADDED; IS_COPIED is not allowed.
- * CPU data (the first element) is DLB_CPU_ALIGNMENT-aligned.
+ * CPU data (the first element) is DLB_CPU_ALIGNMENT-aligned. CPU tensors of 4 MiB or more get
+ * memory 2 MiB-aligned and advised to use transparent huge pages; when such a tensor is freed
+ * its memory is kept for the next one of a size it fits (at most 8 buffers and 256 MiB, each
+ * for at most a second, given to the kernel with MADV_FREE meanwhile), so that a program
+ * making tensors of the same sizes again and again does not fault in fresh pages each time.
  * Ownership: on success the caller owns *out; on error nothing is allocated. */
 DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_t ndim,
                                        const int64_t* shape, const int64_t* strides, uint64_t flags,
