@@ -322,6 +322,10 @@ REMOTE_SEEDS = {
                                  5, body=counting(5)),
     "span_padded_rows": remote_seed(remote_descriptor((3, 2), "float32", strides=(4, 1),
                                                       payload=40), 40, body=counting(40)),
+    # A byte broadcast to 2^25 packed int4 elements: accepted, too many elements to read back
+    # within a unit's time (sub-byte elements are copied one at a time).
+    "span_broadcast_int4_32m": remote_seed(remote_descriptor((1 << 25,), "int4", strides=(0,),
+                                                             payload=1), 1, body=b"\x5a"),
     # Refused: a span that does not start at the first byte, or reaches past the payload.
     "span_offset_gap": remote_seed(remote_descriptor((2,), "uint8", byte_offset=1, payload=3),
                                    3, body=counting(3)),
