@@ -325,7 +325,6 @@ Block* block_of(DLManagedTensorVersioned* tensor) {
              : nullptr;
 }
 
-
 // Calls a foreign producer's deleter for a tensor this library refuses, then reports `status`.
 template <class Managed>
 int reject(Managed* src, int status) {

@@ -289,39 +289,18 @@ bool ring_has_returns(Pool* pool) {
   return true;
 }
 
-// Waits until the peer gives something back (or the time limit runs out).
-int wait_for_return(dlb_channel* channel, Pool* pool, uint64_t needed, const Deadline& deadline,
-                    dlb_error* error) {
-  for (;;) {
-    if (is_shut(channel)) return fail_shut(error);
-    if (ring_has_returns(pool)) return DLB_OK;
-    pollfd ready{pool->release_fd, POLLIN, 0};
-    const int n = poll(&ready, 1, deadline.remaining_ms());
-    if (is_shut(channel)) return fail_shut(error);
-    if (n > 0) return DLB_OK;
-    if (n == 0) {
-      return fail(error, DLB_ERR_TIMEOUT,
-                  "the channel's pool holds %llu of its limit of %llu bytes and a tensor needs "
-                  "%llu more: the time limit ran out waiting for the peer to free what it "
-                  "received",
-                  static_cast<unsigned long long>(pool->bytes),
-                  static_cast<unsigned long long>(channel->pool_limit),
-                  static_cast<unsigned long long>(needed));
-    }
-    if (errno != EINTR) return os_fail(error, errno, DLB_ERR_DEVICE, "poll");
-  }
-}
+// Waits for the peer to give something back, for at most `budget` (none: kNoBudget), and says
+// in `*waited` how long it did: true when something may have come back (or the channel was shut,
+// which the caller's next check says), false when the budget or the channel's time limit ran out
+// first. `seen` is the pool's return_head when the caller let go of the lock. Watches the return
+// ring first (spin_until), then sleeps on the release socket with the doorbell asked for.
+constexpr std::chrono::nanoseconds kNoBudget = std::chrono::nanoseconds::max();
 
-// Waits for the peer to give something back for at most `budget`, and says in `*waited` how
-// long it did: true when something may have come back, false when the budget or the deadline
-// ran out first. `seen` is the pool's return_head when the caller let go of the lock. Spins
-// first (spin_until), then sleeps on the release socket with the doorbell asked for.
 bool await_return(dlb_channel* channel, Pool* pool, uint64_t seen,
                   std::chrono::nanoseconds budget, const Deadline& deadline,
                   std::chrono::nanoseconds* waited) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
-  const auto end = started + budget;
   const auto account = [&](bool came) {
     *waited = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started);
     return came;
@@ -337,22 +316,23 @@ bool await_return(dlb_channel* channel, Pool* pool, uint64_t seen,
     if (came) return account(true);
   }
   for (;;) {
-    if (is_shut(channel)) return account(true);  // the caller's next wait says so
-    if (ring_has_returns(pool)) return account(true);
-    const auto now = Clock::now();
-    if (now >= end) return account(false);
-    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(end - now);
-    const int limit_ms = deadline.remaining_ms();
+    if (is_shut(channel) || ring_has_returns(pool)) return account(true);
+    const int limit_ms = deadline.remaining_ms();  // -1: none
     if (limit_ms == 0) return account(false);
+    std::chrono::nanoseconds left = budget;
+    if (budget != kNoBudget) {
+      left -= Clock::now() - started;
+      if (left.count() <= 0) return account(false);
+    }
+    if (limit_ms > 0) {
+      left = std::min<std::chrono::nanoseconds>(left, std::chrono::milliseconds(limit_ms));
+    }
     timespec wait{static_cast<time_t>(left.count() / 1000000000),
                   static_cast<long>(left.count() % 1000000000)};
-    if (limit_ms > 0 && std::chrono::milliseconds(limit_ms) < left) {
-      wait = timespec{limit_ms / 1000, (limit_ms % 1000) * 1000000L};
-    }
     pollfd ready{pool->release_fd, POLLIN, 0};
-    const int n = ppoll(&ready, 1, &wait, nullptr);
-    if (n > 0) return account(true);
-    if (n < 0 && errno != EINTR) return account(false);
+    const int n = ppoll(&ready, 1, left == kNoBudget ? nullptr : &wait, nullptr);
+    // A failed poll (only EINTR or ENOMEM on this descriptor) is looked at again by the caller.
+    if (n != 0) return account(true);
   }
 }
 
@@ -577,10 +557,21 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
                        static_cast<unsigned long long>(channel->pool_limit),
                        static_cast<unsigned long long>(segment_size));
     }
+    const uint64_t seen = pool->return_head;
+    std::chrono::nanoseconds waited{0};
     lock.unlock();
-    status = wait_for_return(channel, pool, segment_size, deadline, error);
+    const bool came = await_return(channel, pool, seen, kNoBudget, deadline, &waited);
     lock.lock();
-    if (status != DLB_OK) return status;
+    if (is_shut(channel)) return fail_shut(error);
+    if (!came) {
+      return dlb::fail(error, DLB_ERR_TIMEOUT,
+                       "the channel's pool holds %llu of its limit of %llu bytes and a tensor "
+                       "needs %llu more: the time limit ran out waiting for the peer to free "
+                       "what it received",
+                       static_cast<unsigned long long>(pool->bytes),
+                       static_cast<unsigned long long>(channel->pool_limit),
+                       static_cast<unsigned long long>(segment_size));
+    }
   }
   slot->local = true;
   ++pool->live;
