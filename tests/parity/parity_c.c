@@ -624,7 +624,7 @@ int main(void) {
     s = dlb_device_parse("gpu:0", &device, &err);
     row("device_parse_unknown", s, &err);
   }
-  detail("name=%s unknown=%s", dlb_status_name(DLB_ERR_READ_ONLY), dlb_status_name(99));
+  detail("names=%s,%s", dlb_status_name(DLB_ERR_READ_ONLY), dlb_status_name(99));
   row("status_name", DLB_OK, &err);
 
   channel_rows();

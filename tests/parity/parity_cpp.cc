@@ -427,8 +427,8 @@ int main() {
   });
   row("device_parse_unknown", [] { return Device::parse("gpu:0").name(); });
   row("status_name", [] {
-    return std::string("name=") + Error(DLB_ERR_READ_ONLY, "").status_name() +
-           " unknown=" + Error(99, "").status_name();
+    return std::string("names=") + Error(DLB_ERR_READ_ONLY, "").status_name() + "," +
+           Error(99, "").status_name();
   });
   channel_rows();
   row("live_count_balance",

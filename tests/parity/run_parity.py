@@ -3,11 +3,13 @@
 
 usage: run_parity.py TABLE NAME=COMMAND [NAME=COMMAND ...]
 
-COMMAND is run with the shell; it prints ROW<TAB>STATUS<TAB>DETAIL lines. Language `c` is the
+COMMAND is run with the shell, with the table's path in DLBRIDGE_PARITY_TABLE; it prints
+ROW<TAB>STATUS<TAB>DETAIL lines. Language `c` is the
 reference for the rows whose expected status is `=c`. Prints one line per row with each
 language's outcome, the differences, and last `N passed, N failed` (one check per row and
 language, plus one per program that must run cleanly)."""
 
+import os
 import subprocess
 import sys
 
@@ -30,8 +32,10 @@ def read_table(path):
     return rows
 
 
-def run(name, command):
-    result = subprocess.run(command, shell=True, capture_output=True, text=True)
+def run(name, command, table):
+    # A program that runs the rows' steps reads them from the table (README.md, "Steps").
+    env = dict(os.environ, DLBRIDGE_PARITY_TABLE=os.path.abspath(table))
+    result = subprocess.run(command, shell=True, capture_output=True, text=True, env=env)
     outcomes = {}
     problems = []
     for line in result.stdout.splitlines():
@@ -61,7 +65,7 @@ def main():
     results = {}
     passed = failed = 0
     for name, command in languages:
-        outcomes, problems = run(name, command)
+        outcomes, problems = run(name, command, sys.argv[1])
         results[name] = outcomes
         if problems:
             failed += 1

@@ -1,55 +1,222 @@
 // Parity.cs - the parity rows (tests/parity/parity_table.tsv, README.md there) through the C#
 // binding's public API, the subcommand `parity` of the C# adapter's program (DLBridge.Adapter.exe,
-// Host.cs), with the foreign DLPack producer the NUnit tests use
-// (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers). One line per row:
+// Host.cs). It reads the table from $DLBRIDGE_PARITY_TABLE and prints one line per row:
 // ROW<TAB>STATUS<TAB>DETAIL, STATUS the core's status name the exception carries (IDLPackError),
-// DETAIL its message, or for a success the facts the table names. The channel rows' other end is
-// the C program $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc), run by tests/Peer.cs.
+// DETAIL its message, or for a success the facts the table names. A row with steps is performed
+// by one interpreter of them (Steps, README.md "Steps"); the others (the races, CUDA, OpenCL, the
+// channel rows, the live count) are written out in Program. Foreign tensors come from the
+// producer the NUnit tests use (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers);
+// the channel rows' other end is the C program $DLBRIDGE_PARITY_PEER
+// (tests/parity/parity_peer.cc), run by tests/Peer.cs.
 using System;
+using System.Collections.Generic;
 using System.IO;
 using System.Linq;
 
 using DLBridge.Tests;
 
 namespace DLBridge.Parity {
-  internal static class Program {
-    private delegate string Body();
+  // One row's steps (README.md, "Steps"): the tensors the row made, the one the next step uses,
+  // and what the steps found for `report`.
+  internal sealed class Steps {
+    private readonly long deletedAtStart = Helper.DeletedCount();
+    private readonly List<Tensor> made = new List<Tensor>();
+    private Tensor t;
+    private float[] wrapped;
+    private long[] values;
+    private int count;
+    private long value;
+    private DType dtype;
+    private Device device;
+    private string names;
+    private string detail = "";
 
+    // The foreign producer's deleter calls since the row began.
+    internal long Deleted {
+      get { return Helper.DeletedCount() - deletedAtStart; }
+    }
+
+    // Performs the steps in order (the first that fails throws) and closes every tensor the row
+    // made: the detail `report` wrote.
+    internal string Run(IEnumerable<string[]> steps) {
+      try {
+        foreach (string[] step in steps) t = Perform(step);
+        return detail;
+      } finally {
+        made.ForEach(m => m.Dispose());
+      }
+    }
+
+    // One step: its name, then its arguments. Returns the tensor the next step uses.
+    private Tensor Perform(string[] a) {
+      switch (a[0]) {
+        case "allocate":
+          long[] strides = a.Length > 3 && a[3] != "-" ? Longs(a[3]) : null;
+          ulong flags = a.Length > 4 ? ulong.Parse(a[4]) : 0;
+          return Made(Tensor.Allocate(Device.Cpu, DType.Parse(a[1]), Longs(a[2]), strides, flags));
+        case "wrap":
+          wrapped = Floats(0, long.Parse(a[1]));
+          return Made(Tensor.Wrap(wrapped, Longs(a[2])));
+        case "iota":
+          long[] shape = Longs(a[1]);
+          return Made(Tensor.FromArray(Floats(0, shape.Aggregate(1L, (x, y) => x * y)), shape));
+        case "import":
+          long n = long.Parse(a[2]);
+          if (a[1] == "legacy") return Made(Tensor.ImportLegacy(Helper.ProduceLegacy(n)));
+          return Made(Tensor.ImportVersioned(Helper.ProduceVersioned(n, int.Parse(a[3]), int.Parse(a[4]), 0)));
+        case "share_read_only": return Made(t.ShareReadOnly());
+        case "export":
+          if (a[1] == "legacy") return Made(Tensor.ImportLegacy(t.ExportLegacy()));
+          return Made(Tensor.ImportVersioned(t.ExportVersioned()));
+        case "slice": return Made(t.Slice(a[1].Split(',').Select(Axis).ToArray()));
+        case "select": return Made(t.Select(int.Parse(a[1]), long.Parse(a[2])));
+        case "reshape": return Made(t.Reshape(Longs(a[1])));
+        case "transpose": return Made(t.Transpose());
+        case "permute": return Made(t.Permute(Array.ConvertAll(Longs(a[1]), x => (int)x)));
+        case "base": return made[0];
+        case "copy_out":
+          values = IsInt32(a[1]) ? Array.ConvertAll(t.ToArray<int>(), x => (long)x)
+                                 : Array.ConvertAll(t.ToArray<float>(), x => (long)x);
+          return t;
+        case "copy_in":
+          t.CopyFrom(Floats(long.Parse(a[1]), long.Parse(a[2])));
+          return t;
+        case "view":
+          count = IsInt32(a[1]) ? View<int>(a) : View<float>(a);
+          return t;
+        case "element":
+          value = (long)t.GetElement<float>(Longs(a[1]));  // the steps' tensors hold float32
+          return t;
+        case "close":
+          t.Dispose();
+          return t;
+        case "dtype":
+          dtype = DType.Parse(a[1]);
+          return t;
+        case "device":
+          device = Device.Parse(a[1]);
+          return t;
+        case "status_names":
+          names = string.Join(",", Longs(a[1]).Select(s => Status.Name((int)s)));
+          return t;
+        case "report":
+          detail = string.Join(" ", a.Skip(1).Select(fact => fact + "=" + Fact(fact)));
+          return t;
+        default:
+          throw new InvalidDataException("unknown step '" + a[0] + "'");
+      }
+    }
+
+    // A tensor a step made: the row's end closes it.
+    private Tensor Made(Tensor tensor) {
+      made.Add(tensor);
+      return tensor;
+    }
+
+    private object Fact(string name) {
+      switch (name) {
+        case "shape": return Program.List(t.Shape);
+        case "strides": return Program.List(t.Strides);
+        case "dtype": return t.DType;
+        case "device": return t.Device;
+        case "flags": return t.Flags;
+        case "values": return Program.List(values);
+        case "same_memory": return SameMemory() ? 1 : 0;
+        case "deleted": return Deleted;
+        case "count": return count;
+        case "value": return value;
+        case "code": return dtype.Code;
+        case "bits": return dtype.Bits;
+        case "lanes": return dtype.Lanes;
+        case "type": return device.DeviceType;
+        case "id": return device.DeviceId;
+        case "name": return device;
+        case "names": return names;
+        default: throw new InvalidDataException("unknown fact '" + name + "'");
+      }
+    }
+
+    // Whether the tensor's data is the buffer `wrap` gave (pinned while the tensor holds it).
+    private unsafe bool SameMemory() {
+      fixed (float* p = wrapped) {
+        return p != null && t.HostData(false).Data == (IntPtr)p;
+      }
+    }
+
+    // The language's writable array of T over the tensor's memory, element I set to V through it
+    // when the step names them: its length.
+    private int View<T>(string[] a) where T : struct {
+      Span<T> span = t.AsSpan<T>();
+      if (a.Length > 3) span[int.Parse(a[2])] = (T)Convert.ChangeType(long.Parse(a[3]), typeof(T));
+      return span.Length;
+    }
+
+    // The language's array type for a step's DT: int[] for int32, float[] for float32.
+    private static bool IsInt32(string dt) {
+      if (dt != "int32" && dt != "float32") throw new InvalidDataException("no array type for dtype " + dt);
+      return dt == "int32";
+    }
+
+    // A LIST: integers separated by commas, V*N for N times V, `-` for none.
+    private static long[] Longs(string list) {
+      if (list == "-") return new long[0];
+      return list.Split(',').SelectMany(item => {
+        string[] vn = item.Split('*');
+        return Enumerable.Repeat(long.Parse(vn[0]), vn.Length > 1 ? int.Parse(vn[1]) : 1);
+      }).ToArray();
+    }
+
+    // One axis of a slice SPEC, start:stop:step, an empty part for none.
+    private static SliceRange Axis(string spec) {
+      long[] p = spec.Split(':').Select(s => s == "" ? SliceRange.None : long.Parse(s)).ToArray();
+      return new SliceRange(p[0], p[1], p.Length > 2 ? p[2] : SliceRange.None);
+    }
+
+    // The language's own array of the n float32 values start, start + 1, ...
+    private static float[] Floats(long start, long n) {
+      return Enumerable.Range(0, (int)n).Select(i => (float)(start + i)).ToArray();
+    }
+  }
+
+  internal static class Program {
     // Runs one row: `body` returns the detail of a success; the binding's exception (any of
-    // IDLPackError's) is the row's outcome. Anything else is a bug of this program: it ends it.
-    // A row in a folder of its own writes that folder's path as DIR.
-    private static void Row(string id, Body body, string folder = null) {
+    // IDLPackError's) is the row's outcome, its message rewritten by `failed` when given.
+    // Anything else is a bug of this program: it ends it.
+    private static void Row(string id, Func<string> body, Func<string, string> failed = null) {
       string status, detail;
       try {
         detail = body();
         status = "DLB_OK";
       } catch (Exception e) when (e is IDLPackError) {
         status = ((IDLPackError)e).StatusName;
-        detail = e.Message;
+        detail = failed == null ? e.Message : failed(e.Message);
       }
-      if (folder != null) detail = detail.Replace(folder, "DIR");
       Console.WriteLine(id + "\t" + status + "\t" + detail);
     }
 
-    private static string List(long[] v) {
+    internal static string List(long[] v) {
       return "[" + string.Join(",", v) + "]";
     }
 
-    private static string Values(float[] v) {
-      return "values=" + List(v.Select(x => (long)x).ToArray());
+    // A row of steps. A refused import still calls its deleter: when the report names `deleted`,
+    // the failure line says how often.
+    private static void StepsRow(string id, string steps) {
+      var list = steps.Split(new[] { " ; " }, StringSplitOptions.None).Select(s => s.Split(' ')).ToList();
+      bool reportsDeleted = list.Any(s => s[0] == "report" && s.Contains("deleted"));
+      var row = new Steps();
+      Row(id, () => row.Run(list), m => reportsDeleted ? m + " deleted=" + row.Deleted : m);
     }
 
-    private static string Layout(Tensor t) {
-      return "shape=" + List(t.Shape) + " strides=" + List(t.Strides);
+    // The table's rows in order: each one's name and steps (empty: written out below). A line
+    // may end before the header does: its missing fields are empty.
+    private static IEnumerable<KeyValuePair<string, string>> ReadTable(string path) {
+      string[][] lines = File.ReadLines(path).Where(l => l != "" && !l.StartsWith("#"))
+          .Select(l => l.Split('\t')).ToArray();
+      int row = Array.IndexOf(lines[0], "row");
+      int steps = Array.IndexOf(lines[0], "steps");
+      if (row < 0 || steps < 0) throw new InvalidDataException(path + ": no column 'row' or 'steps'");
+      return lines.Skip(1).Select(f => new KeyValuePair<string, string>(f[row], steps < f.Length ? f[steps] : ""));
     }
-
-    // A float32 tensor of `shape` holding 0, 1, 2, ... in C order.
-    private static Tensor Iota(params long[] shape) {
-      long n = shape.Aggregate(1L, (a, b) => a * b);
-      return Tensor.FromArray(Enumerable.Range(0, (int)n).Select(i => (float)i).ToArray(), shape);
-    }
-
-    private static readonly long None = SliceRange.None;
 
     // ---- a close or an export racing a call (rows close_during_call, export_during_call) -------
     // The race rows' foreign tensor: 64 MiB of float32, above glibc's largest mmap threshold, so
@@ -60,7 +227,7 @@ namespace DLBridge.Parity {
 
     // The message of a use after close, as this binding gives it (row use_after_close).
     private static string ClosedMessage() {
-      Tensor t = Iota(1);
+      Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, 1);
       t.Dispose();
       try {
         return List(t.Shape);
@@ -98,20 +265,28 @@ namespace DLBridge.Parity {
         racer(t);
         caller.Join();
         t.Dispose();
-        if (lost != null) {
-          var e = lost as IDLPackError;
-          if (e == null || e.Status != Status.Closed || lost.Message != closed) throw lost;
-        }
+        bool lostAsClosed = lost is DLPackClosedException && lost.Message == closed;
+        if (lost != null && !lostAsClosed) throw lost;
         bool overlapped = lost == null && raceStart < copyEnd;
-        long read = 0;
-        for (int i = 0; copied != null && i < copied.Length; i++) {
-          if (copied[i] == i) read++;
-        }
+        long read = copied == null ? 0 : copied.Where((x, i) => x == i).LongCount();
         outcome = "overlapped=" + (overlapped ? 1 : 0) + " read=" + read + " deleted="
             + (Helper.DeletedCount() - deleted);
         if (overlapped) break;
       }
       return outcome;
+    }
+
+    // Rows cuda_available and opencl_available: why the runtime is unusable, when it is.
+    private static string Usable(DLPackException reason) {
+      if (reason != null) throw reason;
+      return "";
+    }
+
+    // Row cuda_allocate (as C prints on the same machine).
+    private static string CudaAllocate() {
+      using (Tensor t = Tensor.Allocate(Device.Cuda(0), DType.Float32, 2)) {
+        return "shape=" + List(t.Shape) + " strides=" + List(t.Strides);
+      }
     }
 
     // ---- the channel rows (their peer: tests/Peer.cs) ------------------------------------------
@@ -124,11 +299,22 @@ namespace DLBridge.Parity {
       return new Peer(args);
     }
 
-    // A row in DIR, a new 0700 folder, removed after it.
+    // Row channel_no_listener: a relative path where nothing listens.
+    private static string NoListener() {
+      using (Channel.Connect("dlbridge-parity-absent.sock")) return "";
+    }
+
+    // Row channel_permission: a socket in a folder other users can enter.
+    private static string OpenFolder(string dir) {
+      Posix.Chmod(dir, "755");
+      using (Listener.Listen(dir + "/s")) return "";
+    }
+
+    // A row in DIR, a new 0700 folder (its path written DIR), removed after it.
     private static void InFolder(string id, Func<string, string> body) {
       string dir = Posix.MakeFolder("dlbridge-parity-cs");
       try {
-        Row(id, () => body(dir), dir);
+        Row(id, () => body(dir), m => m.Replace(dir, "DIR"));
       } finally {
         Directory.Delete(dir, true);
       }
@@ -162,9 +348,17 @@ namespace DLBridge.Parity {
       }));
     }
 
+    // Rows with a peer of another user: root only.
+    private static bool Unprivileged(string id) {
+      if (Posix.IsRoot) return false;
+      Console.WriteLine(id + "\tSKIP\tneeds root to run a peer as another user");
+      return true;
+    }
+
     // We listen (allowing uid 65534 when `allow`), widened for another user; the peer connects
     // as uid 65534 and echoes a float32 [4] tensor 0..3.
     private static void OtherUidConnects(string id, bool allow) {
+      if (Unprivileged(id)) return;
       InFolder(id, dir => Accepted(dir, new[] { "connect-as", "65534", "0", "PATH" },
         (listener, path) => {
           if (allow) listener.AllowUid(65534);
@@ -176,7 +370,7 @@ namespace DLBridge.Parity {
             t.CopyFrom(new float[] { 0, 1, 2, 3 });
             channel.SetTimeout(PeerWait);
             channel.Send(t);
-            using (Tensor back = channel.Receive()) return Values(back.ToArray<float>());
+            using (Tensor back = channel.Receive()) return Values(back);
           }
         }));
     }
@@ -184,324 +378,57 @@ namespace DLBridge.Parity {
     // The peer listens as uid 65534 and prints its socket's path; we connect, naming its uid
     // (`nameUid`) or plainly, and receive its tensor.
     private static void ConnectToOtherUid(string id, bool nameUid) {
+      if (Unprivileged(id)) return;
       Row(id, () => {
         using (Peer peer = StartPeer("listen-as", "65534", "0")) {
           string path = peer.ReadLine();
           if (path == null) throw new DLPackException(Status.Device, "the peer printed no socket path");
           using (Channel channel = nameUid ? Channel.Connect(path, 65534, PeerWait) : Channel.Connect(path)) {
             channel.SetTimeout(PeerWait);
-            using (Tensor t = channel.Receive()) return Values(t.ToArray<float>());
+            using (Tensor t = channel.Receive()) return Values(t);
           }
         }
       });
     }
 
-    private static void ChannelRows() {
-      Row("channel_no_listener", () => {
-        using (Channel.Connect("dlbridge-parity-absent.sock")) return "";
-      });
-      InFolder("channel_permission", dir => {
-        Posix.Chmod(dir, "755");
-        using (Listener.Listen(dir + "/s")) return "";
-      });
-      ReceiveFrom("channel_peer_closed", "connect-close", PeerWait);
-      ReceiveFrom("channel_forged", "forge", PeerWait);
-      ReceiveFrom("channel_timeout", "half", TimeSpan.FromMilliseconds(100));
-      if (!Posix.IsRoot) {
-        foreach (string id in new[] { "channel_refused_uid_accept", "channel_refused_uid_connect",
-                                      "channel_second_uid_accept", "channel_second_uid_connect" }) {
-          Console.WriteLine(id + "\tSKIP\tneeds root to run a peer as another user");
-        }
-      } else {
-        OtherUidConnects("channel_refused_uid_accept", false);
-        ConnectToOtherUid("channel_refused_uid_connect", false);
-        OtherUidConnects("channel_second_uid_accept", true);
-        ConnectToOtherUid("channel_second_uid_connect", true);
-      }
-      // The names the typed exceptions of statuses 11 to 16 carry.
-      Row("status_names_channel", () => "names=" + string.Join(",", new IDLPackError[] {
-        new DLPackNoListenerException(""), new DLPackPermissionException(""),
-        new DLPackPeerClosedException(""), new DLPackProtocolException(""),
-        new DLPackTimeoutException(""), new DLPackLimitException(""),
-      }.Select(e => e.StatusName)));
+    // A received tensor's float32 elements.
+    private static string Values(Tensor t) {
+      return "values=" + List(Array.ConvertAll(t.ToArray<float>(), x => (long)x));
     }
 
-    internal static unsafe int Run() {
+    // The rows with no steps, each written out.
+    private static readonly Dictionary<string, Action<string>> WrittenOut = new Dictionary<string, Action<string>> {
+      { "close_during_call", id => Row(id, () => RaceCall(t => t.Dispose())) },
+      { "export_during_call", id => Row(id, () => RaceCall(t => Tensor.ImportVersioned(t.ExportVersioned()).Dispose())) },
+      { "cuda_available", id => Row(id, () => Usable(Cuda.UnavailableReason)) },
+      { "cuda_allocate", id => Row(id, CudaAllocate) },
+      { "opencl_available", id => Row(id, () => Usable(OpenCL.UnavailableReason)) },
+      { "channel_no_listener", id => Row(id, NoListener) },
+      { "channel_permission", id => InFolder(id, OpenFolder) },
+      { "channel_peer_closed", id => ReceiveFrom(id, "connect-close", PeerWait) },
+      { "channel_forged", id => ReceiveFrom(id, "forge", PeerWait) },
+      { "channel_timeout", id => ReceiveFrom(id, "half", TimeSpan.FromMilliseconds(100)) },
+      { "channel_refused_uid_accept", id => OtherUidConnects(id, false) },
+      { "channel_refused_uid_connect", id => ConnectToOtherUid(id, false) },
+      { "channel_second_uid_accept", id => OtherUidConnects(id, true) },
+      { "channel_second_uid_connect", id => ConnectToOtherUid(id, true) },
+    };
+
+    internal static int Run() {
+      string table = Environment.GetEnvironmentVariable("DLBRIDGE_PARITY_TABLE");
+      if (string.IsNullOrEmpty(table)) {
+        Console.Error.WriteLine("parity: DLBRIDGE_PARITY_TABLE (the table's path) is not set");
+        return 2;
+      }
       long liveAtStart = DLBridge.LiveCount;
-
-      Row("create", () => {
-        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, 2, 3)) {
-          return Layout(t) + " dtype=" + t.DType + " device=" + t.Device;
-        }
-      });
-      Row("create_negative_extent", () => {
-        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, 2, -3)) return Layout(t);
-      });
-      Row("create_ndim_65", () => {
-        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, Enumerable.Repeat(1L, 65).ToArray())) {
-          return Layout(t);
-        }
-      });
-      Row("create_strides_length", () => {
-        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2, 3 }, new long[] { 1 })) {
-          return Layout(t);
-        }
-      });
-      Row("create_is_copied", () => {
-        using (Tensor t = Tensor.Allocate(Device.Cpu, DType.Float32, new long[] { 2, 3 }, null, Tensor.FlagIsCopied)) {
-          return Layout(t);
-        }
-      });
-
-      Row("wrap", () => {
-        float[] buffer = { 0, 1, 2, 3, 4, 5 };
-        using (Tensor t = Tensor.Wrap(buffer, 2, 3)) {
-          // The array is pinned while the tensor holds it: its address does not move.
-          fixed (float* p = buffer) {
-            return Layout(t) + " " + Values(t.ToArray<float>()) +
-                   " same_memory=" + (t.HostData(false).Data == (IntPtr)p ? 1 : 0);
-          }
-        }
-      });
-      Row("wrap_beyond_buffer", () => {
-        using (Tensor t = Tensor.Wrap(new float[5], 2, 3)) return Layout(t);
-      });
-      Row("wrap_ndim_5", () => {
-        using (Tensor t = Tensor.Wrap(new float[] { 0, 1, 2, 3, 4, 5 }, 1, 1, 1, 2, 3)) {
-          return Layout(t) + " " + Values(t.ToArray<float>());
-        }
-      });
-      Row("wrap_ndim_65", () => {
-        long[] shape = new long[65];
-        for (int i = 0; i < shape.Length; i++) shape[i] = 1;
-        using (Tensor t = Tensor.Wrap(new float[1], shape)) return Layout(t);
-      });
-
-      Row("import_versioned", () => {
-        long deleted = Helper.DeletedCount();
-        string read;
-        using (Tensor t = Tensor.ImportVersioned(Helper.ProduceVersioned(4, 1, 3, 0))) {
-          read = Values(t.ToArray<float>());
-        }
-        return read + " deleted=" + (Helper.DeletedCount() - deleted);
-      });
-      Row("import_legacy", () => {
-        long deleted = Helper.DeletedCount();
-        string read;
-        using (Tensor t = Tensor.ImportLegacy(Helper.ProduceLegacy(4))) {
-          read = Values(t.ToArray<float>());
-        }
-        return read + " deleted=" + (Helper.DeletedCount() - deleted);
-      });
-      {
-        // The refused tensor's deleter has run: the detail follows the message on this row.
-        long deleted = Helper.DeletedCount();
-        try {
-          Tensor.ImportVersioned(Helper.ProduceVersioned(4, 2, 0, 0)).Dispose();
-          Console.WriteLine("import_major_2\tDLB_OK\t");
-        } catch (Exception e) when (e is IDLPackError) {
-          Console.WriteLine("import_major_2\t" + ((IDLPackError)e).StatusName + "\t" + e.Message +
-                            " deleted=" + (Helper.DeletedCount() - deleted));
+      foreach (KeyValuePair<string, string> row in ReadTable(table)) {
+        if (row.Value != "") {
+          StepsRow(row.Key, row.Value);
+        } else if (row.Key != "live_count_balance") {
+          WrittenOut[row.Key](row.Key);
         }
       }
-      Row("export_import_legacy", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor back = Tensor.ImportLegacy(t.ExportLegacy())) {
-          return Layout(back) + " " + Values(back.ToArray<float>());
-        }
-      });
-      Row("export_import_versioned", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor back = Tensor.ImportVersioned(t.ExportVersioned())) {
-          return Layout(back) + " " + Values(back.ToArray<float>()) + " flags=" + back.Flags;
-        }
-      });
-      Row("export_legacy_read_only", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.ShareReadOnly()) {
-          Tensor.ImportLegacy(ro.ExportLegacy()).Dispose();
-          return "";
-        }
-      });
-      Row("export_versioned_read_only", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.ShareReadOnly())
-        using (Tensor back = Tensor.ImportVersioned(ro.ExportVersioned())) {
-          return "flags=" + back.Flags;
-        }
-      });
-
-      Row("slice", () => {
-        using (Tensor b = Iota(3, 4))
-        using (Tensor v = b.Slice(new SliceRange(1, 3), new SliceRange(None, None, 2))) {
-          return Layout(v) + " " + Values(v.ToArray<float>());
-        }
-      });
-      Row("slice_step_zero", () => {
-        using (Tensor b = Iota(3, 4))
-        using (Tensor v = b.Slice(new SliceRange(0, 2, 0))) {
-          return Layout(v);
-        }
-      });
-      Row("select", () => {
-        using (Tensor b = Iota(3, 4))
-        using (Tensor v = b.Select(1, -1)) {
-          return Layout(v) + " " + Values(v.ToArray<float>());
-        }
-      });
-      Row("select_out_of_range", () => {
-        using (Tensor b = Iota(3, 4))
-        using (Tensor v = b.Select(0, 3)) {
-          return Layout(v);
-        }
-      });
-      Row("reshape", () => {
-        using (Tensor b = Iota(3, 4))
-        using (Tensor v = b.Reshape(2, -1)) {
-          return Layout(v) + " " + Values(v.ToArray<float>());
-        }
-      });
-      Row("reshape_non_contiguous", () => {
-        using (Tensor b = Iota(3, 4))
-        using (Tensor tr = b.Transpose())
-        using (Tensor v = tr.Reshape(12)) {
-          return Layout(v);
-        }
-      });
-      Row("transpose", () => {
-        using (Tensor b = Iota(3, 4))
-        using (Tensor v = b.Transpose()) {
-          return Layout(v) + " " + Values(v.ToArray<float>());
-        }
-      });
-      Row("permute", () => {
-        using (Tensor b = Iota(2, 3, 4))
-        using (Tensor v = b.Permute(2, 0, 1)) {
-          return Layout(v);
-        }
-      });
-      Row("permute_invalid", () => {
-        using (Tensor b = Iota(2, 3, 4))
-        using (Tensor v = b.Permute(0, 0, 1)) {
-          return Layout(v);
-        }
-      });
-
-      Row("copy_out", () => {
-        using (Tensor t = Iota(2, 3)) return Values(t.ToArray<float>());
-      });
-      Row("copy_out_transposed", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor tr = t.Transpose()) {
-          return Values(tr.ToArray<float>());
-        }
-      });
-      Row("copy_out_wrong_type", () => {
-        using (Tensor t = Iota(2, 3)) {
-          t.ToArray<int>();
-          return "";
-        }
-      });
-      Row("copy_out_negative_strides", () => {
-        using (Tensor t = Iota(3, 4))
-        using (Tensor v = t.Slice(new SliceRange(None, None, -1), new SliceRange(None, None, 2))) {
-          return Values(v.ToArray<float>());
-        }
-      });
-      Row("copy_in_transposed", () => {
-        using (Tensor t = Iota(3, 4))
-        using (Tensor tr = t.Transpose()) {
-          tr.CopyFrom(Enumerable.Range(100, 12).Select(i => (float)i).ToArray());
-          return Values(t.ToArray<float>());
-        }
-      });
-      Row("copy_in_count_mismatch", () => {
-        using (Tensor t = Iota(3, 4))
-        using (Tensor tr = t.Transpose()) {
-          tr.CopyFrom(new float[5]);
-          return "";
-        }
-      });
-
-      Row("typed_view", () => {
-        using (Tensor t = Iota(2, 3)) {
-          Span<float> v = t.AsSpan<float>();
-          v[4] = 40;
-          return "count=" + v.Length + " " + Values(t.ToArray<float>());
-        }
-      });
-      Row("typed_view_wrong_type", () => {
-        using (Tensor t = Iota(2, 3)) {
-          return "count=" + t.AsReadOnlySpan<int>().Length;
-        }
-      });
-      Row("typed_view_transposed", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor tr = t.Transpose()) {
-          return "count=" + tr.AsReadOnlySpan<float>().Length;
-        }
-      });
-      Row("write_read_only", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.ShareReadOnly()) {
-          return "count=" + ro.AsSpan<float>().Length;
-        }
-      });
-      Row("copy_into_read_only", () => {
-        using (Tensor t = Iota(2, 3))
-        using (Tensor ro = t.ShareReadOnly()) {
-          ro.CopyFrom(new float[6]);
-          return "";
-        }
-      });
-      Row("element_get", () => {
-        using (Tensor t = Iota(2, 3)) return "value=" + (long)t.GetElement<float>(1, 2);
-      });
-      Row("element_out_of_range", () => {
-        using (Tensor t = Iota(2, 3)) return "value=" + (long)t.GetElement<float>(2, 0);
-      });
-
-      Row("use_after_close", () => {
-        Tensor t = Iota(2, 3);
-        t.Dispose();
-        return List(t.Shape);
-      });
-      Row("double_close", () => {
-        Tensor t = Iota(2, 3);
-        t.Dispose();
-        t.Dispose();
-        return "";
-      });
-      Row("close_during_call", () => RaceCall(t => t.Dispose()));
-      Row("export_during_call", () => RaceCall(t => Tensor.ImportVersioned(t.ExportVersioned()).Dispose()));
-
-      Row("cuda_available", () => {
-        DLPackException reason = Cuda.UnavailableReason;
-        if (reason != null) throw reason;
-        return "";
-      });
-      Row("cuda_allocate", () => {
-        using (Tensor t = Tensor.Allocate(Device.Cuda(0), DType.Float32, 2)) return Layout(t);
-      });
-      Row("opencl_available", () => {
-        DLPackException reason = OpenCL.UnavailableReason;
-        if (reason != null) throw reason;
-        return "";
-      });
-      Row("dtype_parse_unknown", () => DType.Parse("float33").Name);
-      Row("dtype_parse", () => {
-        DType d = DType.Parse("bfloat16x4");
-        return "code=" + d.Code + " bits=" + d.Bits + " lanes=" + d.Lanes;
-      });
-      Row("device_unknown_type", () => {
-        Device d = Device.Parse("device_type_99:3");
-        return "type=" + d.DeviceType + " id=" + d.DeviceId + " name=" + d;
-      });
-      Row("device_parse_unknown", () => Device.Parse("gpu:0").ToString());
-      Row("status_name", () => "name=" + Status.Name(Status.ReadOnly) + " unknown=" + Status.Name(99));
-
-      ChannelRows();
-
+      // Last: every other row has freed what it made by now.
       Row("live_count_balance", () => "live=" + (DLBridge.LiveCount - liveAtStart));
       return 0;
     }

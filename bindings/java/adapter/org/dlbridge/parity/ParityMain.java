@@ -3,19 +3,28 @@ package org.dlbridge.parity;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
-import java.nio.charset.StandardCharsets;
+import java.nio.IntBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 import org.dlbridge.Channel;
 import org.dlbridge.DLBridge;
 import org.dlbridge.DLPackException;
@@ -28,107 +37,294 @@ import org.dlbridge.Status;
 import org.dlbridge.Tensor;
 
 /**
- * The parity rows (tests/parity/parity_table.tsv) through the Java binding's public API, plus
- * the foreign DLPack producer the tests load (NativeTestHelper). One line per row:
- * ROW<TAB>STATUS<TAB>DETAIL, as tests/parity/README.md says. The subcommand {@code parity} of the
- * Java adapter's program ({@code org.dlbridge.interop.JavaHost}), run by suite parity.
+ * The parity rows (tests/parity/parity_table.tsv, read from DLBRIDGE_PARITY_TABLE) through the
+ * Java binding's public API, plus the foreign DLPack producer the tests load (NativeTestHelper).
+ * {@link Steps} performs every row that has steps, by tests/parity/README.md's step language; the
+ * rows without (the races, CUDA and OpenCL, the channels, and last the live count) are written out
+ * in {@link #main}. One line per row: ROW<TAB>STATUS<TAB>DETAIL, as the README says. The
+ * subcommand {@code parity} of the Java adapter's program ({@code org.dlbridge.interop.JavaHost}),
+ * run by suite parity.
  */
 public final class ParityMain {
   private ParityMain() {}
 
-  /** A row's body: the detail of a success; a DLPackException is the row's outcome. */
-  private interface Body {
-    String run();
+  /** No call of a channel row waits longer than this for a peer that may be gone. */
+  private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+  @SuppressWarnings("try") // a channel or a listener opened for its error only
+  public static void main(String[] args) throws InterruptedException {
+    String table = System.getenv("DLBRIDGE_PARITY_TABLE");
+    if (table == null || table.isEmpty()) {
+      System.err.println("parity: set DLBRIDGE_PARITY_TABLE to the parity table's path "
+          + "(tests/parity/run_parity.py does)");
+      System.exit(2);
+    }
+    final long liveAtStart = DLBridge.liveCount();
+    for (String[] r : stepRows(table)) {
+      System.out.println(r[0] + "\t" + new Steps().run(r[1]));
+    }
+    row("close_during_call", () -> race(Tensor::close));
+    row("export_during_call", () -> race(t -> Tensor.importVersioned(t.exportVersioned()).close()));
+    row("cuda_available", () -> available(DLBridge.cudaUnavailableReason()));
+    row("cuda_allocate", () -> {
+      try (Tensor t = Tensor.allocate(Device.cuda(0), DType.FLOAT32, 2)) {
+        return "shape=" + list(t.shape()) + " strides=" + list(t.strides());
+      }
+    });
+    row("opencl_available", () -> available(DLBridge.openclUnavailableReason()));
+    row("channel_no_listener", () -> {
+      try (Channel c = Channel.connect("dlbridge-parity-absent.sock")) {
+        return "connected";
+      }
+    });
+    channelRow("channel_permission", false, dir -> {
+      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+      try (Listener l = Listener.listen(dir.resolve("s").toString())) {
+        return "listening";
+      }
+    });
+    channelRow("channel_peer_closed", false, dir -> acceptFrom(dir, PATIENCE, "connect-close"));
+    channelRow("channel_forged", false, dir -> acceptFrom(dir, PATIENCE, "forge"));
+    channelRow("channel_timeout", false, dir -> acceptFrom(dir, Duration.ofMillis(100), "half"));
+    channelRow("channel_refused_uid_accept", true, dir -> acceptOtherUid(dir, false));
+    channelRow("channel_refused_uid_connect", true, dir -> connectToOtherUid(false));
+    channelRow("channel_second_uid_accept", true, dir -> acceptOtherUid(dir, true));
+    channelRow("channel_second_uid_connect", true, dir -> connectToOtherUid(true));
+    // Typed buffers hold their own references until the GC collects them (the binding's cleaner
+    // then frees them): collect before counting.
+    long live = DLBridge.liveCount() - liveAtStart;
+    for (int i = 0; i < 200 && live != 0; i++) {
+      System.gc();
+      Thread.sleep(10);
+      live = DLBridge.liveCount() - liveAtStart;
+    }
+    System.out.println("live_count_balance\t" + Status.name(Status.OK) + "\tlive=" + live);
   }
 
-  private static void row(String id, Body body) {
-    String status;
-    String detail;
+  /** The table's rows that have steps, in order, as {row, steps}; the header names the columns. */
+  private static List<String[]> stepRows(String table) {
+    List<String[]> lines;
     try {
-      detail = body.run();
-      status = Status.name(Status.OK);
-    } catch (DLPackException e) {
-      status = e.getStatusName();
-      detail = e.getMessage();
+      lines = Files.readAllLines(Path.of(table)).stream()
+          .filter(line -> !line.isEmpty() && !line.startsWith("#"))
+          .map(line -> line.split("\t", -1)).collect(Collectors.toList());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the parity table " + table, e);
     }
-    System.out.println(id + "\t" + status + "\t" + detail);
+    List<String> header = Arrays.asList(lines.get(0));
+    int row = header.indexOf("row");
+    int steps = header.indexOf("steps");
+    if (row < 0 || steps < 0) {
+      throw new IllegalStateException(table + ": the header names no row or no steps column");
+    }
+    // A line may have fewer fields than the header: the missing ones are empty.
+    return lines.stream().skip(1).filter(f -> steps < f.length && !f[steps].isEmpty())
+        .map(f -> new String[] {f[row], f[steps]}).collect(Collectors.toList());
+  }
+
+  /** One row's steps (README.md, "Steps"); its fields hold what the steps so far left. */
+  private static final class Steps {
+    private final long deletedAtStart = NativeTestHelper.deletedCount();
+    private final List<Tensor> made = new ArrayList<>();
+    private Tensor t; // the tensor the next step uses
+    private ByteBuffer wrapped;
+    private long[] values;
+    private long count;
+    private long value;
+    private DType dtype;
+    private Device device;
+    private String names;
+    private String detail = "";
+
+    /** The row's line after its name: DLB_OK and the report, or the failed step's error. */
+    String run(String steps) {
+      String[][] list = Arrays.stream(steps.split(" ; ")).map(step -> step.split(" "))
+          .toArray(String[][]::new);
+      try {
+        for (String[] step : list) {
+          step(step);
+        }
+        return Status.name(Status.OK) + "\t" + detail;
+      } catch (DLPackException e) {
+        // A refused import still calls its deleter: a report of deleted follows the message.
+        boolean reportsDeleted = Arrays.stream(list)
+            .anyMatch(step -> step[0].equals("report") && Arrays.asList(step).contains("deleted"));
+        return e.getStatusName() + "\t" + e.getMessage()
+            + (reportsDeleted ? " deleted=" + deleted() : "");
+      } catch (RuntimeException e) {
+        return "ERROR\t" + e; // a step or an argument this interpreter does not know
+      } finally {
+        made.forEach(Tensor::close);
+      }
+    }
+
+    private void step(String[] w) {
+      switch (w[0]) {
+        case "allocate" -> made(Tensor.allocate(Device.CPU, DType.parse(w[1]), parse(w[2]),
+            w.length > 3 && !w[3].equals("-") ? parse(w[3]) : null, w.length > 4 ? num(w[4]) : 0));
+        case "wrap" -> {
+          wrapped = ByteBuffer.allocateDirect(num(w[1]) * 4).order(ByteOrder.nativeOrder());
+          wrapped.asFloatBuffer().put(floats(0, num(w[1])));
+          made(Tensor.wrap(wrapped, DType.FLOAT32, parse(w[2])));
+        }
+        case "iota" -> {
+          made(Tensor.allocate(Device.CPU, DType.FLOAT32, parse(w[1])));
+          t.copyFrom(floats(0, Math.toIntExact(t.elementCount())));
+        }
+        case "import" -> made(w[1].equals("legacy")
+            ? Tensor.importLegacy(NativeTestHelper.produceLegacy(num(w[2])))
+            : Tensor.importVersioned(NativeTestHelper.produceVersioned(num(w[2]), num(w[3]),
+                num(w[4]), 0)));
+        case "share_read_only" -> made(t.shareReadOnly());
+        case "export" -> made(w[1].equals("legacy") ? Tensor.importLegacy(t.exportLegacy())
+            : Tensor.importVersioned(t.exportVersioned()));
+        case "slice" -> made(t.slice(Arrays.stream(w[1].split(",")).map(Steps::slice)
+            .toArray(Slice[]::new)));
+        case "select" -> made(t.select(num(w[1]), num(w[2])));
+        case "reshape" -> made(t.reshape(parse(w[1])));
+        case "transpose" -> made(t.transpose());
+        case "permute" -> made(t.permute(LongStream.of(parse(w[1])).mapToInt(Math::toIntExact)
+            .toArray()));
+        case "copy_out" -> values = w[1].equals("int32")
+            ? IntStream.of(t.toIntArray()).asLongStream().toArray() : longs(t.toFloatArray());
+        case "copy_in" -> t.copyFrom(floats(num(w[1]), num(w[2])));
+        case "view" -> {
+          // The language's writable array over the tensor's memory: a typed NIO buffer.
+          Buffer view = w[1].equals("int32") ? t.asIntBuffer(true) : t.asFloatBuffer(true);
+          count = view.capacity();
+          if (w.length > 3 && view instanceof IntBuffer ints) {
+            ints.put(num(w[2]), num(w[3]));
+          } else if (w.length > 3) {
+            ((FloatBuffer) view).put(num(w[2]), num(w[3]));
+          }
+        }
+        case "element" -> value = (long) t.getFloat(parse(w[1]));
+        case "close" -> t.close();
+        case "base" -> t = made.get(0);
+        case "dtype" -> dtype = DType.parse(w[1]);
+        case "device" -> device = Device.parse(w[1]);
+        case "status_names" -> names = LongStream.of(parse(w[1]))
+            .mapToObj(s -> Status.name(Math.toIntExact(s))).collect(Collectors.joining(","));
+        case "report" -> detail = Arrays.stream(w, 1, w.length).map(f -> f + "=" + fact(f))
+            .collect(Collectors.joining(" "));
+        default -> throw new IllegalArgumentException("unknown step " + w[0]);
+      }
+    }
+
+    private void made(Tensor tensor) {
+      made.add(tensor);
+      t = tensor;
+    }
+
+    private Object fact(String name) {
+      return switch (name) {
+        case "shape" -> list(t.shape());
+        case "strides" -> list(t.strides());
+        case "dtype" -> t.dtype();
+        case "device" -> t.device();
+        case "flags" -> t.flags();
+        case "values" -> list(values);
+        case "same_memory" -> sameMemory() ? 1 : 0;
+        case "deleted" -> deleted();
+        case "count" -> count;
+        case "value" -> value;
+        case "code" -> dtype.code();
+        case "bits" -> dtype.bits();
+        case "lanes" -> dtype.lanes();
+        case "type" -> device.type();
+        case "id" -> device.id();
+        case "name" -> device;
+        case "names" -> names;
+        default -> throw new IllegalArgumentException("unknown fact " + name);
+      };
+    }
+
+    private long deleted() {
+      return NativeTestHelper.deletedCount() - deletedAtStart;
+    }
+
+    /** Whether the tensor's data is wrap's buffer: a value written there shows in the tensor. */
+    private boolean sameMemory() {
+      float first = wrapped.getFloat(0);
+      wrapped.putFloat(0, -1f);
+      boolean same = t.getFloat(new long[t.ndim()]) == -1f;
+      wrapped.putFloat(0, first);
+      return same;
+    }
+
+    private static int num(String text) {
+      return Integer.parseInt(text);
+    }
+
+    /** A LIST: integers separated by commas, V*N for N times V, - for none. */
+    private static long[] parse(String list) {
+      return list.equals("-") ? new long[0] : Arrays.stream(list.split(",")).flatMapToLong(v -> {
+        String[] times = v.split("\\*");
+        long n = times.length > 1 ? num(times[1]) : 1;
+        return LongStream.generate(() -> Long.parseLong(times[0])).limit(n);
+      }).toArray();
+    }
+
+    /** One axis of a slice SPEC, start:stop:step, where any part may be empty (none). */
+    private static Slice slice(String axis) {
+      String[] part = (axis + "::").split(":", -1); // the parts a short SPEC leaves out: empty
+      return Slice.of(part[0].isEmpty() ? Tensor.NONE : num(part[0]),
+          part[1].isEmpty() ? Tensor.NONE : num(part[1]), part[2].isEmpty() ? 1 : num(part[2]));
+    }
+  }
+
+  /** Prints a written-out row: DLB_OK and the body's detail, or its error. */
+  private static void row(String id, Callable<String> body) {
+    String line;
+    try {
+      line = Status.name(Status.OK) + "\t" + body.call();
+    } catch (DLPackException e) {
+      line = e.getStatusName() + "\t" + e.getMessage();
+    } catch (Exception e) {
+      line = "ERROR\t" + e; // not the binding's own error: the peer would not start, ...
+    }
+    System.out.println(id + "\t" + line);
   }
 
   private static String list(long[] values) {
-    StringBuilder out = new StringBuilder("[");
-    for (int i = 0; i < values.length; i++) {
-      out.append(i == 0 ? "" : ",").append(values[i]);
+    return LongStream.of(values).mapToObj(Long::toString)
+        .collect(Collectors.joining(",", "[", "]"));
+  }
+
+  private static long[] longs(float[] values) {
+    return IntStream.range(0, values.length).mapToLong(i -> (long) values[i]).toArray();
+  }
+
+  /** The n float32 values from, from + 1, ... */
+  private static float[] floats(float from, int n) {
+    float[] v = new float[n];
+    for (int i = 0; i < n; i++) {
+      v[i] = from + i;
     }
-    return out.append("]").toString();
+    return v;
   }
 
-  private static String values(float[] v) {
-    long[] whole = new long[v.length];
-    for (int i = 0; i < v.length; i++) {
-      whole[i] = (long) v[i];
+  /** An availability query's row: the reason's status and message, or DLB_OK. */
+  private static String available(Optional<DLPackException> reason) {
+    if (reason.isPresent()) {
+      throw reason.get();
     }
-    return "values=" + list(whole);
-  }
-
-  private static String layout(Tensor t) {
-    return "shape=" + list(t.shape()) + " strides=" + list(t.strides());
-  }
-
-  /** Every element of {@code t} (any layout), in C order. */
-  private static String contents(Tensor t) {
-    return values(t.toFloatArray());
-  }
-
-  /** A float32 tensor of {@code shape} holding 0, 1, 2, ... in C order. */
-  private static Tensor iota(long... shape) {
-    Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, shape);
-    float[] v = new float[(int) t.elementCount()];
-    for (int i = 0; i < v.length; i++) {
-      v[i] = i;
-    }
-    t.copyFrom(v);
-    return t;
-  }
-
-  // ---- a close or an export racing a call (rows close_during_call, export_during_call) -------
-
-  /**
-   * Elements of the race rows' foreign tensor: 64 MiB of float32, above glibc's largest mmap
-   * threshold, so the producer's deleter unmaps the memory and a copy still reading it faults.
-   * Every value 0 .. 2^24 - 1 is exact in float32.
-   */
-  private static final int RACE_ELEMENTS = 1 << 24;
-  private static final int RACE_TRIES = 20;
-
-  /** What the row's main thread does to the tensor while the copy runs. */
-  private interface Racer {
-    void race(Tensor t);
-  }
-
-  /** The message of a use after close, as this binding gives it (row use_after_close). */
-  private static String closedMessage() {
-    Tensor t = iota(1);
-    t.close();
-    try {
-      t.shape();
-    } catch (DLPackException e) {
-      return e.getMessage();
-    }
-    return "no error after close";
+    return "";
   }
 
   /**
-   * The foreign tensor copied out on a second thread while this one runs {@code racer} on it.
-   * A try in which the copy lost the race must have failed DLB_ERR_CLOSED with the message of a
-   * use after close (anything else is the row's outcome); tries are made until the racer began
-   * before the copy ended.
+   * The race rows: the foreign float32 [0, 1, ..., 2^24 - 1] (64 MiB, above glibc's largest mmap
+   * threshold: its deleter unmaps the memory, and a copy still reading it faults) is copied out on
+   * a second thread while this one runs {@code racer} on it. A copy that lost the race must fail
+   * as row use_after_close does; tries go on (20 at most) until the racer began before the copy
+   * ended.
    */
-  private static String raceCall(Racer racer) {
-    String closed = closedMessage();
+  private static String race(Consumer<Tensor> racer) throws InterruptedException {
+    String closed = new Steps().run("iota 1 ; close ; report shape");
     String outcome = "";
-    for (int attempt = 1; attempt <= RACE_TRIES; attempt++) {
+    for (int attempt = 0; attempt < 20 && !outcome.startsWith("overlapped=1"); attempt++) {
       long deleted = NativeTestHelper.deletedCount();
-      Tensor t = Tensor.importVersioned(NativeTestHelper.produceVersioned(RACE_ELEMENTS, 1, 3, 0));
+      Tensor t = Tensor.importVersioned(NativeTestHelper.produceVersioned(1 << 24, 1, 3, 0));
       float[][] copied = new float[1][];
       DLPackException[] lost = new DLPackException[1];
       long[] copyEnd = new long[1];
@@ -143,72 +339,25 @@ public final class ParityMain {
         copyEnd[0] = System.nanoTime();
       });
       caller.start();
-      long raceStart;
-      try {
-        copying.await();
-        raceStart = System.nanoTime();
-        racer.race(t);
-        caller.join();
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
+      copying.await();
+      long raceStart = System.nanoTime();
+      racer.accept(t);
+      caller.join();
       t.close();
-      if (lost[0] != null
-          && (lost[0].getStatus() != Status.CLOSED || !lost[0].getMessage().equals(closed))) {
-        throw lost[0];
+      DLPackException error = lost[0];
+      if (error != null && !closed.equals(error.getStatusName() + "\t" + error.getMessage())) {
+        throw error;
       }
-      boolean overlapped = lost[0] == null && raceStart < copyEnd[0];
-      long read = 0;
-      for (int i = 0; copied[0] != null && i < copied[0].length; i++) {
-        read += copied[0][i] == i ? 1 : 0;
-      }
+      boolean overlapped = error == null && raceStart < copyEnd[0];
+      long read = copied[0] == null ? 0
+          : IntStream.range(0, copied[0].length).filter(i -> copied[0][i] == i).count();
       outcome = "overlapped=" + (overlapped ? 1 : 0) + " read=" + read + " deleted="
           + (NativeTestHelper.deletedCount() - deleted);
-      if (overlapped) {
-        break;
-      }
     }
     return outcome;
   }
 
-  // ---- channels: the peer program (DLBRIDGE_PARITY_PEER, tests/parity/parity_peer.cc) -------
-
-  /** A channel row's body, given its folder DIR (mode 0700, under /tmp). */
-  private interface ChannelBody {
-    String run(Path dir) throws Exception;
-  }
-
-  /**
-   * A channel row: a fresh DIR, removed afterwards; DIR's path in a message is written "DIR".
-   * Anything but the binding's own exception (the peer would not start, ...) fails the row.
-   */
-  private static void channelRow(String id, boolean needsRoot, ChannelBody body) {
-    if (needsRoot && !isRoot()) {
-      System.out.println(id + "\tSKIP\tneeds root to run a peer as another user");
-      return;
-    }
-    String status;
-    String detail;
-    Path dir = null;
-    try {
-      dir = Files.createTempDirectory(Path.of("/tmp"), "dlbridge-parity-",
-          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-      detail = body.run(dir);
-      status = Status.name(Status.OK);
-    } catch (DLPackException e) {
-      status = e.getStatusName();
-      detail = dir == null ? e.getMessage() : e.getMessage().replace(dir.toString(), "DIR");
-    } catch (Exception e) {
-      status = "ERROR";
-      detail = e.toString();
-    } finally {
-      if (dir != null) {
-        remove(dir);
-      }
-    }
-    System.out.println(id + "\t" + status + "\t" + detail);
-  }
-
+  /** Whether this process runs as uid 0: the uid rows start a peer as another user. */
   private static boolean isRoot() {
     try {
       return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid") == 0;
@@ -217,432 +366,102 @@ public final class ParityMain {
     }
   }
 
-  private static void remove(Path folder) {
-    try (var paths = Files.walk(folder)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toArray(Path[]::new)) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException e) {
-      System.err.println("parity: cannot remove " + folder + ": " + e);
-    }
+  /** A channel row's body, given its folder DIR (under /tmp). */
+  private interface ChannelBody {
+    String run(Path dir) throws Exception;
   }
 
-  /** The peer program in one mode; closing it waits for it (and kills it after 30 s). */
+  /** A channel row in a fresh folder DIR, removed afterwards; a message writes DIR's path "DIR". */
+  private static void channelRow(String id, boolean needsRoot, ChannelBody body) {
+    if (needsRoot && !isRoot()) {
+      System.out.println(id + "\tSKIP\tneeds root to run a peer as another user");
+      return;
+    }
+    row(id, () -> {
+      Path dir = Files.createTempDirectory(Path.of("/tmp"), "dlbridge-parity-"); // mode 0700
+      try {
+        return body.run(dir);
+      } catch (DLPackException e) {
+        throw new DLPackException(e.getStatus(), e.getMessage().replace(dir.toString(), "DIR"));
+      } finally {
+        Files.deleteIfExists(dir.resolve("s"));
+        Files.delete(dir);
+      }
+    });
+  }
+
+  /** The peer program (DLBRIDGE_PARITY_PEER) in one mode; closing it waits for it (30 s). */
+  @SuppressWarnings("try") // close() may throw InterruptedException: nothing interrupts us
   private static final class Peer implements AutoCloseable {
-    final Process process;
+    private final Process process;
 
     Peer(String... args) throws IOException {
-      String program = System.getenv("DLBRIDGE_PARITY_PEER");
-      if (program == null || program.isEmpty()) {
-        throw new IllegalStateException("DLBRIDGE_PARITY_PEER is not set");
-      }
-      String[] command = new String[args.length + 1];
-      command[0] = program;
-      System.arraycopy(args, 0, command, 1, args.length);
+      List<String> command = new ArrayList<>(List.of(Objects.requireNonNull(
+          System.getenv("DLBRIDGE_PARITY_PEER"), "DLBRIDGE_PARITY_PEER is not set")));
+      command.addAll(List.of(args));
       process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
     /** The first line the peer prints (listen-as: its socket's path). */
     String line() throws IOException {
-      String line = new BufferedReader(new InputStreamReader(process.getInputStream(),
-          StandardCharsets.UTF_8)).readLine();
-      if (line == null) {
-        throw new IllegalStateException("the peer printed nothing");
-      }
-      return line;
+      return Objects.requireNonNull(new BufferedReader(new InputStreamReader(
+          process.getInputStream())).readLine(), "the peer printed nothing");
     }
 
     @Override
-    public void close() {
-      try {
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
-          process.destroyForcibly().waitFor();
-        }
-      } catch (InterruptedException e) {
-        process.destroyForcibly();
-        Thread.currentThread().interrupt();
+    public void close() throws InterruptedException {
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor();
       }
     }
   }
 
-  /** Lets uid 65534 reach a socket: its folder 0711, the socket 0666. */
-  private static void widen(Path dir, Path socket) throws IOException {
-    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
-    Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
-  }
-
-  /** No call of a row waits longer than this for a peer that may be gone. */
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
-
-  @SuppressWarnings("try") // peers and channels opened for their effect, closed in order
-  private static void channelRows() {
-    row("channel_no_listener", () -> {
-      try (Channel c = Channel.connect("dlbridge-parity-absent.sock")) {
-        return "connected";
-      }
-    });
-    channelRow("channel_permission", false, dir -> {
-      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-      try (Listener l = Listener.listen(dir.resolve("s").toString())) {
-        return "listening";
-      }
-    });
-    channelRow("channel_peer_closed", false, dir -> receiveFrom(dir, "connect-close", null));
-    channelRow("channel_forged", false, dir -> receiveFrom(dir, "forge", null));
-    channelRow("channel_timeout", false,
-        dir -> receiveFrom(dir, "half", Duration.ofMillis(100)));
-    channelRow("channel_refused_uid_accept", true, dir -> {
-      Path path = dir.resolve("s");
-      try (Listener listener = Listener.listen(path.toString())) {
-        listener.setTimeout(PATIENCE);
-        widen(dir, path);
-        try (Peer peer = new Peer("connect-as", "65534", "0", path.toString());
-            Channel c = listener.accept()) {
-          return "accepted";
-        }
-      }
-    });
-    channelRow("channel_refused_uid_connect", true, dir -> {
-      try (Peer peer = new Peer("listen-as", "65534", "0");
-          Channel c = Channel.connect(peer.line())) {
-        return "connected";
-      }
-    });
-    channelRow("channel_second_uid_accept", true, dir -> {
-      Path path = dir.resolve("s");
-      try (Listener listener = Listener.listen(path.toString())) {
-        listener.setTimeout(PATIENCE);
-        listener.allowUid(65534);
-        widen(dir, path);
-        try (Peer peer = new Peer("connect-as", "65534", "0", path.toString());
-            Channel c = listener.accept();
-            Tensor t = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 4)) {
-          t.copyFrom(new float[] {0, 1, 2, 3});
-          c.send(t);
-          try (Tensor back = c.receive()) {
-            return contents(back);
-          }
-        }
-      }
-    });
-    channelRow("channel_second_uid_connect", true, dir -> {
-      try (Peer peer = new Peer("listen-as", "65534", "0");
-          Channel c = Channel.connect(peer.line(), 65534, PATIENCE);
-          Tensor t = c.receive()) {
-        return contents(t);
-      }
-    });
-    row("status_names_channel", () -> "names=" + String.join(",",
-        Status.name(Status.NO_LISTENER), Status.name(Status.PERMISSION),
-        Status.name(Status.PEER_CLOSED), Status.name(Status.PROTOCOL),
-        Status.name(Status.TIMEOUT), Status.name(Status.LIMIT)));
-  }
-
-  /**
-   * Listens at DIR/s, lets the peer in `mode` connect, accepts it and receives, with the accepted
-   * channel's time limit `limit` (otherwise PATIENCE).
-   */
+  /** Listens at DIR/s; the peer in {@code mode} connects; accepts and receives within limit. */
   @SuppressWarnings("try") // the peer is closed (waited for) after the channel
-  private static String receiveFrom(Path dir, String mode, Duration limit) throws Exception {
+  private static String acceptFrom(Path dir, Duration limit, String mode) throws Exception {
+    String path = dir.resolve("s").toString();
+    try (Listener listener = Listener.listen(path)) {
+      listener.setTimeout(PATIENCE);
+      try (Peer peer = new Peer(mode, path); Channel c = listener.accept()) {
+        c.setTimeout(limit);
+        try (Tensor t = c.receive()) {
+          return "values=" + list(longs(t.toFloatArray()));
+        }
+      }
+    }
+  }
+
+  /** Listens at DIR/s, allowing uid 65534 or not; the peer connects as it, to echo [0,1,2,3]. */
+  @SuppressWarnings("try") // the peer is closed (waited for) after the channel
+  private static String acceptOtherUid(Path dir, boolean allow) throws Exception {
     Path path = dir.resolve("s");
     try (Listener listener = Listener.listen(path.toString())) {
       listener.setTimeout(PATIENCE);
-      try (Peer peer = new Peer(mode, path.toString()); Channel c = listener.accept()) {
-        if (limit != null) {
-          c.setTimeout(limit);
-        }
-        try (Tensor t = c.receive()) {
-          return contents(t);
+      if (allow) {
+        listener.allowUid(65534);
+      }
+      // uid 65534 must reach the socket: its folder 0711, the socket 0666.
+      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+      try (Peer peer = new Peer("connect-as", "65534", "0", path.toString());
+          Channel c = listener.accept();
+          Tensor t = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 4)) {
+        t.copyFrom(floats(0, 4));
+        c.send(t);
+        try (Tensor back = c.receive()) {
+          return "values=" + list(longs(back.toFloatArray()));
         }
       }
     }
   }
 
-  /** The outcome of an availability query: the reason's status and message, or DLB_OK. */
-  private static String available(Optional<DLPackException> reason) {
-    if (reason.isPresent()) {
-      throw reason.get();
+  /** A peer of uid 65534 listens; connects naming that uid or not, and receives. */
+  @SuppressWarnings("try") // the peer is closed (waited for) after the channel
+  private static String connectToOtherUid(boolean nameUid) throws Exception {
+    try (Peer peer = new Peer("listen-as", "65534", "0");
+        Channel c = Channel.connect(peer.line(), nameUid ? 65534 : Channel.UID_SELF, PATIENCE);
+        Tensor t = c.receive()) {
+      return "values=" + list(longs(t.toFloatArray()));
     }
-    return "";
-  }
-
-  public static void main(String[] args) throws InterruptedException {
-    final long liveAtStart = DLBridge.liveCount();
-
-    // ---- create
-    row("create", () -> {
-      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, 3)) {
-        return layout(t) + " dtype=" + t.dtype() + " device=" + t.device();
-      }
-    });
-    row("create_negative_extent", () -> {
-      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, 2, -3)) {
-        return layout(t);
-      }
-    });
-    row("create_ndim_65", () -> {
-      long[] shape = new long[65];
-      Arrays.fill(shape, 1);
-      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, shape)) {
-        return layout(t);
-      }
-    });
-    row("create_strides_length", () -> {
-      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, new long[] {2, 3},
-          new long[] {1})) {
-        return layout(t);
-      }
-    });
-    row("create_is_copied", () -> {
-      try (Tensor t = Tensor.allocate(Device.CPU, DType.FLOAT32, new long[] {2, 3}, null,
-          Tensor.FLAG_IS_COPIED)) {
-        return layout(t);
-      }
-    });
-
-    // ---- wrap
-    row("wrap", () -> {
-      ByteBuffer buffer = ByteBuffer.allocateDirect(6 * 4).order(ByteOrder.nativeOrder());
-      buffer.asFloatBuffer().put(new float[] {0, 1, 2, 3, 4, 5});
-      try (Tensor t = Tensor.wrap(buffer, DType.FLOAT32, 2, 3)) {
-        String detail = layout(t) + " " + contents(t);
-        // The same memory: a write through the tensor shows in the buffer, and back.
-        t.setFloat(50f, 1, 2);
-        boolean same = buffer.getFloat(5 * 4) == 50f;
-        buffer.putFloat(5 * 4, 5f);
-        same = same && t.getFloat(1, 2) == 5f;
-        return detail + " same_memory=" + (same ? 1 : 0);
-      }
-    });
-    row("wrap_beyond_buffer", () -> {
-      try (Tensor t = Tensor.wrap(ByteBuffer.allocateDirect(5 * 4), DType.FLOAT32, 2, 3)) {
-        return layout(t);
-      }
-    });
-    row("wrap_ndim_5", () -> {
-      ByteBuffer buffer = ByteBuffer.allocateDirect(6 * 4).order(ByteOrder.nativeOrder());
-      buffer.asFloatBuffer().put(new float[] {0, 1, 2, 3, 4, 5});
-      try (Tensor t = Tensor.wrap(buffer, DType.FLOAT32, 1, 1, 1, 2, 3)) {
-        return layout(t) + " " + contents(t);
-      }
-    });
-    row("wrap_ndim_65", () -> {
-      long[] shape = new long[65];
-      java.util.Arrays.fill(shape, 1);
-      try (Tensor t = Tensor.wrap(ByteBuffer.allocateDirect(4), DType.FLOAT32, shape)) {
-        return layout(t);
-      }
-    });
-
-    // ---- import and export
-    row("import_versioned", () -> {
-      long deleted = NativeTestHelper.deletedCount();
-      String detail;
-      try (Tensor t = Tensor.importVersioned(NativeTestHelper.produceVersioned(4, 1, 3, 0))) {
-        detail = contents(t);
-      }
-      return detail + " deleted=" + (NativeTestHelper.deletedCount() - deleted);
-    });
-    row("import_legacy", () -> {
-      long deleted = NativeTestHelper.deletedCount();
-      String detail;
-      try (Tensor t = Tensor.importLegacy(NativeTestHelper.produceLegacy(4))) {
-        detail = contents(t);
-      }
-      return detail + " deleted=" + (NativeTestHelper.deletedCount() - deleted);
-    });
-    {
-      // The refused tensor's deleter has run: the message names the version, the detail the
-      // deletion (printed after the message for this row).
-      long deleted = NativeTestHelper.deletedCount();
-      try {
-        Tensor.importVersioned(NativeTestHelper.produceVersioned(4, 2, 0, 0)).close();
-        System.out.println("import_major_2\tDLB_OK\timported");
-      } catch (DLPackException e) {
-        System.out.println("import_major_2\t" + e.getStatusName() + "\t" + e.getMessage()
-            + " deleted=" + (NativeTestHelper.deletedCount() - deleted));
-      }
-    }
-    row("export_import_legacy", () -> {
-      try (Tensor back = Tensor.importLegacy(iota(2, 3).exportLegacy())) {
-        return layout(back) + " " + contents(back);
-      }
-    });
-    row("export_import_versioned", () -> {
-      try (Tensor back = Tensor.importVersioned(iota(2, 3).exportVersioned())) {
-        return layout(back) + " " + contents(back) + " flags=" + back.flags();
-      }
-    });
-    row("export_legacy_read_only", () -> {
-      try (Tensor t = iota(2, 3); Tensor ro = t.shareReadOnly()) {
-        return "address=" + ro.exportLegacy();
-      }
-    });
-    row("export_versioned_read_only", () -> {
-      try (Tensor t = iota(2, 3);
-          Tensor back = Tensor.importVersioned(t.shareReadOnly().exportVersioned())) {
-        return "flags=" + back.flags();
-      }
-    });
-
-    // ---- views
-    try (Tensor t = iota(3, 4)) {
-      row("slice", () -> {
-        try (Tensor v = t.slice(Slice.of(1, 3), Slice.every(2))) {
-          return layout(v) + " " + contents(v);
-        }
-      });
-      row("slice_step_zero", () -> {
-        try (Tensor v = t.slice(Slice.of(0, 2, 0))) {
-          return layout(v);
-        }
-      });
-      row("select", () -> {
-        try (Tensor v = t.select(1, -1)) {
-          return layout(v) + " " + contents(v);
-        }
-      });
-      row("select_out_of_range", () -> {
-        try (Tensor v = t.select(0, 3)) {
-          return layout(v);
-        }
-      });
-      row("reshape", () -> {
-        try (Tensor v = t.reshape(2, -1)) {
-          return layout(v) + " " + contents(v);
-        }
-      });
-      row("reshape_non_contiguous", () -> {
-        try (Tensor tt = t.transpose(); Tensor v = tt.reshape(12)) {
-          return layout(v);
-        }
-      });
-      row("transpose", () -> {
-        try (Tensor v = t.transpose()) {
-          return layout(v) + " " + contents(v);
-        }
-      });
-    }
-    try (Tensor t = iota(2, 3, 4)) {
-      row("permute", () -> {
-        try (Tensor v = t.permute(2, 0, 1)) {
-          return layout(v);
-        }
-      });
-      row("permute_invalid", () -> {
-        try (Tensor v = t.permute(0, 0, 1)) {
-          return layout(v);
-        }
-      });
-    }
-
-    // ---- copies to and from arrays
-    try (Tensor t = iota(2, 3)) {
-      row("copy_out", () -> values(t.toFloatArray()));
-      row("copy_out_transposed", () -> {
-        try (Tensor v = t.transpose()) {
-          return values(v.toFloatArray());
-        }
-      });
-      row("copy_out_wrong_type", () -> "ints=" + Arrays.toString(t.toIntArray()));
-    }
-    try (Tensor t = iota(3, 4)) {
-      row("copy_out_negative_strides", () -> {
-        try (Tensor v = t.slice(Slice.every(-1), Slice.every(2))) {
-          return values(v.toFloatArray());
-        }
-      });
-      try (Tensor v = t.transpose()) {
-        row("copy_in_transposed", () -> {
-          float[] in = new float[12];
-          for (int i = 0; i < in.length; i++) {
-            in[i] = 100 + i;
-          }
-          v.copyFrom(in);
-          return contents(t);
-        });
-        row("copy_in_count_mismatch", () -> {
-          v.copyFrom(new float[5]);
-          return contents(t);
-        });
-      }
-    }
-
-    // ---- typed host access and elements
-    try (Tensor t = iota(2, 3)) {
-      row("typed_view", () -> {
-        FloatBuffer view = t.asFloatBuffer(true);
-        view.put(4, 40f);
-        return "count=" + view.capacity() + " " + contents(t);
-      });
-      row("typed_view_wrong_type", () -> "count=" + t.asIntBuffer().capacity());
-      row("typed_view_transposed", () -> {
-        try (Tensor v = t.transpose()) {
-          return "count=" + v.asFloatBuffer().capacity();
-        }
-      });
-      try (Tensor ro = t.shareReadOnly()) {
-        row("write_read_only", () -> "count=" + ro.asFloatBuffer(true).capacity());
-        row("copy_into_read_only", () -> {
-          ro.copyFrom(new float[6]);
-          return contents(ro);
-        });
-      }
-      row("element_get", () -> "value=" + (long) t.getFloat(1, 2));
-      row("element_out_of_range", () -> "value=" + (long) t.getFloat(2, 0));
-    }
-
-    // ---- lifecycle misuse a binding must catch
-    row("use_after_close", () -> {
-      Tensor t = iota(2, 3);
-      t.close();
-      return "shape=" + list(t.shape());
-    });
-    row("double_close", () -> {
-      Tensor t = iota(2, 3);
-      t.close();
-      t.close();
-      return "";
-    });
-
-    // ---- a close or an export racing a call on another thread
-    row("close_during_call", () -> raceCall(t -> t.close()));
-    row("export_during_call",
-        () -> raceCall(t -> Tensor.importVersioned(t.exportVersioned()).close()));
-
-    // ---- devices and names
-    row("cuda_available", () -> available(DLBridge.cudaUnavailableReason()));
-    row("cuda_allocate", () -> {
-      try (Tensor t = Tensor.allocate(Device.cuda(0), DType.FLOAT32, 2)) {
-        return layout(t);
-      }
-    });
-    row("opencl_available", () -> available(DLBridge.openclUnavailableReason()));
-    row("dtype_parse_unknown", () -> "name=" + DType.parse("float33"));
-    row("dtype_parse", () -> {
-      DType d = DType.parse("bfloat16x4");
-      return "code=" + d.code() + " bits=" + d.bits() + " lanes=" + d.lanes();
-    });
-    row("device_unknown_type", () -> {
-      Device d = Device.parse("device_type_99:3");
-      return "type=" + d.type() + " id=" + d.id() + " name=" + d;
-    });
-    row("device_parse_unknown", () -> "name=" + Device.parse("gpu:0"));
-    row("status_name", () -> "name=" + Status.name(Status.READ_ONLY) + " unknown="
-        + Status.name(99));
-
-    // ---- channels between processes
-    channelRows();
-
-    // The typed buffers above hold their own references until the GC collects them (the
-    // binding's cleaner then frees them): collect before counting.
-    long live = DLBridge.liveCount() - liveAtStart;
-    for (int i = 0; i < 200 && live != 0; i++) {
-      System.gc();
-      Thread.sleep(10);
-      live = DLBridge.liveCount() - liveAtStart;
-    }
-    final long balance = live;
-    row("live_count_balance", () -> "live=" + balance);
   }
 }

@@ -1,12 +1,16 @@
 //! The parity rows (tests/parity/parity_table.tsv) through the safe Rust API. One line per row:
 //! `ROW<TAB>STATUS<TAB>DETAIL`; suite `parity` compares them with the table and the other
-//! languages. The subcommand `parity` of the Rust adapter's program.
+//! languages. The rows with steps are read from the table ($DLBRIDGE_PARITY_TABLE) and performed
+//! by one interpreter of the step language (tests/parity/README.md, "Steps"); the rows without
+//! (the races, CUDA and OpenCL, the channels, the live count) are written out below. The
+//! subcommand `parity` of the Rust adapter's program.
 
 #[path = "../../../../dlbridge/tests/common/mod.rs"]
 mod common;
 
 use dlbridge::ipc::{Channel, Listener};
 use dlbridge::{cuda, opencl, status, status_name, DType, Device, Error, Slice, Tensor};
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -28,11 +32,6 @@ fn layout(t: &Tensor) -> String {
     format!("shape={} strides={}", list(t.shape()), list(t.strides()))
 }
 
-fn iota(shape: &[i64]) -> Tensor {
-    let n: i64 = shape.iter().product();
-    Tensor::from_vec((0..n).map(|i| i as f32).collect(), shape).expect("iota")
-}
-
 /// Prints a row: the detail of a success, or the error's status name and message.
 fn row(id: &str, outcome: Result<String, Error>) {
     match outcome {
@@ -47,293 +46,24 @@ fn skip(id: &str, reason: &str) {
 
 static FOREIGN_DELETES: AtomicUsize = AtomicUsize::new(0);
 
-fn deleted_since(start: usize) -> usize {
-    FOREIGN_DELETES.load(Ordering::SeqCst) - start
-}
-
 /// Performs every row and prints its line; returns the exit status.
 pub fn run() -> i32 {
     let live_at_start = dlbridge::live_count();
-
-    row(
-        "create",
-        Tensor::allocate(Device::CPU, DType::FLOAT32, &[2, 3])
-            .map(|t| format!("{} dtype={} device={}", layout(&t), t.dtype(), t.device())),
-    );
-    row(
-        "create_negative_extent",
-        Tensor::allocate(Device::CPU, DType::FLOAT32, &[2, -3]).map(|t| layout(&t)),
-    );
-    row(
-        "create_ndim_65",
-        Tensor::allocate(Device::CPU, DType::FLOAT32, &[1; 65]).map(|t| layout(&t)),
-    );
-    row(
-        "create_strides_length",
-        Tensor::allocate_with(Device::CPU, DType::FLOAT32, &[2, 3], Some(&[1]), 0)
-            .map(|t| layout(&t)),
-    );
-    row(
-        "create_is_copied",
-        Tensor::allocate_with(
-            Device::CPU,
-            DType::FLOAT32,
-            &[2, 3],
-            None,
-            dlbridge::flags::IS_COPIED,
-        )
-        .map(|t| layout(&t)),
-    );
-
-    row("wrap", {
-        let buffer: Vec<f32> = (0..6).map(|i| i as f32).collect();
-        let memory = buffer.as_ptr();
-        Tensor::from_vec(buffer, &[2, 3]).and_then(|t| {
-            Ok(format!(
-                "{} {} same_memory={}",
-                layout(&t),
-                values(&t.to_vec::<f32>()?),
-                i32::from(t.data_ptr().cast_const().cast::<f32>() == memory)
-            ))
-        })
-    });
-    row(
-        "wrap_beyond_buffer",
-        Tensor::from_vec(vec![0.0f32; 5], &[2, 3]).map(|t| layout(&t)),
-    );
-    row(
-        "wrap_ndim_5",
-        Tensor::from_vec(
-            (0..6).map(|i| i as f32).collect::<Vec<f32>>(),
-            &[1, 1, 1, 2, 3],
-        )
-        .and_then(|t| Ok(format!("{} {}", layout(&t), values(&t.to_vec::<f32>()?)))),
-    );
-    row(
-        "wrap_ndim_65",
-        Tensor::from_vec(vec![0.0f32], &[1; 65]).map(|t| layout(&t)),
-    );
-
-    row("import_versioned", {
-        let start = FOREIGN_DELETES.load(Ordering::SeqCst);
-        let raw =
-            common::foreign_versioned(vec![0.0, 1.0, 2.0, 3.0], &[4], None, 1, 0, &FOREIGN_DELETES);
-        // SAFETY: a foreign producer's tensor, owned here and consumed by the call.
-        unsafe { Tensor::from_raw(raw) }.and_then(|t| {
-            let read = values(&t.to_vec::<f32>()?);
-            drop(t);
-            Ok(format!("{read} deleted={}", deleted_since(start)))
-        })
-    });
-    row("import_legacy", {
-        let start = FOREIGN_DELETES.load(Ordering::SeqCst);
-        let raw = common::foreign_legacy(vec![0.0, 1.0, 2.0, 3.0], &[4], &FOREIGN_DELETES);
-        // SAFETY: as above, the legacy struct.
-        unsafe { Tensor::from_raw_legacy(raw) }.and_then(|t| {
-            let read = values(&t.to_vec::<f32>()?);
-            drop(t);
-            Ok(format!("{read} deleted={}", deleted_since(start)))
-        })
-    });
-    {
-        // The refused tensor's deleter has run: the detail follows the message on this row.
-        let start = FOREIGN_DELETES.load(Ordering::SeqCst);
-        let raw = common::foreign_versioned(vec![0.0; 4], &[4], None, 2, 0, &FOREIGN_DELETES);
-        // SAFETY: as above; refused, and its deleter called.
-        match unsafe { Tensor::from_raw(raw) } {
-            Ok(_) => println!("import_major_2\tDLB_OK\t"),
-            Err(e) => println!(
-                "import_major_2\t{}\t{} deleted={}",
-                status_name(e.status()),
-                e.message(),
-                deleted_since(start)
-            ),
+    let Some(path) = std::env::var_os("DLBRIDGE_PARITY_TABLE") else {
+        eprintln!("parity: DLBRIDGE_PARITY_TABLE is not set (run_parity.py sets it to the table)");
+        return 2;
+    };
+    let rows = match read_table(Path::new(&path)) {
+        Ok(rows) => rows,
+        Err(message) => {
+            eprintln!("parity: {message}");
+            return 2;
         }
+    };
+    for [id, steps, may_skip] in &rows {
+        run_steps(id, steps, may_skip);
     }
-    row("export_import_legacy", {
-        iota(&[2, 3])
-            .into_raw_legacy()
-            .map_err(Error::from)
-            .and_then(|raw| {
-                // SAFETY: our own export, handed straight back.
-                let back = unsafe { Tensor::from_raw_legacy(raw) }?;
-                Ok(format!(
-                    "{} {}",
-                    layout(&back),
-                    values(&back.to_vec::<f32>()?)
-                ))
-            })
-    });
-    row("export_import_versioned", {
-        // SAFETY: our own export, handed straight back.
-        unsafe { Tensor::from_raw(iota(&[2, 3]).into_raw()) }.and_then(|back| {
-            Ok(format!(
-                "{} {} flags={}",
-                layout(&back),
-                values(&back.to_vec::<f32>()?),
-                back.flags()
-            ))
-        })
-    });
-    row(
-        "export_legacy_read_only",
-        iota(&[2, 3]).share_read_only().and_then(|ro| {
-            ro.into_raw_legacy().map_err(Error::from)?;
-            Ok(String::new())
-        }),
-    );
-    row(
-        "export_versioned_read_only",
-        iota(&[2, 3]).share_read_only().and_then(|ro| {
-            // SAFETY: our own export, handed straight back.
-            let back = unsafe { Tensor::from_raw(ro.into_raw()) }?;
-            Ok(format!("flags={}", back.flags()))
-        }),
-    );
 
-    row(
-        "slice",
-        iota(&[3, 4])
-            .slice(&[(1..3).into(), Slice::step(2)])
-            .and_then(|v| Ok(format!("{} {}", layout(&v), values(&v.to_vec::<f32>()?)))),
-    );
-    row(
-        "slice_step_zero",
-        iota(&[3, 4])
-            .slice(&[Slice::new(Some(0), Some(2), 0)])
-            .map(|v| layout(&v)),
-    );
-    row(
-        "select",
-        iota(&[3, 4])
-            .select(1, -1)
-            .and_then(|v| Ok(format!("{} {}", layout(&v), values(&v.to_vec::<f32>()?)))),
-    );
-    row(
-        "select_out_of_range",
-        iota(&[3, 4]).select(0, 3).map(|v| layout(&v)),
-    );
-    row(
-        "reshape",
-        iota(&[3, 4])
-            .reshape(&[2, -1])
-            .and_then(|v| Ok(format!("{} {}", layout(&v), values(&v.to_vec::<f32>()?)))),
-    );
-    row(
-        "reshape_non_contiguous",
-        iota(&[3, 4])
-            .transpose()
-            .and_then(|t| t.reshape(&[12]))
-            .map(|v| layout(&v)),
-    );
-    row(
-        "transpose",
-        iota(&[3, 4])
-            .transpose()
-            .and_then(|v| Ok(format!("{} {}", layout(&v), values(&v.to_vec::<f32>()?)))),
-    );
-    row(
-        "permute",
-        iota(&[2, 3, 4]).permute(&[2, 0, 1]).map(|v| layout(&v)),
-    );
-    row(
-        "permute_invalid",
-        iota(&[2, 3, 4]).permute(&[0, 0, 1]).map(|v| layout(&v)),
-    );
-
-    row(
-        "copy_out",
-        iota(&[2, 3]).to_vec::<f32>().map(|v| values(&v)),
-    );
-    row(
-        "copy_out_transposed",
-        iota(&[2, 3])
-            .transpose()
-            .and_then(|t| t.to_vec::<f32>())
-            .map(|v| values(&v)),
-    );
-    row(
-        "copy_out_wrong_type",
-        iota(&[2, 3]).to_vec::<i32>().map(|_| String::new()),
-    );
-    row(
-        "copy_out_negative_strides",
-        iota(&[3, 4])
-            .slice(&[Slice::step(-1), Slice::step(2)])
-            .and_then(|t| t.to_vec::<f32>())
-            .map(|v| values(&v)),
-    );
-    row("copy_in_transposed", {
-        let t = iota(&[3, 4]);
-        let input: Vec<f32> = (100..112).map(|i| i as f32).collect();
-        t.transpose().and_then(|mut tr| {
-            // SAFETY: nothing else reads or writes the memory during the call.
-            unsafe { tr.copy_from_slice_aliased(&input) }?;
-            Ok(values(&t.to_vec::<f32>()?))
-        })
-    });
-    row("copy_in_count_mismatch", {
-        let t = iota(&[3, 4]);
-        t.transpose().and_then(|mut tr| {
-            // SAFETY: as above.
-            unsafe { tr.copy_from_slice_aliased(&[0.0f32; 5]) }?;
-            Ok(String::new())
-        })
-    });
-
-    row("typed_view", {
-        let mut t = iota(&[2, 3]);
-        t.as_mut_slice::<f32>()
-            .map(|s| {
-                s[4] = 40.0;
-                s.len()
-            })
-            .and_then(|count| Ok(format!("count={count} {}", values(&t.to_vec::<f32>()?))))
-    });
-    row(
-        "typed_view_wrong_type",
-        iota(&[2, 3]).as_slice::<i32>().map(|_| String::new()),
-    );
-    row(
-        "typed_view_transposed",
-        iota(&[2, 3])
-            .transpose()
-            .and_then(|t| t.as_slice::<f32>().map(|_| String::new())),
-    );
-    row("write_read_only", {
-        let t = iota(&[2, 3]);
-        t.share_read_only().and_then(|mut ro| {
-            // SAFETY: nothing else touches the memory while the slice lives.
-            unsafe { ro.as_mut_slice_aliased::<f32>() }.map(|_| String::new())
-        })
-    });
-    row("copy_into_read_only", {
-        let t = iota(&[2, 3]);
-        t.share_read_only().and_then(|mut ro| {
-            // SAFETY: as above.
-            unsafe { ro.copy_from_slice_aliased(&[0.0f32; 6]) }.map(|_| String::new())
-        })
-    });
-    row(
-        "element_get",
-        iota(&[2, 3])
-            .select(0, 1)
-            .and_then(|r| r.select(0, 2))
-            .and_then(|e| Ok(format!("value={}", e.to_vec::<f32>()?[0] as i64))),
-    );
-    row(
-        "element_out_of_range",
-        iota(&[2, 3]).select(0, 2).map(|v| layout(&v)),
-    );
-
-    skip(
-        "use_after_close",
-        "Rust's ownership forbids using a dropped Tensor at compile time",
-    );
-    skip(
-        "double_close",
-        "Rust's ownership drops a Tensor exactly once, at compile time",
-    );
     skip(
         "close_during_call",
         "Rust's borrow checker forbids dropping a Tensor while a call borrows it",
@@ -342,7 +72,6 @@ pub fn run() -> i32 {
         "export_during_call",
         "Rust's borrow checker forbids into_raw on a Tensor while a call borrows it",
     );
-
     row(
         "cuda_available",
         cuda::is_available().map(|()| String::new()),
@@ -355,39 +84,314 @@ pub fn run() -> i32 {
         "opencl_available",
         opencl::is_available().map(|()| String::new()),
     );
-    row(
-        "dtype_parse_unknown",
-        DType::parse("float33").map(|d| format!("{d}")),
-    );
-    row(
-        "dtype_parse",
-        DType::parse("bfloat16x4")
-            .map(|d| format!("code={} bits={} lanes={}", d.code, d.bits, d.lanes)),
-    );
-    row(
-        "device_unknown_type",
-        Device::parse("device_type_99:3")
-            .map(|d| format!("type={} id={} name={d}", d.device_type, d.device_id)),
-    );
-    row(
-        "device_parse_unknown",
-        Device::parse("gpu:0").map(|d| format!("{d:?}")),
-    );
-    row(
-        "status_name",
-        Ok(format!(
-            "name={} unknown={}",
-            status_name(dlbridge::status::READ_ONLY),
-            status_name(99)
-        )),
-    );
     channel_rows();
 
+    // Last: every other row has closed its tensors by now.
     row(
         "live_count_balance",
         Ok(format!("live={}", dlbridge::live_count() - live_at_start)),
     );
     0
+}
+
+/// The table's rows that have steps, each [row, steps, may_skip]: the columns are found by the
+/// header's names; comments and empty lines are skipped; missing fields are empty.
+fn read_table(path: &Path) -> Result<Vec<[String; 3]>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the table {}: {e}", path.display()))?;
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
+    let column = |name| header.iter().position(|h| *h == name);
+    let (Some(id), Some(steps), Some(may_skip)) =
+        (column("row"), column("steps"), column("may_skip"))
+    else {
+        return Err(format!(
+            "{}: no row, steps or may_skip column",
+            path.display()
+        ));
+    };
+    let rows = lines.map(|line| {
+        let fields: Vec<&str> = line.split('\t').collect();
+        [id, steps, may_skip].map(|c| fields.get(c).unwrap_or(&"").to_string())
+    });
+    Ok(rows.filter(|r| !r[1].is_empty()).collect())
+}
+
+// ---- the steps (README.md, "Steps"). A mistake in the table (an unknown step or fact, a missing
+// or malformed argument) is this program's bug to fix, not a row's outcome: it panics. ----------
+
+/// Why a row's steps stopped: the binding's error, or a step Rust cannot express (and why).
+enum Stop {
+    Failed(Error),
+    Skip(&'static str),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Failed(e)
+    }
+}
+
+const USE_AFTER_CLOSE: &str = "Rust's ownership forbids using a dropped Tensor at compile time";
+const CLOSE_TWICE: &str = "Rust's ownership drops a Tensor exactly once, at compile time";
+
+/// Performs one row's steps and prints its line; the row's tensors are closed when it returns.
+fn run_steps(id: &str, steps: &str, may_skip: &str) {
+    let steps: Vec<Vec<&str>> = steps.split(" ; ").map(|s| s.split(' ').collect()).collect();
+    let mut state = State {
+        deleted_before: FOREIGN_DELETES.load(Ordering::SeqCst),
+        ..State::default()
+    };
+    let outcome = steps.iter().try_for_each(|s| state.step(s[0], &s[1..]));
+    // A refused import still calls its deleter: the count follows the message.
+    let deleted = steps
+        .iter()
+        .any(|s| s[0] == "report" && s.contains(&"deleted"));
+    let skip_allowed = may_skip.split(',').any(|l| l == "rust" || l == "*");
+    match outcome {
+        Ok(()) => println!("{id}\tDLB_OK\t{}", state.report),
+        Err(Stop::Failed(e)) if deleted => {
+            let n = state.deleted();
+            println!("{id}\t{}\t{} deleted={n}", e.status_name(), e.message());
+        }
+        Err(Stop::Failed(e)) => row(id, Err(e)),
+        Err(Stop::Skip(why)) if skip_allowed => skip(id, why),
+        Err(Stop::Skip(why)) => {
+            let e = harness_error(&format!("the table allows Rust no SKIP here: {why}"));
+            row(id, Err(e));
+        }
+    }
+}
+
+/// What a row's steps made and read.
+#[derive(Default)]
+struct State {
+    /// Every tensor the row made, in order: None once closed or moved into an export.
+    tensors: Vec<Option<Tensor>>,
+    /// The tensor the next step uses (in `tensors`).
+    current: usize,
+    /// The address of the buffer `wrap` gave.
+    wrapped: usize,
+    /// What steps read (values, count, value, the parsed dtype and device, names), by fact.
+    facts: HashMap<&'static str, String>,
+    deleted_before: usize,
+    /// What `report` printed.
+    report: String,
+}
+
+impl State {
+    /// The foreign producer's deleter calls since the row began.
+    fn deleted(&self) -> usize {
+        FOREIGN_DELETES.load(Ordering::SeqCst) - self.deleted_before
+    }
+
+    /// The tensor the next step uses: a closed one is a use Rust's ownership cannot express.
+    fn tensor(&self) -> Result<&Tensor, Stop> {
+        self.tensors[self.current]
+            .as_ref()
+            .ok_or(Stop::Skip(USE_AFTER_CLOSE))
+    }
+
+    fn tensor_mut(&mut self) -> Result<&mut Tensor, Stop> {
+        self.tensors[self.current]
+            .as_mut()
+            .ok_or(Stop::Skip(USE_AFTER_CLOSE))
+    }
+
+    /// A step's new tensor: the tensor the next step uses.
+    fn push(&mut self, t: Tensor) {
+        self.tensors.push(Some(t));
+        self.current = self.tensors.len() - 1;
+    }
+
+    fn step(&mut self, name: &str, a: &[&str]) -> Result<(), Stop> {
+        match name {
+            "allocate" => {
+                let strides = a.get(2).map(|l| ints(l)).filter(|s| !s.is_empty());
+                let flags = a.get(3).map_or(0, |n| int(n) as u64);
+                let dtype = DType::parse(a[0])?;
+                let shape = ints(a[1]);
+                let t =
+                    Tensor::allocate_with(Device::CPU, dtype, &shape, strides.as_deref(), flags);
+                self.push(t?);
+            }
+            "wrap" => {
+                let buffer = floats(0, int(a[0]));
+                self.wrapped = buffer.as_ptr() as usize;
+                self.push(Tensor::from_vec(buffer, &ints(a[1]))?);
+            }
+            "iota" => {
+                let shape = ints(a[0]);
+                self.push(Tensor::from_vec(floats(0, shape.iter().product()), &shape)?);
+            }
+            "import" => {
+                let data = floats(0, int(a[1]));
+                let n = [data.len() as i64];
+                let t = if a[0] == "legacy" {
+                    let raw = common::foreign_legacy(data, &n, &FOREIGN_DELETES);
+                    // SAFETY: a foreign producer's tensor, owned here and consumed by the call.
+                    unsafe { Tensor::from_raw_legacy(raw) }
+                } else {
+                    let major = int(a[2]) as u32;
+                    let raw = common::foreign_versioned(data, &n, None, major, 0, &FOREIGN_DELETES);
+                    // SAFETY: as above; the producer stamps minor 0: the row's is set first.
+                    unsafe {
+                        (*raw).version.minor = int(a[3]) as u32;
+                        Tensor::from_raw(raw)
+                    }
+                };
+                self.push(t?);
+            }
+            "share_read_only" => self.push(self.tensor()?.share_read_only()?),
+            "export" => {
+                // The tensor moves into the export: its place stays empty.
+                let t = self.tensors[self.current].take();
+                let t = t.ok_or(Stop::Skip(USE_AFTER_CLOSE))?;
+                // SAFETY: our own export, handed straight back.
+                let back = if a[0] == "legacy" {
+                    let raw = t.into_raw_legacy().map_err(Error::from)?;
+                    unsafe { Tensor::from_raw_legacy(raw) }
+                } else {
+                    unsafe { Tensor::from_raw(t.into_raw()) }
+                };
+                self.push(back?);
+            }
+            "slice" => {
+                let spec: Vec<Slice> = a[0].split(',').map(axis_slice).collect();
+                self.push(self.tensor()?.slice(&spec)?);
+            }
+            "select" => self.push(self.tensor()?.select(int(a[0]) as i32, int(a[1]))?),
+            "reshape" => self.push(self.tensor()?.reshape(&ints(a[0]))?),
+            "transpose" => self.push(self.tensor()?.transpose()?),
+            "permute" => {
+                let axes: Vec<i32> = ints(a[0]).into_iter().map(|x| x as i32).collect();
+                self.push(self.tensor()?.permute(&axes)?);
+            }
+            "copy_out" => {
+                let values = copy_out(self.tensor()?, a[0])?;
+                self.facts.insert("values", list(&values));
+            }
+            "copy_in" => {
+                let data = floats(int(a[0]), int(a[1]));
+                // SAFETY: the row runs on this thread alone and reads no other tensor meanwhile.
+                unsafe { self.tensor_mut()?.copy_from_slice_aliased(&data) }?;
+            }
+            "view" => {
+                let t = self.tensor_mut()?;
+                // SAFETY: as copy_in's, while the array lives (this step).
+                let count = match a[0] {
+                    "float32" => write(unsafe { t.as_mut_slice_aliased() }?, a, |v| v as f32),
+                    "int32" => write(unsafe { t.as_mut_slice_aliased() }?, a, |v| v as i32),
+                    dt => panic!("parity table: no array of {dt}"),
+                };
+                self.facts.insert("count", count.to_string());
+            }
+            "element" => {
+                // Axis by axis from the last: an error names the index's own axis.
+                let mut e = self.tensor()?.share()?;
+                for (axis, &i) in ints(a[0]).iter().enumerate().rev() {
+                    e = e.select(axis as i32, i)?;
+                }
+                let value = copy_out(&e, &e.dtype().to_string())?;
+                self.facts.insert("value", value[0].to_string());
+            }
+            "close" => {
+                let t = self.tensors[self.current].take();
+                t.ok_or(Stop::Skip(CLOSE_TWICE))?;
+            }
+            "base" => self.current = 0,
+            "dtype" => {
+                let d = DType::parse(a[0])?;
+                self.facts.insert("code", d.code.to_string());
+                self.facts.insert("bits", d.bits.to_string());
+                self.facts.insert("lanes", d.lanes.to_string());
+            }
+            "device" => {
+                let d = Device::parse(a[0])?;
+                self.facts.insert("type", d.device_type.to_string());
+                self.facts.insert("id", d.device_id.to_string());
+                self.facts.insert("name", d.to_string());
+            }
+            "status_names" => {
+                let names: Vec<&str> = ints(a[0])
+                    .into_iter()
+                    .map(|s| status_name(s as i32))
+                    .collect();
+                self.facts.insert("names", names.join(","));
+            }
+            "report" => {
+                let facts: Vec<String> =
+                    a.iter().map(|f| self.fact(f)).collect::<Result<_, _>>()?;
+                self.report = facts.join(" ");
+            }
+            _ => panic!("parity table: unknown step {name}"),
+        }
+        Ok(())
+    }
+
+    /// `FACT=VALUE` for one fact `report` names.
+    fn fact(&self, name: &str) -> Result<String, Stop> {
+        let value = match name {
+            "shape" => list(self.tensor()?.shape()),
+            "strides" => list(self.tensor()?.strides()),
+            "dtype" => self.tensor()?.dtype().to_string(),
+            "device" => self.tensor()?.device().to_string(),
+            "flags" => self.tensor()?.flags().to_string(),
+            "same_memory" => {
+                u8::from(self.tensor()?.data_ptr() as usize == self.wrapped).to_string()
+            }
+            "deleted" => self.deleted().to_string(),
+            _ => match self.facts.get(name) {
+                Some(value) => value.clone(),
+                None => panic!("parity table: no step before report reads {name}"),
+            },
+        };
+        Ok(format!("{name}={value}"))
+    }
+}
+
+fn int(text: &str) -> i64 {
+    let bad = || panic!("parity table: '{text}' is not an integer");
+    text.parse().unwrap_or_else(|_| bad())
+}
+
+/// A LIST: integers separated by commas, `V*N` for N times V, `-` for none.
+fn ints(text: &str) -> Vec<i64> {
+    let items = text.split(',').filter(|_| text != "-"); // "-": no items
+    let runs = items.map(|item| item.split_once('*').unwrap_or((item, "1")));
+    runs.flat_map(|(v, n)| vec![int(v); int(n) as usize])
+        .collect()
+}
+
+/// One axis of a slice SPEC: `start:stop:step`, any part empty for none (a step of 1).
+fn axis_slice(text: &str) -> Slice {
+    let mut parts = text.split(':').map(|p| (!p.is_empty()).then(|| int(p)));
+    let (start, stop) = (parts.next().flatten(), parts.next().flatten());
+    Slice::new(start, stop, parts.next().flatten().unwrap_or(1))
+}
+
+/// The language's own float32 buffer of the `n` values `from`, `from + 1`, ...
+fn floats(from: i64, n: i64) -> Vec<f32> {
+    (from..from + n).map(|v| v as f32).collect()
+}
+
+/// Every element, in C order, copied into the language's own array of `dt`.
+fn copy_out(t: &Tensor, dt: &str) -> Result<Vec<i64>, Error> {
+    Ok(match dt {
+        "float32" => t.to_vec::<f32>()?.into_iter().map(|v| v as i64).collect(),
+        "int32" => t.to_vec::<i32>()?.into_iter().map(i64::from).collect(),
+        _ => panic!("parity table: no array of {dt}"),
+    })
+}
+
+/// A view's length, after setting element I to V when the step gives them (after DT).
+fn write<T>(array: &mut [T], a: &[&str], from: fn(i64) -> T) -> usize {
+    if let [_, i, v] = a {
+        array[int(i) as usize] = from(int(v));
+    }
+    array.len()
 }
 
 // ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc) -------
@@ -594,19 +598,4 @@ fn channel_rows() {
         row_other_uid_connects("channel_second_uid_accept", true);
         row_connect_to_other_uid("channel_second_uid_connect", true);
     }
-    let names: Vec<&str> = [
-        status::NO_LISTENER,
-        status::PERMISSION,
-        status::PEER_CLOSED,
-        status::PROTOCOL,
-        status::TIMEOUT,
-        status::LIMIT,
-    ]
-    .into_iter()
-    .map(status_name)
-    .collect();
-    row(
-        "status_names_channel",
-        Ok(format!("names={}", names.join(","))),
-    );
 }
