@@ -52,7 +52,6 @@ static void legacy_deleter(DLManagedTensor* self) {
   __atomic_add_fetch(&g_deleted, 1, __ATOMIC_SEQ_CST);
 }
 
-
 int64_t foreign_dlpack_produce_versioned(int64_t n, int32_t major, int32_t minor, int64_t flags) {
   DLManagedTensorVersioned* t = (DLManagedTensorVersioned*)calloc(1, sizeof *t);
   producer_ctx* ctx = make_ctx(n);

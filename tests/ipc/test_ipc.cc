@@ -246,7 +246,6 @@ CudaFrames cuda_frames(uint32_t handle, int64_t n, uint64_t segment_size) {
 
 }  // namespace
 
-
 namespace {
 
 // Each forged descriptor is refused with its own message, and nothing it carried stays open.
@@ -537,7 +536,6 @@ TEST_SUITE("ipc.lifetime") {
 }
 
 TEST_SUITE("ipc.forgery") {
-
 
   TEST_CASE("truncated, wrong version, no descriptor, two descriptors") {
     Forgery f;

@@ -920,7 +920,6 @@ TEST_CASE("sub-byte data (packed int4) round-trips through host staging") {
 // Streams
 // ================================================================================================
 
-
 TEST_CASE("asynchronous copies on a caller's queue complete after dlb_device_synchronize") {
   const int64_t live = dlb_tensor_live_count();
   CallerQueue caller;

@@ -172,7 +172,6 @@ TEST_SUITE("remote.options") {
     CHECK(error_handlers_kept);
   }
 
-
   TEST_CASE("options refuse what no channel can use, with the core's messages") {
     Options options(nullptr);
     dlb_error e;

@@ -301,7 +301,6 @@ int introduce(dlb_channel* channel, Remote* r, dlb_error* error);
 
 // ---- waiting ------------------------------------------------------------------------------------
 
-
 // Progresses the channel's worker until `done()` holds, the deadline passes (DLB_ERR_TIMEOUT,
 // the message naming `what`), or the channel is shut down (DLB_ERR_CLOSED). Polls while events
 // come and kSpinNs after the last one (kBusySpinNs while `busy()`: a transfer of this end's is
