@@ -128,6 +128,44 @@ impl Tensor {
         Ok(unsafe { std::slice::from_raw_parts_mut(data, n) })
     }
 
+    /// The element at `index` (one index per dimension, none for a 0-d tensor; negative ones
+    /// count from the end), any layout, READ_ONLY tensors too: one C library call
+    /// (`dlb_tensor_typed_element`), with its errors and messages, as in every language: another
+    /// dtype than `T`'s, memory the host cannot read, an index count other than the number of
+    /// dimensions, an index out of range ("index 2 is out of range for axis 0 with extent 2");
+    /// and for `bool`, a byte other than 0 and 1.
+    ///
+    /// ```
+    /// let t = dlbridge::Tensor::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+    /// assert_eq!(t.transpose()?.get::<i32>(&[2, 1])?, 6);
+    /// assert_eq!(t.get::<i32>(&[-1, 0])?, 4);
+    /// assert!(t.get::<i32>(&[2, 0]).is_err());
+    /// # Ok::<(), dlbridge::Error>(())
+    /// ```
+    pub fn get<T: Element>(&self, index: &[i64]) -> Result<T> {
+        let mut data = ptr::null_mut();
+        let err = ErrorBuf::new();
+        // SAFETY: a valid tensor; `index` holds index.len() values; out pointer and error buffer
+        // valid for writes.
+        err.check(unsafe {
+            ffi::dlb_tensor_typed_element(
+                self.raw(),
+                T::DTYPE.into(),
+                ffi::DLB_ACCESS_READ as u32,
+                index.len() as i32,
+                index.as_ptr(),
+                &mut data,
+                err.as_mut_ptr(),
+            )
+        })?;
+        // SAFETY: the C library vouches for one readable element of T's dtype (size_of::<T>()
+        // bytes, the `Element` promise) at `data`, alive as long as self; it may be unaligned.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size_of::<T>()) };
+        check_valid::<T>(bytes)?;
+        // SAFETY: size_of::<T>() valid bytes of a T (checked above), read without alignment.
+        Ok(unsafe { ptr::read_unaligned(data.cast::<T>()) })
+    }
+
     /// The elements in C order as a new `Vec`, whatever the strides and the device (one copy,
     /// `dlb_tensor_copy_to_host`). Errors: another dtype than `T`'s (the C library's message),
     /// a device without a backend, and for `bool`, bytes other than 0 and 1.

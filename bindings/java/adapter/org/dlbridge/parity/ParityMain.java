@@ -340,6 +340,9 @@ public final class ParityMain {
       });
       caller.start();
       copying.await();
+      // A busy machine may run this thread on before the copy has begun, try after try: later
+      // tries give the copy a few milliseconds' start (it reads 64 MiB, for longer than that).
+      Thread.sleep(attempt % 4);
       long raceStart = System.nanoTime();
       racer.accept(t);
       caller.join();

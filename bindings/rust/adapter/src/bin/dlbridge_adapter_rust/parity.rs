@@ -289,13 +289,8 @@ impl State {
                 self.facts.insert("count", count.to_string());
             }
             "element" => {
-                // Axis by axis from the last: an error names the index's own axis.
-                let mut e = self.tensor()?.share()?;
-                for (axis, &i) in ints(a[0]).iter().enumerate().rev() {
-                    e = e.select(axis as i32, i)?;
-                }
-                let value = copy_out(&e, &e.dtype().to_string())?;
-                self.facts.insert("value", value[0].to_string());
+                let value = self.tensor()?.get::<f32>(&ints(a[0]))?;
+                self.facts.insert("value", (value as i64).to_string());
             }
             "close" => {
                 let t = self.tensors[self.current].take();
