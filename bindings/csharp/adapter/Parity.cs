@@ -3,11 +3,11 @@
 // Host.cs). It reads the table from $DLBRIDGE_PARITY_TABLE and prints one line per row:
 // ROW<TAB>STATUS<TAB>DETAIL, STATUS the core's status name the exception carries (IDLPackError),
 // DETAIL its message, or for a success the facts the table names. A row with steps is performed
-// by one interpreter of them (Steps, README.md "Steps"); the others (the races, CUDA, OpenCL, the
-// channel rows, the live count) are written out in Program. Foreign tensors come from the
-// producer the NUnit tests use (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers);
-// the channel rows' other end is the C program $DLBRIDGE_PARITY_PEER
-// (tests/parity/parity_peer.cc), run by tests/Peer.cs.
+// by one interpreter of them (Steps, README.md "Steps"); the others (the races, CUDA, OpenCL,
+// the live count) are written out in Program. Foreign tensors come from the producer the NUnit
+// tests use (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers); the channel rows'
+// other end is the C program $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc), run by
+// tests/Peer.cs.
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -16,9 +16,18 @@ using System.Linq;
 using DLBridge.Tests;
 
 namespace DLBridge.Parity {
-  // One row's steps (README.md, "Steps"): the tensors the row made, the one the next step uses,
-  // and what the steps found for `report`.
+  // A row this program cannot run here (step needs_root): SKIP and why.
+  internal sealed class SkipException : Exception {
+    internal SkipException(string why) : base(why) {
+    }
+  }
+
+  // One row's steps (README.md, "Steps"): the tensors, folder, listener, channel and peer the row
+  // made, the tensor the next step uses, and what the steps found for `report`.
   internal sealed class Steps {
+    // How long a row waits for its peer to connect, or to accept its connection.
+    private static readonly TimeSpan PeerWait = TimeSpan.FromSeconds(10);
+
     private readonly long deletedAtStart = Helper.DeletedCount();
     private readonly List<Tensor> made = new List<Tensor>();
     private Tensor t;
@@ -30,21 +39,40 @@ namespace DLBridge.Parity {
     private Device device;
     private string names;
     private string detail = "";
+    private string dir;
+    private Listener listener;
+    private Channel channel;
+    private Peer peer;
 
     // The foreign producer's deleter calls since the row began.
     internal long Deleted {
       get { return Helper.DeletedCount() - deletedAtStart; }
     }
 
-    // Performs the steps in order (the first that fails throws) and closes every tensor the row
-    // made: the detail `report` wrote.
+    // The socket's path in the row's folder.
+    private string Socket {
+      get { return dir + "/s"; }
+    }
+
+    // Performs the steps in order (the first that fails throws) and ends the row: closes every
+    // tensor it made, its channel and listener, reaps its peer (tests/Peer.cs: killed after
+    // 10 s), removes its folder. Returns the detail `report` wrote.
     internal string Run(IEnumerable<string[]> steps) {
       try {
         foreach (string[] step in steps) t = Perform(step);
         return detail;
       } finally {
         made.ForEach(m => m.Dispose());
+        channel?.Dispose();
+        listener?.Dispose();
+        peer?.Dispose();
+        if (dir != null) Directory.Delete(dir, true);
       }
+    }
+
+    // An error's message with the row's folder written DIR.
+    internal string Hidden(string message) {
+      return dir == null ? message : message.Replace(dir, "DIR");
     }
 
     // One step: its name, then its arguments. Returns the tensor the next step uses.
@@ -102,6 +130,52 @@ namespace DLBridge.Parity {
         case "report":
           detail = string.Join(" ", a.Skip(1).Select(fact => fact + "=" + Fact(fact)));
           return t;
+        case "needs_root":
+          if (!Posix.IsRoot) throw new SkipException("needs root to run a peer as another user");
+          return t;
+        case "folder":
+          dir = Posix.MakeFolder("dlbridge-parity-cs");
+          Posix.Chmod(dir, a[1]);
+          return t;
+        case "listen":
+          listener = Listener.Listen(Socket);
+          return t;
+        case "folder_mode":
+          Posix.Chmod(dir, a[1]);
+          return t;
+        case "socket_mode":
+          Posix.Chmod(Socket, a[1]);
+          return t;
+        case "allow_uid":
+          listener.AllowUid(uint.Parse(a[1]));
+          return t;
+        case "peer":
+          if (Peer.Program == null) throw new DLPackException(Status.Device, "DLBRIDGE_PARITY_PEER is not set");
+          peer = new Peer(a.Skip(1).Select(arg => arg == "PATH" ? Socket : arg).ToArray());
+          return t;
+        case "accept":
+          listener.SetTimeout(PeerWait);
+          channel = listener.Accept();
+          return t;
+        case "connect":
+          channel = Channel.Connect(a[1]);
+          return t;
+        case "connect_peer":
+          string path = peer.ReadLine();
+          if (path == null) throw new DLPackException(Status.Device, "the peer printed no socket path");
+          channel = Channel.Connect(path, a.Length > 1 ? uint.Parse(a[1]) : Channel.UidSelf, PeerWait);
+          return t;
+        case "timeout":
+          channel.SetTimeout(TimeSpan.FromMilliseconds(long.Parse(a[1])));
+          return t;
+        case "send":
+          channel.Send(t);
+          return t;
+        case "receive": return Made(channel.Receive());
+        case "shareable":
+          Tensor shared = Made(Tensor.AllocateShareable(Device.Cpu, DType.Float32, long.Parse(a[1])));
+          shared.CopyFrom(Floats(0, long.Parse(a[1])));
+          return shared;
         default:
           throw new InvalidDataException("unknown step '" + a[0] + "'");
       }
@@ -180,8 +254,8 @@ namespace DLBridge.Parity {
 
   internal static class Program {
     // Runs one row: `body` returns the detail of a success; the binding's exception (any of
-    // IDLPackError's) is the row's outcome, its message rewritten by `failed` when given.
-    // Anything else is a bug of this program: it ends it.
+    // IDLPackError's) is the row's outcome, its message rewritten by `failed` when given, and a
+    // SkipException prints SKIP. Anything else is a bug of this program: it ends it.
     private static void Row(string id, Func<string> body, Func<string, string> failed = null) {
       string status, detail;
       try {
@@ -190,6 +264,9 @@ namespace DLBridge.Parity {
       } catch (Exception e) when (e is IDLPackError) {
         status = ((IDLPackError)e).StatusName;
         detail = failed == null ? e.Message : failed(e.Message);
+      } catch (SkipException e) {
+        status = "SKIP";
+        detail = e.Message;
       }
       Console.WriteLine(id + "\t" + status + "\t" + detail);
     }
@@ -198,13 +275,13 @@ namespace DLBridge.Parity {
       return "[" + string.Join(",", v) + "]";
     }
 
-    // A row of steps. A refused import still calls its deleter: when the report names `deleted`,
-    // the failure line says how often.
+    // A row of steps: an error's message writes the row's folder DIR. A refused import still
+    // calls its deleter: when the report names `deleted`, the failure line says how often.
     private static void StepsRow(string id, string steps) {
       var list = steps.Split(new[] { " ; " }, StringSplitOptions.None).Select(s => s.Split(' ')).ToList();
       bool reportsDeleted = list.Any(s => s[0] == "report" && s.Contains("deleted"));
       var row = new Steps();
-      Row(id, () => row.Run(list), m => reportsDeleted ? m + " deleted=" + row.Deleted : m);
+      Row(id, () => row.Run(list), m => row.Hidden(m) + (reportsDeleted ? " deleted=" + row.Deleted : ""));
     }
 
     // The table's rows in order: each one's name and steps (empty: written out below). A line
@@ -289,113 +366,6 @@ namespace DLBridge.Parity {
       }
     }
 
-    // ---- the channel rows (their peer: tests/Peer.cs) ------------------------------------------
-    // How long a row waits for a peer (to connect, to send, to exit) before it fails.
-    private static readonly TimeSpan PeerWait = TimeSpan.FromSeconds(10);
-
-    // The peer, or the row's failure when it cannot be started.
-    private static Peer StartPeer(params string[] args) {
-      if (Peer.Program == null) throw new DLPackException(Status.Device, "DLBRIDGE_PARITY_PEER is not set");
-      return new Peer(args);
-    }
-
-    // Row channel_no_listener: a relative path where nothing listens.
-    private static string NoListener() {
-      using (Channel.Connect("dlbridge-parity-absent.sock")) return "";
-    }
-
-    // Row channel_permission: a socket in a folder other users can enter.
-    private static string OpenFolder(string dir) {
-      Posix.Chmod(dir, "755");
-      using (Listener.Listen(dir + "/s")) return "";
-    }
-
-    // A row in DIR, a new 0700 folder (its path written DIR), removed after it.
-    private static void InFolder(string id, Func<string, string> body) {
-      string dir = Posix.MakeFolder("dlbridge-parity-cs");
-      try {
-        Row(id, () => body(dir), m => m.Replace(dir, "DIR"));
-      } finally {
-        Directory.Delete(dir, true);
-      }
-    }
-
-    // Listens at DIR/s (`prepare` runs then, with the listener and the path), starts the peer with
-    // `args` (PATH: the socket's path), accepts it and runs `body` on the channel. The channel and
-    // the listener are closed before the peer is reaped (a peer waits for the close).
-    private static string Accepted(string dir, string[] args, Action<Listener, string> prepare,
-                                   Func<Channel, string> body) {
-      string path = dir + "/s";
-      Peer peer = null;
-      try {
-        using (Listener listener = Listener.Listen(path)) {
-          if (prepare != null) prepare(listener, path);
-          peer = StartPeer(args.Select(a => a == "PATH" ? path : a).ToArray());
-          listener.SetTimeout(PeerWait);  // a peer that never came
-          using (Channel channel = listener.Accept()) return body(channel);
-        }
-      } finally {
-        if (peer != null) peer.Dispose();
-      }
-    }
-
-    // listen; the peer in `mode`; accept; a time limit (`limit`); receive: the row's outcome.
-    private static void ReceiveFrom(string id, string mode, TimeSpan limit) {
-      InFolder(id, dir => Accepted(dir, new[] { mode, "PATH" }, null, channel => {
-        channel.SetTimeout(limit);
-        channel.Receive().Dispose();
-        return "";
-      }));
-    }
-
-    // Rows with a peer of another user: root only.
-    private static bool Unprivileged(string id) {
-      if (Posix.IsRoot) return false;
-      Console.WriteLine(id + "\tSKIP\tneeds root to run a peer as another user");
-      return true;
-    }
-
-    // We listen (allowing uid 65534 when `allow`), widened for another user; the peer connects
-    // as uid 65534 and echoes a float32 [4] tensor 0..3.
-    private static void OtherUidConnects(string id, bool allow) {
-      if (Unprivileged(id)) return;
-      InFolder(id, dir => Accepted(dir, new[] { "connect-as", "65534", "0", "PATH" },
-        (listener, path) => {
-          if (allow) listener.AllowUid(65534);
-          Posix.Chmod(dir, "711");
-          Posix.Chmod(path, "666");
-        },
-        channel => {
-          using (Tensor t = Tensor.AllocateShareable(Device.Cpu, DType.Float32, 4)) {
-            t.CopyFrom(new float[] { 0, 1, 2, 3 });
-            channel.SetTimeout(PeerWait);
-            channel.Send(t);
-            using (Tensor back = channel.Receive()) return Values(back);
-          }
-        }));
-    }
-
-    // The peer listens as uid 65534 and prints its socket's path; we connect, naming its uid
-    // (`nameUid`) or plainly, and receive its tensor.
-    private static void ConnectToOtherUid(string id, bool nameUid) {
-      if (Unprivileged(id)) return;
-      Row(id, () => {
-        using (Peer peer = StartPeer("listen-as", "65534", "0")) {
-          string path = peer.ReadLine();
-          if (path == null) throw new DLPackException(Status.Device, "the peer printed no socket path");
-          using (Channel channel = nameUid ? Channel.Connect(path, 65534, PeerWait) : Channel.Connect(path)) {
-            channel.SetTimeout(PeerWait);
-            using (Tensor t = channel.Receive()) return Values(t);
-          }
-        }
-      });
-    }
-
-    // A received tensor's float32 elements.
-    private static string Values(Tensor t) {
-      return "values=" + List(Array.ConvertAll(t.ToArray<float>(), x => (long)x));
-    }
-
     // The rows with no steps, each written out.
     private static readonly Dictionary<string, Action<string>> WrittenOut = new Dictionary<string, Action<string>> {
       { "close_during_call", id => Row(id, () => RaceCall(t => t.Dispose())) },
@@ -403,15 +373,6 @@ namespace DLBridge.Parity {
       { "cuda_available", id => Row(id, () => Usable(Cuda.UnavailableReason)) },
       { "cuda_allocate", id => Row(id, CudaAllocate) },
       { "opencl_available", id => Row(id, () => Usable(OpenCL.UnavailableReason)) },
-      { "channel_no_listener", id => Row(id, NoListener) },
-      { "channel_permission", id => InFolder(id, OpenFolder) },
-      { "channel_peer_closed", id => ReceiveFrom(id, "connect-close", PeerWait) },
-      { "channel_forged", id => ReceiveFrom(id, "forge", PeerWait) },
-      { "channel_timeout", id => ReceiveFrom(id, "half", TimeSpan.FromMilliseconds(100)) },
-      { "channel_refused_uid_accept", id => OtherUidConnects(id, false) },
-      { "channel_refused_uid_connect", id => ConnectToOtherUid(id, false) },
-      { "channel_second_uid_accept", id => OtherUidConnects(id, true) },
-      { "channel_second_uid_connect", id => ConnectToOtherUid(id, true) },
     };
 
     internal static int Run() {

@@ -3,9 +3,10 @@
 // $DLBRIDGE_PARITY_TABLE and performs every row with the public API of package dlbridge,
 // printing one line per row, ROW<TAB>STATUS<TAB>DETAIL, where STATUS is the core's status name and
 // DETAIL the error's message verbatim, or the facts the table names for a row that succeeds. A
-// row with steps is performed by one interpreter of the README's step language; the rows without
-// (the races, CUDA and OpenCL, the channels, the live count) are written out here. The foreign
-// producer is the one every binding's tests share (tests/foreign, through internal/ctest).
+// row with steps is performed by one interpreter of the README's step language, the channel rows'
+// peer $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc); the rows without (the races, CUDA and
+// OpenCL, the live count) are written out here. The foreign producer is the one every binding's
+// tests share (tests/foreign, through internal/ctest).
 // Suite `parity` runs it beside the other languages.
 package parity
 
@@ -121,12 +122,17 @@ func row(id string, detail string, err error) {
 
 // state is what a row's steps made and found, for the steps after them and for report.
 type state struct {
-	made    []*dlbridge.Tensor // every tensor the row made, closed when it ends
-	current *dlbridge.Tensor   // the tensor the next step uses
-	buffer  unsafe.Pointer     // the buffer wrap gave
-	deleted int64              // the foreign producer's deleter calls when the row began
-	found   map[string]string  // facts steps found (values, count, names, ...), as report writes them
-	detail  string             // what report wrote
+	made     []*dlbridge.Tensor // every tensor the row made, closed when it ends
+	current  *dlbridge.Tensor   // the tensor the next step uses
+	buffer   unsafe.Pointer     // the buffer wrap gave
+	deleted  int64              // the foreign producer's deleter calls when the row began
+	found    map[string]string  // facts steps found (values, count, names, ...), as report writes them
+	detail   string             // what report wrote
+	dir      string             // the folder step's folder, removed when the row ends
+	listener *dlbridge.Listener // the listen step's listener
+	channel  *dlbridge.Channel  // the row's channel, which the channel steps use
+	peer     *exec.Cmd          // the peer step's peer, waited for when the row ends
+	peerOut  *bufio.Reader      // the peer's stdout, where connect_peer reads its socket's path
 }
 
 // runSteps performs one row's steps and prints its line. A step the program cannot read (a
@@ -137,27 +143,57 @@ func runSteps(id string, steps []string) {
 		if r := recover(); r != nil {
 			fmt.Printf("%s\tBAD_STEP\t%v\n", id, r)
 		}
-		for i := len(s.made) - 1; i >= 0; i-- {
-			s.made[i].Close()
-		}
+		s.end()
 	}()
 	last := steps[len(steps)-1] + " "
 	reportsDeleted := strings.HasPrefix(last, "report ") && strings.Contains(last, " deleted ")
 	for _, step := range steps {
 		fields := strings.Fields(step)
-		err := s.do(fields[0], fields[1:])
-		var e *dlbridge.Error
-		if errors.As(err, &e) && reportsDeleted {
-			// A refused import has called its deleter: the count follows the message.
-			message := fmt.Sprintf("%s deleted=%d", e.Message, ctest.DeleterCalls()-s.deleted)
-			err = &dlbridge.Error{Status: e.Status, Message: message}
-		}
-		if err != nil {
-			row(id, "", err)
+		if err := s.do(fields[0], fields[1:]); err != nil {
+			row(id, "", s.printed(err, reportsDeleted))
 			return
 		}
 	}
 	row(id, s.detail, nil)
+}
+
+// printed is a failed step's error as the row's line prints it: the folder's path as DIR and,
+// withDeleted, the deleter calls after the message (a refused import has called its deleter).
+func (s *state) printed(err error, withDeleted bool) error {
+	var e *dlbridge.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	message := e.Message
+	if s.dir != "" {
+		message = strings.ReplaceAll(message, s.dir, "DIR")
+	}
+	if withDeleted {
+		message += fmt.Sprintf(" deleted=%d", ctest.DeleterCalls()-s.deleted)
+	}
+	return &dlbridge.Error{Status: e.Status, Message: message}
+}
+
+// end closes what the row opened: its tensors, its channel and listener; then it waits for its
+// peer (killed when still running after peerLimit) and removes its folder.
+func (s *state) end() {
+	for i := len(s.made) - 1; i >= 0; i-- {
+		s.made[i].Close()
+	}
+	if s.channel != nil {
+		s.channel.Close()
+	}
+	if s.listener != nil {
+		s.listener.Close()
+	}
+	if s.peer != nil {
+		kill := time.AfterFunc(peerLimit, func() { s.peer.Process.Kill() })
+		s.peer.Wait()
+		kill.Stop()
+	}
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
 }
 
 // do performs one step, name with its arguments.
@@ -190,14 +226,7 @@ func (s *state) do(name string, args []string) error {
 		s.buffer = buffer
 		return s.use(t, nil)
 	case "iota":
-		if err := s.use(dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, list(args[0])...)); err != nil {
-			return err
-		}
-		n, err := s.current.ElementCount()
-		if err != nil {
-			return err
-		}
-		return dlbridge.CopyIn(s.current, floats(0, n))
+		return s.fill(dlbridge.Allocate(dlbridge.CPU, dlbridge.Float32, list(args[0])...))
 	case "import":
 		n := number(args[1])
 		switch args[0] {
@@ -286,6 +315,54 @@ func (s *state) do(name string, args []string) error {
 		var err error
 		s.detail, err = s.report(args...)
 		return err
+	case "needs_root":
+		if os.Geteuid() != 0 {
+			return skip("needs root to run a peer as another user")
+		}
+		return nil
+	case "folder":
+		var err error
+		if s.dir, err = os.MkdirTemp("/tmp", "dlbridge-parity-go-"); err != nil {
+			return err
+		}
+		return os.Chmod(s.dir, mode(args[0]))
+	case "listen":
+		var err error
+		s.listener, err = dlbridge.Listen(s.socket())
+		return err
+	case "folder_mode":
+		return os.Chmod(s.dir, mode(args[0]))
+	case "socket_mode":
+		return os.Chmod(s.socket(), mode(args[0]))
+	case "allow_uid":
+		return s.listener.AllowUID(uint32(number(args[0])))
+	case "peer":
+		return s.startPeer(args)
+	case "accept":
+		if err := s.listener.SetTimeout(peerLimit); err != nil { // a peer that never came
+			return err
+		}
+		return s.open(s.listener.Accept())
+	case "connect":
+		return s.open(dlbridge.Dial(args[0]))
+	case "connect_peer":
+		line, err := s.peerOut.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("the peer printed no socket path: %v", err)
+		}
+		uid := dlbridge.UIDSelf
+		if len(args) > 0 {
+			uid = uint32(number(args[0]))
+		}
+		return s.open(dlbridge.DialWith(strings.TrimSuffix(line, "\n"), uid, peerLimit))
+	case "timeout":
+		return s.channel.SetTimeout(time.Duration(number(args[0])) * time.Millisecond)
+	case "send":
+		return s.channel.Send(s.current)
+	case "receive":
+		return s.use(s.channel.Receive())
+	case "shareable":
+		return s.fill(dlbridge.AllocateShareable(dlbridge.CPU, dlbridge.Float32, number(args[0])))
 	}
 	panic(fmt.Sprintf("cannot perform step %s %s", name, strings.Join(args, " ")))
 }
@@ -297,6 +374,60 @@ func (s *state) use(t *dlbridge.Tensor, err error) error {
 		s.current = t
 	}
 	return err
+}
+
+// fill is use, then fills the tensor with 0, 1, 2, ... in C order.
+func (s *state) fill(t *dlbridge.Tensor, err error) error {
+	if err := s.use(t, err); err != nil {
+		return err
+	}
+	n, err := t.ElementCount()
+	if err != nil {
+		return err
+	}
+	return dlbridge.CopyIn(t, floats(0, n))
+}
+
+// open makes c, when it was made, the row's channel.
+func (s *state) open(c *dlbridge.Channel, err error) error {
+	if err == nil {
+		s.channel = c
+	}
+	return err
+}
+
+// peerLimit bounds every wait for the peer (accept, connect_peer's connection, its exit): a row
+// fails instead of hanging.
+const peerLimit = 10 * time.Second
+
+// startPeer starts the peer with args, PATH standing for the folder's socket; its stderr passes
+// through, and its stdout is kept for connect_peer.
+func (s *state) startPeer(args []string) error {
+	program := os.Getenv("DLBRIDGE_PARITY_PEER")
+	if program == "" {
+		return errors.New("DLBRIDGE_PARITY_PEER is not set: the channel rows need the peer program")
+	}
+	for i, a := range args {
+		if a == "PATH" {
+			args[i] = s.socket()
+		}
+	}
+	cmd := exec.Command(program, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.peer, s.peerOut = cmd, bufio.NewReader(out)
+	return nil
+}
+
+// socket is the path of the folder's socket, DIR/s.
+func (s *state) socket() string {
+	return filepath.Join(s.dir, "s")
 }
 
 // report writes the facts, in that order, as the README's list writes them.
@@ -388,6 +519,15 @@ func number(text string) int64 {
 	return n
 }
 
+// mode is an octal MODE argument; a malformed one is a mistake in the table.
+func mode(text string) os.FileMode {
+	m, err := strconv.ParseUint(text, 8, 32)
+	if err != nil {
+		panic(err)
+	}
+	return os.FileMode(m)
+}
+
 // list is a LIST argument: integers separated by commas, V*N for N times V, '-' for none.
 func list(text string) []int64 {
 	var out []int64
@@ -434,21 +574,6 @@ var written = map[string]func() (string, error){
 	"cuda_available":     func() (string, error) { return "", dlbridge.CUDAAvailable() },
 	"cuda_allocate":      cudaAllocate,
 	"opencl_available":   func() (string, error) { return "", dlbridge.OpenCLAvailable() },
-	"channel_no_listener": func() (string, error) {
-		c, err := dlbridge.Dial("dlbridge-parity-absent.sock")
-		if err == nil {
-			c.Close()
-		}
-		return "", err
-	},
-	"channel_permission":          channelPermission,
-	"channel_peer_closed":         func() (string, error) { return receiveFrom("connect-close", peerLimit) },
-	"channel_forged":              func() (string, error) { return receiveFrom("forge", peerLimit) },
-	"channel_timeout":             func() (string, error) { return receiveFrom("half", 100*time.Millisecond) },
-	"channel_refused_uid_accept":  asRoot(func() (string, error) { return otherUIDConnects(false) }),
-	"channel_refused_uid_connect": asRoot(func() (string, error) { return connectToOtherUID(false) }),
-	"channel_second_uid_accept":   asRoot(func() (string, error) { return otherUIDConnects(true) }),
-	"channel_second_uid_connect":  asRoot(func() (string, error) { return connectToOtherUID(true) }),
 }
 
 // cudaAllocate allocates float32 [2] on cuda:0; its layout when it can.
@@ -533,217 +658,4 @@ func exportAndBack(t *dlbridge.Tensor) error {
 		return err
 	}
 	return back.Close()
-}
-
-// ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc) ----------
-
-// peerLimit bounds every wait of a channel row (accept, receive, the peer's exit): a row fails
-// instead of hanging.
-const peerLimit = 10 * time.Second
-
-// asRoot is a row that runs a peer as another user, which needs root: SKIP otherwise.
-func asRoot(body func() (string, error)) func() (string, error) {
-	return func() (string, error) {
-		if os.Geteuid() != 0 {
-			return "", skip("needs root to run a peer as another user")
-		}
-		return body()
-	}
-}
-
-// peer is a running parity_peer; out reads its stdout when asked for.
-type peer struct {
-	cmd *exec.Cmd
-	out *bufio.Reader
-}
-
-// startPeer starts the peer with args; withStdout gives the row its stdout.
-func startPeer(withStdout bool, args ...string) (*peer, error) {
-	program := os.Getenv("DLBRIDGE_PARITY_PEER")
-	if program == "" {
-		return nil, errors.New("DLBRIDGE_PARITY_PEER is not set: the channel rows need the peer program")
-	}
-	p := &peer{cmd: exec.Command(program, args...)}
-	p.cmd.Stderr = os.Stderr
-	if withStdout {
-		out, err := p.cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		p.out = bufio.NewReader(out)
-	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// reap waits for the peer to exit (every row ends its conversation first); one still running
-// after peerLimit is killed.
-func (p *peer) reap() {
-	if p == nil {
-		return
-	}
-	kill := time.AfterFunc(peerLimit, func() { p.cmd.Process.Kill() })
-	p.cmd.Wait()
-	kill.Stop()
-}
-
-// channelFolder makes a new folder of mode 0700 under /tmp, its socket path DIR/s, and a
-// function that removes the folder.
-func channelFolder() (dir, path string, remove func()) {
-	dir, err := os.MkdirTemp("/tmp", "dlbridge-parity-go-")
-	if err != nil {
-		panic(err) // a fixture, which no row expects to fail
-	}
-	return dir, filepath.Join(dir, "s"), func() { os.RemoveAll(dir) }
-}
-
-// channelPermission listens in a new folder of mode 0755; the folder is written DIR in the
-// error's message.
-func channelPermission() (string, error) {
-	dir, path, remove := channelFolder()
-	defer remove()
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", err
-	}
-	l, err := dlbridge.Listen(path)
-	if err == nil {
-		l.Close()
-	}
-	var e *dlbridge.Error
-	if errors.As(err, &e) {
-		err = &dlbridge.Error{Status: e.Status, Message: strings.ReplaceAll(e.Message, dir, "DIR")}
-	}
-	return "", err
-}
-
-// acceptPeer listens at a new folder's socket, prepares the listener (allow, widen), starts the
-// peer with args (PATH: the socket's path) and accepts it with a time limit. The caller closes
-// the listener and the channel, reaps the peer, removes the folder.
-func acceptPeer(prepare func(l *dlbridge.Listener, dir, path string) error, args ...string) (
-	l *dlbridge.Listener, c *dlbridge.Channel, p *peer, remove func(), err error) {
-	dir, path, remove := channelFolder()
-	if l, err = dlbridge.Listen(path); err != nil {
-		return nil, nil, nil, remove, err
-	}
-	if prepare != nil {
-		if err = prepare(l, dir, path); err != nil {
-			return l, nil, nil, remove, err
-		}
-	}
-	for i, a := range args {
-		if a == "PATH" {
-			args[i] = path
-		}
-	}
-	if p, err = startPeer(false, args...); err != nil {
-		return l, nil, nil, remove, err
-	}
-	if err = l.SetTimeout(peerLimit); err != nil { // a peer that never came
-		return l, nil, p, remove, err
-	}
-	c, err = l.Accept()
-	return l, c, p, remove, err
-}
-
-// closeAll closes what a row opened, then reaps its peer and removes its folder.
-func closeAll(c *dlbridge.Channel, l *dlbridge.Listener, p *peer, remove func()) {
-	if c != nil {
-		c.Close()
-	}
-	if l != nil {
-		l.Close()
-	}
-	p.reap()
-	remove()
-}
-
-// receiveFrom: listen, the peer in mode connects, accept, a time limit, receive.
-func receiveFrom(mode string, limit time.Duration) (string, error) {
-	l, c, p, remove, err := acceptPeer(nil, mode, "PATH")
-	defer func() { closeAll(c, l, p, remove) }()
-	if err != nil {
-		return "", err
-	}
-	if err := c.SetTimeout(limit); err != nil {
-		return "", err
-	}
-	t, err := c.Receive()
-	if err != nil {
-		return "", err
-	}
-	return "", t.Close()
-}
-
-// otherUIDConnects: we listen (allowing uid 65534 when allow), a peer of uid 65534 connects and
-// echoes the float32 tensor 0, 1, 2, 3 we send; the values of the echo.
-func otherUIDConnects(allow bool) (string, error) {
-	widen := func(l *dlbridge.Listener, dir, path string) error {
-		if allow {
-			if err := l.AllowUID(65534); err != nil {
-				return err
-			}
-		}
-		if err := os.Chmod(dir, 0o711); err != nil {
-			return err
-		}
-		return os.Chmod(path, 0o666)
-	}
-	l, c, p, remove, err := acceptPeer(widen, "connect-as", "65534", "0", "PATH")
-	defer func() { closeAll(c, l, p, remove) }()
-	if err != nil {
-		return "", err
-	}
-	t, err := dlbridge.AllocateShareable(dlbridge.CPU, dlbridge.Float32, 4)
-	if err != nil {
-		return "", err
-	}
-	defer t.Close()
-	if err := dlbridge.CopyIn(t, floats(0, 4)); err != nil {
-		return "", err
-	}
-	if err := c.SetTimeout(peerLimit); err != nil {
-		return "", err
-	}
-	if err := c.Send(t); err != nil {
-		return "", err
-	}
-	back, err := c.Receive()
-	if err != nil {
-		return "", err
-	}
-	defer back.Close()
-	v, err := dlbridge.CopyOut[float32](back)
-	return "values=" + brackets(v), err
-}
-
-// connectToOtherUID: a peer of uid 65534 listens and prints its socket's path; we connect
-// naming its uid (nameUID) or not, and receive its float32 tensor 0, 1, 2, 3; its values.
-func connectToOtherUID(nameUID bool) (string, error) {
-	p, err := startPeer(true, "listen-as", "65534", "0")
-	defer p.reap()
-	if err != nil {
-		return "", err
-	}
-	line, err := p.out.ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("the peer printed no socket path: %v", err)
-	}
-	uid := dlbridge.UIDSelf
-	if nameUID {
-		uid = 65534
-	}
-	c, err := dlbridge.DialWith(strings.TrimSuffix(line, "\n"), uid, peerLimit)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close() // before the peer is reaped: it waits for this end to close
-	t, err := c.Receive()
-	if err != nil {
-		return "", err
-	}
-	defer t.Close()
-	v, err := dlbridge.CopyOut[float32](t)
-	return "values=" + brackets(v), err
 }

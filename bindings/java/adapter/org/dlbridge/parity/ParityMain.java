@@ -1,8 +1,6 @@
 package org.dlbridge.parity;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.Buffer;
 import java.nio.ByteBuffer;
@@ -11,7 +9,6 @@ import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,6 +22,7 @@ import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
+import java.util.stream.Stream;
 import org.dlbridge.Channel;
 import org.dlbridge.DLBridge;
 import org.dlbridge.DLPackException;
@@ -40,18 +38,17 @@ import org.dlbridge.Tensor;
  * The parity rows (tests/parity/parity_table.tsv, read from DLBRIDGE_PARITY_TABLE) through the
  * Java binding's public API, plus the foreign DLPack producer the tests load (NativeTestHelper).
  * {@link Steps} performs every row that has steps, by tests/parity/README.md's step language; the
- * rows without (the races, CUDA and OpenCL, the channels, and last the live count) are written out
- * in {@link #main}. One line per row: ROW<TAB>STATUS<TAB>DETAIL, as the README says. The
- * subcommand {@code parity} of the Java adapter's program ({@code org.dlbridge.interop.JavaHost}),
- * run by suite parity.
+ * rows without (the races, CUDA and OpenCL, and last the live count) are written out in
+ * {@link #main}. One line per row: ROW<TAB>STATUS<TAB>DETAIL, as the README says. The subcommand
+ * {@code parity} of the Java adapter's program ({@code org.dlbridge.interop.JavaHost}), run by
+ * suite parity.
  */
 public final class ParityMain {
   private ParityMain() {}
 
-  /** No call of a channel row waits longer than this for a peer that may be gone. */
-  private static final Duration PATIENCE = Duration.ofSeconds(30);
+  /** No channel step waits longer than this for a peer that may be gone, nor a row's end. */
+  private static final Duration PATIENCE = Duration.ofSeconds(10);
 
-  @SuppressWarnings("try") // a channel or a listener opened for its error only
   public static void main(String[] args) throws InterruptedException {
     String table = System.getenv("DLBRIDGE_PARITY_TABLE");
     if (table == null || table.isEmpty()) {
@@ -72,24 +69,6 @@ public final class ParityMain {
       }
     });
     row("opencl_available", () -> available(DLBridge.openclUnavailableReason()));
-    row("channel_no_listener", () -> {
-      try (Channel c = Channel.connect("dlbridge-parity-absent.sock")) {
-        return "connected";
-      }
-    });
-    channelRow("channel_permission", false, dir -> {
-      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-      try (Listener l = Listener.listen(dir.resolve("s").toString())) {
-        return "listening";
-      }
-    });
-    channelRow("channel_peer_closed", false, dir -> acceptFrom(dir, PATIENCE, "connect-close"));
-    channelRow("channel_forged", false, dir -> acceptFrom(dir, PATIENCE, "forge"));
-    channelRow("channel_timeout", false, dir -> acceptFrom(dir, Duration.ofMillis(100), "half"));
-    channelRow("channel_refused_uid_accept", true, dir -> acceptOtherUid(dir, false));
-    channelRow("channel_refused_uid_connect", true, dir -> connectToOtherUid(false));
-    channelRow("channel_second_uid_accept", true, dir -> acceptOtherUid(dir, true));
-    channelRow("channel_second_uid_connect", true, dir -> connectToOtherUid(true));
     // Typed buffers hold their own references until the GC collects them (the binding's cleaner
     // then frees them): collect before counting.
     long live = DLBridge.liveCount() - liveAtStart;
@@ -135,13 +114,20 @@ public final class ParityMain {
     private Device device;
     private String names;
     private String detail = "";
+    private Path dir; // the row's folder (DIR); its socket is DIR/s
+    private Listener listener;
+    private Channel channel;
+    private Process peer;
 
-    /** The row's line after its name: DLB_OK and the report, or the failed step's error. */
-    String run(String steps) {
+    /** The row's line after its name: DLB_OK and the report, SKIP, or the failed step's error. */
+    String run(String steps) throws InterruptedException {
       String[][] list = Arrays.stream(steps.split(" ; ")).map(step -> step.split(" "))
           .toArray(String[][]::new);
       try {
         for (String[] step : list) {
+          if (step[0].equals("needs_root") && !isRoot()) {
+            return "SKIP\tneeds root to run a peer as another user";
+          }
           step(step);
         }
         return Status.name(Status.OK) + "\t" + detail;
@@ -149,16 +135,18 @@ public final class ParityMain {
         // A refused import still calls its deleter: a report of deleted follows the message.
         boolean reportsDeleted = Arrays.stream(list)
             .anyMatch(step -> step[0].equals("report") && Arrays.asList(step).contains("deleted"));
-        return e.getStatusName() + "\t" + e.getMessage()
-            + (reportsDeleted ? " deleted=" + deleted() : "");
-      } catch (RuntimeException e) {
-        return "ERROR\t" + e; // a step or an argument this interpreter does not know
+        String message = dir == null ? e.getMessage()
+            : e.getMessage().replace(dir.toString(), "DIR");
+        return e.getStatusName() + "\t" + message + (reportsDeleted ? " deleted=" + deleted() : "");
+      } catch (IOException | RuntimeException e) {
+        return "ERROR\t" + e; // not the binding's error: an unknown step, a peer not started, ...
       } finally {
         made.forEach(Tensor::close);
+        endChannels();
       }
     }
 
-    private void step(String[] w) {
+    private void step(String[] w) throws IOException {
       switch (w[0]) {
         case "allocate" -> made(Tensor.allocate(Device.CPU, DType.parse(w[1]), parse(w[2]),
             w.length > 3 && !w[3].equals("-") ? parse(w[3]) : null, w.length > 4 ? num(w[4]) : 0));
@@ -207,8 +195,67 @@ public final class ParityMain {
             .mapToObj(s -> Status.name(Math.toIntExact(s))).collect(Collectors.joining(","));
         case "report" -> detail = Arrays.stream(w, 1, w.length).map(f -> f + "=" + fact(f))
             .collect(Collectors.joining(" "));
+        case "needs_root" -> {} // run() skips the row where this program does not run as root
+        case "folder" -> {
+          dir = Files.createTempDirectory(Path.of("/tmp"), "dlbridge-parity-java-");
+          Files.setAttribute(dir, "unix:mode", Integer.parseInt(w[1], 8));
+        }
+        case "listen" -> listener = Listener.listen(socket().toString());
+        case "folder_mode" -> Files.setAttribute(dir, "unix:mode", Integer.parseInt(w[1], 8));
+        case "socket_mode" -> Files.setAttribute(socket(), "unix:mode", Integer.parseInt(w[1], 8));
+        case "allow_uid" -> listener.allowUid(num(w[1]));
+        case "peer" -> {
+          String program = Objects.requireNonNull(System.getenv("DLBRIDGE_PARITY_PEER"),
+              "DLBRIDGE_PARITY_PEER is not set");
+          Stream<String> args = Arrays.stream(w, 1, w.length)
+              .map(arg -> arg.equals("PATH") ? socket().toString() : arg);
+          peer = new ProcessBuilder(Stream.concat(Stream.of(program), args).toList())
+              .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        }
+        case "accept" -> {
+          listener.setTimeout(PATIENCE);
+          channel = listener.accept();
+        }
+        case "connect" -> channel = Channel.connect(w[1]);
+        case "connect_peer" -> {
+          String path = Objects.requireNonNull(peer.inputReader().readLine(),
+              "the peer printed nothing");
+          channel = Channel.connect(path, w.length > 1 ? num(w[1]) : Channel.UID_SELF, PATIENCE);
+        }
+        case "timeout" -> channel.setTimeout(Duration.ofMillis(num(w[1])));
+        case "send" -> channel.send(t);
+        case "receive" -> made(channel.receive());
+        case "shareable" -> {
+          made(Tensor.allocateShareable(Device.CPU, DType.FLOAT32, num(w[1])));
+          t.copyFrom(floats(0, num(w[1])));
+        }
         default -> throw new IllegalArgumentException("unknown step " + w[0]);
       }
+    }
+
+    /** The row's end for the channel steps: channel, listener, then the peer, then the folder. */
+    private void endChannels() throws InterruptedException {
+      if (channel != null) {
+        channel.close();
+      }
+      if (listener != null) {
+        listener.close();
+      }
+      if (peer != null && !peer.waitFor(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)) {
+        peer.destroyForcibly().waitFor();
+      }
+      if (dir != null) {
+        try {
+          Files.deleteIfExists(socket());
+          Files.delete(dir);
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot remove the row's folder " + dir, e);
+        }
+      }
+    }
+
+    private Path socket() {
+      return dir.resolve("s");
     }
 
     private void made(Tensor tensor) {
@@ -281,7 +328,7 @@ public final class ParityMain {
     } catch (DLPackException e) {
       line = e.getStatusName() + "\t" + e.getMessage();
     } catch (Exception e) {
-      line = "ERROR\t" + e; // not the binding's own error: the peer would not start, ...
+      line = "ERROR\t" + e; // not the binding's own error
     }
     System.out.println(id + "\t" + line);
   }
@@ -366,105 +413,6 @@ public final class ParityMain {
       return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid") == 0;
     } catch (IOException e) {
       return false;
-    }
-  }
-
-  /** A channel row's body, given its folder DIR (under /tmp). */
-  private interface ChannelBody {
-    String run(Path dir) throws Exception;
-  }
-
-  /** A channel row in a fresh folder DIR, removed afterwards; a message writes DIR's path "DIR". */
-  private static void channelRow(String id, boolean needsRoot, ChannelBody body) {
-    if (needsRoot && !isRoot()) {
-      System.out.println(id + "\tSKIP\tneeds root to run a peer as another user");
-      return;
-    }
-    row(id, () -> {
-      Path dir = Files.createTempDirectory(Path.of("/tmp"), "dlbridge-parity-"); // mode 0700
-      try {
-        return body.run(dir);
-      } catch (DLPackException e) {
-        throw new DLPackException(e.getStatus(), e.getMessage().replace(dir.toString(), "DIR"));
-      } finally {
-        Files.deleteIfExists(dir.resolve("s"));
-        Files.delete(dir);
-      }
-    });
-  }
-
-  /** The peer program (DLBRIDGE_PARITY_PEER) in one mode; closing it waits for it (30 s). */
-  @SuppressWarnings("try") // close() may throw InterruptedException: nothing interrupts us
-  private static final class Peer implements AutoCloseable {
-    private final Process process;
-
-    Peer(String... args) throws IOException {
-      List<String> command = new ArrayList<>(List.of(Objects.requireNonNull(
-          System.getenv("DLBRIDGE_PARITY_PEER"), "DLBRIDGE_PARITY_PEER is not set")));
-      command.addAll(List.of(args));
-      process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    }
-
-    /** The first line the peer prints (listen-as: its socket's path). */
-    String line() throws IOException {
-      return Objects.requireNonNull(new BufferedReader(new InputStreamReader(
-          process.getInputStream())).readLine(), "the peer printed nothing");
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-      if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor();
-      }
-    }
-  }
-
-  /** Listens at DIR/s; the peer in {@code mode} connects; accepts and receives within limit. */
-  @SuppressWarnings("try") // the peer is closed (waited for) after the channel
-  private static String acceptFrom(Path dir, Duration limit, String mode) throws Exception {
-    String path = dir.resolve("s").toString();
-    try (Listener listener = Listener.listen(path)) {
-      listener.setTimeout(PATIENCE);
-      try (Peer peer = new Peer(mode, path); Channel c = listener.accept()) {
-        c.setTimeout(limit);
-        try (Tensor t = c.receive()) {
-          return "values=" + list(longs(t.toFloatArray()));
-        }
-      }
-    }
-  }
-
-  /** Listens at DIR/s, allowing uid 65534 or not; the peer connects as it, to echo [0,1,2,3]. */
-  @SuppressWarnings("try") // the peer is closed (waited for) after the channel
-  private static String acceptOtherUid(Path dir, boolean allow) throws Exception {
-    Path path = dir.resolve("s");
-    try (Listener listener = Listener.listen(path.toString())) {
-      listener.setTimeout(PATIENCE);
-      if (allow) {
-        listener.allowUid(65534);
-      }
-      // uid 65534 must reach the socket: its folder 0711, the socket 0666.
-      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
-      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
-      try (Peer peer = new Peer("connect-as", "65534", "0", path.toString());
-          Channel c = listener.accept();
-          Tensor t = Tensor.allocateShareable(Device.CPU, DType.FLOAT32, 4)) {
-        t.copyFrom(floats(0, 4));
-        c.send(t);
-        try (Tensor back = c.receive()) {
-          return "values=" + list(longs(back.toFloatArray()));
-        }
-      }
-    }
-  }
-
-  /** A peer of uid 65534 listens; connects naming that uid or not, and receives. */
-  @SuppressWarnings("try") // the peer is closed (waited for) after the channel
-  private static String connectToOtherUid(boolean nameUid) throws Exception {
-    try (Peer peer = new Peer("listen-as", "65534", "0");
-        Channel c = Channel.connect(peer.line(), nameUid ? 65534 : Channel.UID_SELF, PATIENCE);
-        Tensor t = c.receive()) {
-      return "values=" + list(longs(t.toFloatArray()));
     }
   }
 }

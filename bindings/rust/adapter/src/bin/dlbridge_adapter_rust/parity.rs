@@ -2,8 +2,8 @@
 //! `ROW<TAB>STATUS<TAB>DETAIL`; suite `parity` compares them with the table and the other
 //! languages. The rows with steps are read from the table ($DLBRIDGE_PARITY_TABLE) and performed
 //! by one interpreter of the step language (tests/parity/README.md, "Steps"); the rows without
-//! (the races, CUDA and OpenCL, the channels, the live count) are written out below. The
-//! subcommand `parity` of the Rust adapter's program.
+//! (the races, CUDA and OpenCL, the live count) are written out below. The subcommand `parity`
+//! of the Rust adapter's program.
 
 #[path = "../../../../dlbridge/tests/common/mod.rs"]
 mod common;
@@ -11,21 +11,16 @@ mod common;
 use dlbridge::ipc::{Channel, Listener};
 use dlbridge::{cuda, opencl, status, status_name, DType, Device, Error, Slice, Tensor};
 use std::collections::HashMap;
-use std::io::BufRead;
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn list(v: &[i64]) -> String {
     let items: Vec<String> = v.iter().map(i64::to_string).collect();
     format!("[{}]", items.join(","))
-}
-
-fn values(v: &[f32]) -> String {
-    let whole: Vec<i64> = v.iter().map(|&x| x as i64).collect();
-    format!("values={}", list(&whole))
 }
 
 fn layout(t: &Tensor) -> String {
@@ -84,7 +79,6 @@ pub fn run() -> i32 {
         "opencl_available",
         opencl::is_available().map(|()| String::new()),
     );
-    channel_rows();
 
     // Last: every other row has closed its tensors by now.
     row(
@@ -136,14 +130,13 @@ impl From<Error> for Stop {
 
 const USE_AFTER_CLOSE: &str = "Rust's ownership forbids using a dropped Tensor at compile time";
 const CLOSE_TWICE: &str = "Rust's ownership drops a Tensor exactly once, at compile time";
+const NEEDS_ROOT: &str = "needs root to run a peer as another user";
 
-/// Performs one row's steps and prints its line; the row's tensors are closed when it returns.
+/// Performs one row's steps and prints its line; the row ends when it returns (State's drop).
 fn run_steps(id: &str, steps: &str, may_skip: &str) {
     let steps: Vec<Vec<&str>> = steps.split(" ; ").map(|s| s.split(' ').collect()).collect();
-    let mut state = State {
-        deleted_before: FOREIGN_DELETES.load(Ordering::SeqCst),
-        ..State::default()
-    };
+    let mut state = State::default();
+    state.deleted_before = FOREIGN_DELETES.load(Ordering::SeqCst);
     let outcome = steps.iter().try_for_each(|s| state.step(s[0], &s[1..]));
     // A refused import still calls its deleter: the count follows the message.
     let deleted = steps
@@ -152,11 +145,16 @@ fn run_steps(id: &str, steps: &str, may_skip: &str) {
     let skip_allowed = may_skip.split(',').any(|l| l == "rust" || l == "*");
     match outcome {
         Ok(()) => println!("{id}\tDLB_OK\t{}", state.report),
-        Err(Stop::Failed(e)) if deleted => {
-            let n = state.deleted();
-            println!("{id}\t{}\t{} deleted={n}", e.status_name(), e.message());
+        Err(Stop::Failed(e)) => {
+            let mut message = e.message().to_string();
+            if let Some(dir) = &state.folder {
+                message = message.replace(dir.as_str(), "DIR");
+            }
+            if deleted {
+                message += &format!(" deleted={}", state.deleted());
+            }
+            println!("{id}\t{}\t{message}", e.status_name());
         }
-        Err(Stop::Failed(e)) => row(id, Err(e)),
         Err(Stop::Skip(why)) if skip_allowed => skip(id, why),
         Err(Stop::Skip(why)) => {
             let e = harness_error(&format!("the table allows Rust no SKIP here: {why}"));
@@ -179,6 +177,26 @@ struct State {
     deleted_before: usize,
     /// What `report` printed.
     report: String,
+    /// The row's folder (`folder`), listener, channel and peer.
+    folder: Option<String>,
+    listener: Option<Listener>,
+    channel: Option<Channel>,
+    peer: Option<Child>,
+}
+
+/// The row's end: its channel and listener close, its peer ends (killed after `PEER_LIMIT`), its
+/// folder goes; its tensors close after.
+impl Drop for State {
+    fn drop(&mut self) {
+        self.channel = None;
+        self.listener = None;
+        if let Some(peer) = &mut self.peer {
+            reap(peer);
+        }
+        if let Some(dir) = &self.folder {
+            std::fs::remove_dir_all(dir).ok();
+        }
+    }
 }
 
 impl State {
@@ -204,6 +222,24 @@ impl State {
     fn push(&mut self, t: Tensor) {
         self.tensors.push(Some(t));
         self.current = self.tensors.len() - 1;
+    }
+
+    /// The row's folder, DIR.
+    fn folder(&self) -> &str {
+        self.folder.as_deref().expect("parity table: no folder")
+    }
+
+    /// The row's socket path, `DIR/s`.
+    fn socket(&self) -> String {
+        format!("{}/s", self.folder())
+    }
+
+    fn listener(&self) -> &Listener {
+        self.listener.as_ref().expect("parity table: no listener")
+    }
+
+    fn channel(&self) -> &Channel {
+        self.channel.as_ref().expect("parity table: no channel")
     }
 
     fn step(&mut self, name: &str, a: &[&str]) -> Result<(), Stop> {
@@ -316,6 +352,49 @@ impl State {
                     .collect();
                 self.facts.insert("names", names.join(","));
             }
+            "needs_root" if geteuid() != 0 => return Err(Stop::Skip(NEEDS_ROOT)),
+            "needs_root" => {}
+            "folder" => {
+                static NEXT: AtomicUsize = AtomicUsize::new(0);
+                let n = NEXT.fetch_add(1, Ordering::SeqCst);
+                let dir = format!("/tmp/dlbridge-parity-rust-{}-{n}", std::process::id());
+                let made = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+                made.map_err(|e| harness_error(&format!("cannot make {dir}: {e}")))?;
+                chmod(self.folder.insert(dir), a[0])?;
+            }
+            "listen" => self.listener = Some(Listener::bind(self.socket())?),
+            "folder_mode" => chmod(self.folder(), a[0])?,
+            "socket_mode" => chmod(&self.socket(), a[0])?,
+            "allow_uid" => self.listener().allow_uid(int(a[0]) as u32)?,
+            "peer" => {
+                let args = a.iter().map(|&arg| match arg {
+                    "PATH" => self.socket(),
+                    _ => arg.to_string(),
+                });
+                self.peer = Some(spawn_peer(args)?);
+            }
+            "accept" => {
+                self.listener().set_timeout(Some(PEER_LIMIT))?;
+                self.channel = Some(self.listener().accept()?);
+            }
+            "connect" => self.channel = Some(Channel::connect(a[0])?),
+            "connect_peer" => {
+                let uid = a.first().map(|n| int(n) as u32);
+                let path = peer_path(self.peer.as_mut())?;
+                self.channel = Some(Channel::connect_with(path, uid, Some(PEER_LIMIT))?);
+            }
+            "timeout" => {
+                let limit = Duration::from_millis(int(a[0]) as u64);
+                self.channel().set_timeout(Some(limit))?;
+            }
+            "send" => self.channel().send(self.tensor()?)?,
+            "receive" => self.push(self.channel().receive()?),
+            "shareable" => {
+                let n = int(a[0]);
+                let mut t = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &[n])?;
+                t.copy_from_slice(&floats(0, n))?;
+                self.push(t);
+            }
             "report" => {
                 let facts: Vec<String> =
                     a.iter().map(|f| self.fact(f)).collect::<Result<_, _>>()?;
@@ -389,11 +468,10 @@ fn write<T>(array: &mut [T], a: &[&str], from: fn(i64) -> T) -> usize {
     array.len()
 }
 
-// ---- the channel rows: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc) -------
+// ---- the channel steps' helpers: the peer is $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc)
 
-/// The longest any channel row waits for its peer: a row fails, it never hangs.
+/// The longest a channel row waits for its peer: a row fails, it never hangs.
 const PEER_LIMIT: Duration = Duration::from_secs(10);
-const OTHER_UID: &str = "65534";
 
 fn geteuid() -> u32 {
     extern "C" {
@@ -408,57 +486,46 @@ fn harness_error(message: &str) -> Error {
     Error::new(status::DEVICE, message)
 }
 
-/// A new folder of `mode` under /tmp (as mkdtemp makes one), removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(mode: u32) -> Result<TempDir, Error> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = PathBuf::from(format!(
-            "/tmp/dlbridge-parity-rust-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&dir)
-            .and_then(|()| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)))
-            .map_err(|e| harness_error(&format!("cannot make {}: {e}", dir.display())))?;
-        Ok(TempDir(dir))
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.0.join("s")
-    }
+/// Sets the mode of `path` to `mode`, an octal number.
+fn chmod(path: &str, mode: &str) -> Result<(), Error> {
+    let bad = || panic!("parity table: '{mode}' is not an octal mode");
+    let mode = u32::from_str_radix(mode, 8).unwrap_or_else(|_| bad());
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| harness_error(&format!("chmod {path}: {e}")))
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
-}
-
-/// The peer program, started with `args`; its stdout piped when `piped`.
-fn spawn_peer(args: &[&str], piped: bool) -> Result<Child, Error> {
+/// The peer program, started with `args`; its stdout piped (connect_peer reads it), its stderr
+/// ours.
+fn spawn_peer(args: impl Iterator<Item = String>) -> Result<Child, Error> {
     let peer = std::env::var_os("DLBRIDGE_PARITY_PEER").ok_or_else(|| {
         harness_error("DLBRIDGE_PARITY_PEER is not set: the channel rows need the parity peer")
     })?;
     Command::new(&peer)
         .args(args)
-        .stdout(if piped {
-            Stdio::piped()
-        } else {
-            Stdio::inherit()
-        })
+        .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| harness_error(&format!("cannot start the parity peer: {e}")))
 }
 
-/// Waits for a peer to end (every spawned peer is reaped); one still running after
-/// `PEER_LIMIT` is killed first, so that no row can hang on it.
-fn reap(peer: Option<Child>) {
-    let Some(mut child) = peer else { return };
-    let start = std::time::Instant::now();
+/// The socket path the peer printed on its first line of output.
+fn peer_path(peer: Option<&mut Child>) -> Result<String, Error> {
+    let stdout = peer.and_then(|p| p.stdout.take());
+    let stdout = stdout.expect("parity table: connect_peer needs a peer of its own");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| harness_error(&format!("reading the peer's socket path: {e}")))?;
+    let path = line.trim_end_matches('\n');
+    if path.is_empty() {
+        return Err(harness_error("the peer printed no socket path"));
+    }
+    Ok(path.to_string())
+}
+
+/// Waits for a peer to end; one still running after `PEER_LIMIT` is killed first, so that no
+/// row can hang on it.
+fn reap(child: &mut Child) {
+    let start = Instant::now();
     while let Ok(None) = child.try_wait() {
         if start.elapsed() > PEER_LIMIT {
             child.kill().ok();
@@ -467,130 +534,4 @@ fn reap(peer: Option<Child>) {
         std::thread::sleep(Duration::from_millis(5));
     }
     child.wait().ok();
-}
-
-/// listen at DIR/s; the peer (`mode PATH`) connects; accept; a time limit (100 ms for `half`);
-/// receive: the row's outcome.
-fn row_receive_from(id: &str, mode: &str) {
-    let mut peer = None;
-    let outcome = TempDir::new(0o700).and_then(|dir| {
-        let path = dir.socket();
-        let listener = Listener::bind(&path)?;
-        peer = Some(spawn_peer(&[mode, &path.to_string_lossy()], false)?);
-        listener.set_timeout(Some(PEER_LIMIT))?;
-        let channel = listener.accept()?;
-        channel.set_timeout(Some(if mode == "half" {
-            Duration::from_millis(100)
-        } else {
-            PEER_LIMIT
-        }))?;
-        let result = channel.receive().map(|_| String::new());
-        drop((channel, listener)); // the `half` peer waits for this close
-        reap(peer.take());
-        result
-    });
-    reap(peer);
-    row(id, outcome);
-}
-
-/// We listen (allowing uid 65534 when `allow`); the peer connects as 65534 and echoes what we
-/// send (float32 [4] 0..3); read the echo.
-fn row_other_uid_connects(id: &str, allow: bool) {
-    let mut peer = None;
-    let outcome = TempDir::new(0o700).and_then(|dir| {
-        let path = dir.socket();
-        let listener = Listener::bind(&path)?;
-        if allow {
-            listener.allow_uid(65534)?;
-        }
-        // The other user's way in; the allowed uids still decide who is accepted.
-        for (p, mode) in [(&dir.0, 0o711), (&path, 0o666)] {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
-                .map_err(|e| harness_error(&format!("chmod {}: {e}", p.display())))?;
-        }
-        peer = Some(spawn_peer(
-            &["connect-as", OTHER_UID, "0", &path.to_string_lossy()],
-            false,
-        )?);
-        listener.set_timeout(Some(PEER_LIMIT))?;
-        let channel = listener.accept()?;
-        channel.set_timeout(Some(PEER_LIMIT))?;
-        let mut t = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &[4])?;
-        t.copy_from_slice(&[0.0f32, 1.0, 2.0, 3.0])?;
-        channel.send(&t)?;
-        let back = channel.receive()?;
-        let detail = values(&back.to_vec::<f32>()?);
-        drop((channel, listener));
-        reap(peer.take());
-        Ok(detail)
-    });
-    reap(peer);
-    row(id, outcome);
-}
-
-/// The peer listens as uid 65534 and prints its socket's path; we connect to it, naming its uid
-/// when `name_uid` (a plain connect otherwise), and read the float32 [4] it sends.
-fn row_connect_to_other_uid(id: &str, name_uid: bool) {
-    let mut peer = None;
-    let outcome = (|| {
-        let child = peer.insert(spawn_peer(&["listen-as", OTHER_UID, "0"], true)?);
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("piped");
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .map_err(|e| harness_error(&format!("reading the peer's socket path: {e}")))?;
-        let path = Path::new(line.trim_end_matches('\n'));
-        if path.as_os_str().is_empty() {
-            return Err(harness_error("the peer printed no socket path"));
-        }
-        let channel = if name_uid {
-            Channel::connect_with(path, Some(65534), Some(PEER_LIMIT))?
-        } else {
-            Channel::connect(path)?
-        };
-        channel.set_timeout(Some(PEER_LIMIT))?;
-        let t = channel.receive()?;
-        Ok(values(&t.to_vec::<f32>()?))
-    })();
-    reap(peer);
-    row(id, outcome);
-}
-
-fn channel_rows() {
-    row(
-        "channel_no_listener",
-        Channel::connect("dlbridge-parity-absent.sock").map(|_| String::new()),
-    );
-    match TempDir::new(0o755) {
-        Err(e) => row("channel_permission", Err(e)),
-        Ok(dir) => {
-            let dir_text = dir.0.to_string_lossy().into_owned();
-            // The message names the row's folder: it is written DIR.
-            row(
-                "channel_permission",
-                Listener::bind(dir.socket())
-                    .map(|_| String::new())
-                    .map_err(|e| Error::new(e.status(), e.message().replace(&dir_text, "DIR"))),
-            );
-        }
-    }
-    row_receive_from("channel_peer_closed", "connect-close");
-    row_receive_from("channel_forged", "forge");
-    row_receive_from("channel_timeout", "half");
-    let root_rows = [
-        "channel_refused_uid_accept",
-        "channel_refused_uid_connect",
-        "channel_second_uid_accept",
-        "channel_second_uid_connect",
-    ];
-    if geteuid() != 0 {
-        for id in root_rows {
-            skip(id, "needs root to run a peer as another user");
-        }
-    } else {
-        row_other_uid_connects("channel_refused_uid_accept", false);
-        row_connect_to_other_uid("channel_refused_uid_connect", false);
-        row_other_uid_connects("channel_second_uid_accept", true);
-        row_connect_to_other_uid("channel_second_uid_connect", true);
-    }
 }
