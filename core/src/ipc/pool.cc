@@ -290,19 +290,25 @@ bool ring_has_returns(Pool* pool) {
 }
 
 // Waits for the peer to give something back, for at most `budget` (none: kNoBudget), and says
-// in `*waited` how long it did: true when something may have come back (or the channel was shut,
-// which the caller's next check says), false when the budget or the channel's time limit ran out
-// first. `seen` is the pool's return_head when the caller let go of the lock. Watches the return
-// ring first (spin_until), then sleeps on the release socket with the doorbell asked for.
+// in `*waited` (when not null) how long it did: true when something may have come back (or the
+// channel was shut, which the caller's next check says), false when the budget or the channel's
+// time limit ran out first. Called and returns with `lock` held on the pool's mutex, which it
+// lets go of while it waits. Watches the return ring first (spin_until), then sleeps on the
+// release socket with the doorbell asked for.
 constexpr std::chrono::nanoseconds kNoBudget = std::chrono::nanoseconds::max();
 
-bool await_return(dlb_channel* channel, Pool* pool, uint64_t seen,
+bool await_return(std::unique_lock<std::mutex>& lock, dlb_channel* channel, Pool* pool,
                   std::chrono::nanoseconds budget, const Deadline& deadline,
                   std::chrono::nanoseconds* waited) {
   using Clock = std::chrono::steady_clock;
+  const uint64_t seen = pool->return_head;  // returns taken so far
+  lock.unlock();
   const auto started = Clock::now();
   const auto account = [&](bool came) {
-    *waited = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started);
+    if (waited != nullptr) {
+      *waited = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started);
+    }
+    lock.lock();
     return came;
   };
   if (pool->ring != nullptr) {
@@ -525,12 +531,9 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
           pool->grow_ns_per_byte * static_cast<double>(segment_size)));
       SizeClass& size = size_class(pool, slot_size);
       if (class_lent && !pool->peer_gone && size.waited < cost) {
-        const uint64_t seen = pool->return_head;
         std::chrono::nanoseconds waited{0};
-        lock.unlock();
-        const bool came = await_return(channel, pool, seen, cost - size.waited, deadline,
+        const bool came = await_return(lock, channel, pool, cost - size.waited, deadline,
                                        &waited);
-        lock.lock();
         size_class(pool, slot_size).waited += waited;  // `size` may have moved meanwhile
         if (is_shut(channel)) return fail_shut(error);
         if (came) continue;
@@ -557,11 +560,7 @@ DLB_API dlb_status dlb_channel_allocate(dlb_channel* channel, DLDevice device, D
                        static_cast<unsigned long long>(channel->pool_limit),
                        static_cast<unsigned long long>(segment_size));
     }
-    const uint64_t seen = pool->return_head;
-    std::chrono::nanoseconds waited{0};
-    lock.unlock();
-    const bool came = await_return(channel, pool, seen, kNoBudget, deadline, &waited);
-    lock.lock();
+    const bool came = await_return(lock, channel, pool, kNoBudget, deadline, nullptr);
     if (is_shut(channel)) return fail_shut(error);
     if (!came) {
       return dlb::fail(error, DLB_ERR_TIMEOUT,
