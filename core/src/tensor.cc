@@ -459,13 +459,16 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
     // The first element is at an aligned address (data, once the offset is folded into it);
     // what negative strides reach before it lies in the padding after the block.
     constexpr size_t kAlign = DLB_CPU_ALIGNMENT;
+    const auto out_of_memory = [&] {
+      return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
+                       static_cast<unsigned long long>(nbytes));
+    };
     const size_t header = (block_size(ndim) + kAlign - 1) & ~size_t{kAlign - 1};
     const size_t lead = (static_cast<size_t>(byte_offset) + kAlign - 1) & ~size_t{kAlign - 1};
     size_t total;
     if (__builtin_add_overflow(header + lead, nbytes - byte_offset, &total) ||
         total > SIZE_MAX - kAlign) {
-      return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
-                       static_cast<unsigned long long>(nbytes));
+      return out_of_memory();
     }
     const size_t data_bytes = total - header;
     if (data_bytes >= dlb::kLargeCpuBufferBytes) {
@@ -475,8 +478,7 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
       void* memory = data == nullptr ? nullptr : allocate_block(ndim);
       if (memory == nullptr) {
         if (data != nullptr) dlb::give_back_large_cpu_buffer(buffer);
-        return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
-                         static_cast<unsigned long long>(nbytes));
+        return out_of_memory();
       }
       Block* block = init_block(memory, nullptr, Owner::kRelease, flags,
                                 layout_of(data + lead - byte_offset, device, dtype, ndim, shape,
@@ -488,10 +490,7 @@ DLB_API dlb_status dlb_tensor_allocate(DLDevice device, DLDataType dtype, int32_
     }
     const size_t rounded = (total + kAlign - 1) & ~size_t{kAlign - 1};
     void* memory = std::aligned_alloc(kAlign, rounded);
-    if (memory == nullptr) {
-      return dlb::fail(error, DLB_ERR_OUT_OF_MEMORY, "cannot allocate %llu bytes on the cpu",
-                       static_cast<unsigned long long>(nbytes));
-    }
+    if (memory == nullptr) return out_of_memory();
     Block* block = init_block(memory, nullptr, Owner::kInline, flags,
                               layout_of(static_cast<char*>(memory) + header + lead - byte_offset,
                                         device, dtype, ndim, shape, strides, byte_offset));
