@@ -173,12 +173,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // are compact, else as the descriptor's layout over them reads. A span of a few bytes may
   // be read as many elements (a broadcast view): those beyond kMaxReadBack bytes or
   // kMaxReadBackElements elements are not read.
-  int64_t elements = 1;  // saturates just past kMaxReadBackElements
-  for (int32_t d = 0; d < wire.ndim && elements > 0; ++d) {
-    const int64_t extent = wire.shape[d];
-    elements = extent > (kMaxReadBackElements + 1) / elements ? kMaxReadBackElements + 1
-                                                                : elements * extent;
-  }
+  int64_t elements = 0;
+  FUZZ_CHECK(dlb_tensor_element_count(&t->dl_tensor, &elements, nullptr) == DLB_OK);
   if (compact > kMaxReadBack || elements > kMaxReadBackElements) {
     dlb_tensor_free(t);
     FUZZ_CHECK(dlb_tensor_live_count() == live_before);
