@@ -1,8 +1,10 @@
-/* ipc_peer.c - the C peer of suite ipc's exchange across languages (README.md, "The peer
- * protocol"): `ipc_peer consume PATH` or `ipc_peer produce PATH`, and of suite remote's pairs
- * (`ipc_peer remote-consume KEYHEX [SCHEME]`, `ipc_peer remote-produce ADDRESS KEYHEX`), with the
- * public C API alone. `ipc_peer remote-available` is run_languages.py's probe: exit 0, or 77 and
- * the core's reason where this machine cannot make remote channels. */
+/* ipc_peer.c - C's peer in suites ipc-languages and remote (README.md, "The peer protocol" and
+ * "The remote peer protocol"), with the public C API alone: `ipc_peer consume PATH`,
+ * `ipc_peer produce PATH`, `ipc_peer remote-consume KEYHEX [SCHEME]` and
+ * `ipc_peer remote-produce ADDRESS KEYHEX`. The other languages play the same roles as steps of
+ * their parity programs, which run_languages.py writes out; C's rows are code, so its roles are
+ * too. `ipc_peer remote-available` is run_languages.py's probe: exit 0, or 77 and the core's
+ * reason where this machine cannot make remote channels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,297 +13,177 @@
 #include "dlbridge/dlbridge.h"
 #include "../remote/hex_key.h"
 
-static int failed(const char* role, const char* what, const dlb_error* error) {
-  fprintf(stderr, "c %s: %s%s%s\n", role, what, error ? ": " : "", error ? error->message : "");
+static const DLDataType kFloat32 = {kDLFloat, 32, 1};
+static const DLDevice kCpu = {kDLCPU, 0};
+
+/* One role's run: its name, the channel options (a remote role's key; NULL for a local one) and
+ * what it must free. */
+typedef struct {
+  const char* role;
+  dlb_channel_options* options;
+  dlb_channel *listener, *channel;
+  DLManagedTensorVersioned* tensors[4];
+} run;
+
+static int failed(const run* r, const char* what, const dlb_error* error) {
+  fprintf(stderr, "c %s: %s%s%s\n", r->role, what, error ? ": " : "", error ? error->message : "");
   return 1;
 }
 
-static int consume(const char* path) {
-  const DLDataType f32 = {kDLFloat, 32, 1}, i32 = {kDLInt, 32, 1};
-  dlb_error err;
-  dlb_channel *listener = NULL, *channel = NULL;
-  DLManagedTensorVersioned *t = NULL, *copied = NULL, *extra = NULL;
-  int rc = 1;
-  if (dlb_channel_listen(path, &listener, &err) != DLB_OK) return failed("consume", "listen", &err);
-  printf("ready\n");
-  fflush(stdout);
-  if (dlb_channel_accept(listener, &channel, &err) != DLB_OK) {
-    failed("consume", "accept", &err);
-    goto done;
-  }
-  int32_t pid = 0;
-  uint32_t uid = 0;
-  if (dlb_channel_peer(channel, &pid, &uid, &err) != DLB_OK || pid <= 0 || uid != geteuid()) {
-    failed("consume", "the peer's pid and uid", NULL);
-    goto done;
-  }
-  if (dlb_channel_receive(channel, &t, &err) != DLB_OK) {
-    failed("consume", "receive", &err);
-    goto done;
-  }
-  float values[6] = {0};
-  const int64_t* shape = t->dl_tensor.shape;
-  if (t->dl_tensor.ndim != 2 || shape[0] != 2 || shape[1] != 3 ||
-      dlb_tensor_copy_to_host(t, f32, values, sizeof values, &err) != DLB_OK ||
-      !dlb_tensor_is_shareable(t)) {
-    failed("consume", "the first tensor is not a shareable float32 [2, 3]", NULL);
-    goto done;
-  }
-  for (int i = 0; i < 6; ++i) {
-    if (values[i] != (float)i) {
-      failed("consume", "the first tensor does not hold 0..5", NULL);
-      goto done;
-    }
-  }
-  values[0] = 100.0f;
-  if (dlb_tensor_copy_from_host(t, f32, values, sizeof values, &err) != DLB_OK ||
-      dlb_channel_send(channel, t, 0, &err) != DLB_OK) {
-    failed("consume", "writing and sending back", &err);
-    goto done;
-  }
-  int32_t pair[2] = {0};
-  if (dlb_channel_receive(channel, &copied, &err) != DLB_OK ||
-      dlb_tensor_copy_to_host(copied, i32, pair, sizeof pair, &err) != DLB_OK) {
-    failed("consume", "the copied tensor", &err);
-    goto done;
-  }
-  if (pair[0] != 7 || pair[1] != 8 || !(copied->flags & DLPACK_FLAG_BITMASK_IS_COPIED)) {
-    failed("consume", "the copied tensor is not [7, 8] with IS_COPIED", NULL);
-    goto done;
-  }
-  if (dlb_channel_receive(channel, &extra, &err) != DLB_ERR_PEER_CLOSED ||
-      strcmp(err.message, "the peer closed the channel") != 0) {
-    failed("consume", "after the peer closed", &err);
-    goto done;
-  }
-  printf("consume ok\n");
-  rc = 0;
-done:
-  dlb_tensor_free(extra);
-  dlb_tensor_free(copied);
-  dlb_tensor_free(t);
-  dlb_channel_close(channel);
-  dlb_channel_close(listener);
+static int finish(run* r, int rc) {
+  for (int i = 0; i < 4; ++i) dlb_tensor_free(r->tensors[i]);
+  dlb_channel_close(r->channel);
+  dlb_channel_close(r->listener);
+  dlb_channel_options_free(r->options);
+  if (rc == 0) printf("%s ok\n", strstr(r->role, "consume") ? "consume" : "produce");
   return rc;
 }
 
-static int produce(const char* path) {
-  const DLDevice cpu = {kDLCPU, 0};
-  const DLDataType f32 = {kDLFloat, 32, 1}, i32 = {kDLInt, 32, 1};
-  const int64_t shape[2] = {2, 3}, pair_shape[1] = {2};
-  dlb_error err;
-  dlb_channel* channel = NULL;
-  DLManagedTensorVersioned *x = NULL, *back = NULL, *plain = NULL;
-  int rc = 1;
-  if (dlb_channel_connect(path, &channel, &err) != DLB_OK) return failed("produce", "connect", &err);
-  float values[6] = {0, 1, 2, 3, 4, 5};
-  if (dlb_tensor_allocate_shareable(cpu, f32, 2, shape, NULL, 0, &x, &err) != DLB_OK ||
-      dlb_tensor_copy_from_host(x, f32, values, sizeof values, &err) != DLB_OK ||
-      dlb_channel_send(channel, x, 0, &err) != DLB_OK) {
-    failed("produce", "sending", &err);
-    goto done;
-  }
-  float mine[6] = {0}, theirs[6] = {0};
-  if (dlb_channel_receive(channel, &back, &err) != DLB_OK ||
-      dlb_tensor_copy_to_host(x, f32, mine, sizeof mine, &err) != DLB_OK ||
-      dlb_tensor_copy_to_host(back, f32, theirs, sizeof theirs, &err) != DLB_OK) {
-    failed("produce", "receiving back", &err);
-    goto done;
-  }
-  if (mine[0] != 100.0f || theirs[0] != 100.0f) {
-    failed("produce", "the consumer's write is not in our tensor", NULL);
-    goto done;
-  }
-  int32_t pair[2] = {7, 8};
-  if (dlb_tensor_allocate(cpu, i32, 1, pair_shape, NULL, 0, &plain, &err) != DLB_OK ||
-      dlb_tensor_copy_from_host(plain, i32, pair, sizeof pair, &err) != DLB_OK ||
-      dlb_channel_send(channel, plain, DLB_SEND_COPY, &err) != DLB_OK) {
-    failed("produce", "sending a copy", &err);
-    goto done;
-  }
-  printf("produce ok\n");
-  rc = 0;
-done:
-  dlb_tensor_free(plain);
-  dlb_tensor_free(back);
-  dlb_tensor_free(x);
-  dlb_channel_close(channel);
-  return rc;
-}
-
-/* ---- the remote peer protocol ----------------------------------------------------------- */
-
-/* Options holding the key that KEYHEX spells (two hex digits a byte); the core checks its length.
- * NULL after printing why. */
-static dlb_channel_options* options_with_key(const char* role, const char* hex) {
+/* Sets r->options to options holding the key that KEYHEX spells (two hex digits a byte; the
+ * core checks its length). 0, or 1 after printing why. */
+static int use_key(run* r, const char* hex) {
   unsigned char key[DLB_REMOTE_MAX_KEY_BYTES + 1];
   size_t size = 0;
+  dlb_error err;
   if (key_from_hex(hex, key, sizeof key, &size) != 0) {
-    failed(role, "KEYHEX is not two hex digits a byte within the longest key", NULL);
-    return NULL;
+    return failed(r, "KEYHEX is not two hex digits a byte within the longest key", NULL);
   }
-  dlb_error err;
-  dlb_channel_options* options = NULL;
-  if (dlb_channel_options_create(&options, &err) != DLB_OK) {
-    failed(role, "making the options", &err);
-    return NULL;
+  if (dlb_channel_options_create(&r->options, &err) != DLB_OK ||
+      dlb_channel_options_set_key(r->options, key, size, &err) != DLB_OK) {
+    return failed(r, "making the options with the key", &err);
   }
-  if (dlb_channel_options_set_key(options, key, size, &err) != DLB_OK) {
-    failed(role, "setting the key", &err);
-    dlb_channel_options_free(options);
-    return NULL;
-  }
-  return options;
+  return 0;
 }
 
-/* 1 when `t` is a compact tensor of `dtype` and `rows` x `cols` with IS_COPIED set. */
-static int is_copied_matrix(const DLManagedTensorVersioned* t, DLDataType dtype, int64_t rows,
-                            int64_t cols) {
+/* A float32 tensor of `rows` x `cols` holding 0, 1, 2, ... in C order (shareable memory or
+ * ordinary), as r->tensors[slot]; 0, or 1 after printing why. */
+static int make_iota(run* r, int slot, int64_t rows, int64_t cols, int shareable) {
+  const int64_t shape[2] = {rows, cols};
+  float values[7 * 8];
+  dlb_error err;
+  for (int i = 0; i < rows * cols; ++i) values[i] = (float)i;
+  DLManagedTensorVersioned** out = &r->tensors[slot];
+  int status = shareable
+                   ? dlb_tensor_allocate_shareable(kCpu, kFloat32, 2, shape, NULL, 0, out, &err)
+                   : dlb_tensor_allocate(kCpu, kFloat32, 2, shape, NULL, 0, out, &err);
+  if (status == DLB_OK) {
+    status = dlb_tensor_copy_from_host(r->tensors[slot], kFloat32, values,
+                                       (size_t)(rows * cols) * sizeof(float), &err);
+  }
+  return status == DLB_OK ? 0 : failed(r, "making a tensor", &err);
+}
+
+/* 0 when the tensor received into r->tensors[slot] is a float32 `rows` x `cols` on the cpu
+ * holding 0, 1, 2, ... with exactly the flags `flags`; else 1 after printing why. */
+static int check_iota(run* r, int slot, int64_t rows, int64_t cols, uint64_t flags) {
+  const DLManagedTensorVersioned* t = r->tensors[slot];
   const DLTensor* d = &t->dl_tensor;
-  return d->ndim == 2 && d->shape[0] == rows && d->shape[1] == cols &&
-         d->dtype.code == dtype.code && d->dtype.bits == dtype.bits &&
-         d->dtype.lanes == dtype.lanes && d->device.device_type == kDLCPU &&
-         (t->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  float values[7 * 8];
+  dlb_error err;
+  if (d->ndim != 2 || d->shape[0] != rows || d->shape[1] != cols ||
+      d->dtype.code != kDLFloat || d->dtype.bits != 32 || d->dtype.lanes != 1 ||
+      d->device.device_type != kDLCPU || t->flags != flags) {
+    return failed(r, "a tensor received is not the float32 matrix of the protocol", NULL);
+  }
+  if (dlb_tensor_copy_to_host(t, kFloat32, values, (size_t)(rows * cols) * sizeof(float), &err) !=
+      DLB_OK) {
+    return failed(r, "reading a tensor received", &err);
+  }
+  for (int i = 0; i < rows * cols; ++i) {
+    if (values[i] != (float)i) return failed(r, "a tensor received does not hold 0, 1, 2...", NULL);
+  }
+  return 0;
 }
 
-static int remote_consume(const char* hex, const char* scheme) {
-  const char* role = "remote-consume";
-  const DLDataType f32 = {kDLFloat, 32, 1}, i32 = {kDLInt, 32, 1};
+/* Element [0, 0] of a float32 matrix, for reading and writing (NULL when refused). */
+static float* first_element(const DLManagedTensorVersioned* t) {
+  static const int64_t origin[2] = {0, 0};
+  void* data = NULL;
   dlb_error err;
-  dlb_channel *listener = NULL, *channel = NULL;
-  DLManagedTensorVersioned *first = NULL, *second = NULL, *extra = NULL;
-  int rc = 1;
-  char address[64];
-  snprintf(address, sizeof address, "%s://127.0.0.1:0", scheme);
-  dlb_channel_options* options = options_with_key(role, hex);
-  if (options == NULL) return 1;
-  if (dlb_channel_listen_with_options(address, options, &listener, &err) != DLB_OK) {
-    failed(role, "listen", &err);
-    goto done;
+  dlb_tensor_typed_element(t, kFloat32, DLB_ACCESS_WRITE, 2, origin, &data, &err);
+  return (float*)data;
+}
+
+/* The consumer: listens at `address` (a path, or SCHEME://127.0.0.1:0 with r->options). */
+static int consume(run* r, const char* address) {
+  const int remote = r->options != NULL;
+  const uint64_t copied = DLPACK_FLAG_BITMASK_IS_COPIED;
+  dlb_error err;
+  int32_t pid = 0;
+  uint32_t uid = 0;
+  if (dlb_channel_listen_with_options(address, r->options, &r->listener, &err) != DLB_OK) {
+    return finish(r, failed(r, "listen", &err));
   }
-  printf("ready %d\n", (int)dlb_channel_port(listener));
+  if (remote) {
+    printf("ready %d\n", (int)dlb_channel_port(r->listener));
+  } else {
+    printf("ready\n");
+  }
   fflush(stdout);
-  if (dlb_channel_accept(listener, &channel, &err) != DLB_OK) {
-    failed(role, "accept", &err);
-    goto done;
+  if (dlb_channel_accept(r->listener, &r->channel, &err) != DLB_OK) {
+    return finish(r, failed(r, "accept", &err));
   }
-  if (!dlb_channel_is_remote(channel)) {
-    failed(role, "the accepted channel is not remote", NULL);
-    goto done;
+  if (remote ? !dlb_channel_is_remote(r->channel)
+             : dlb_channel_peer(r->channel, &pid, &uid, &err) != DLB_OK || pid <= 0 ||
+                   uid != geteuid()) {
+    return finish(r, failed(r, remote ? "the channel is not remote" : "the peer's pid, uid", NULL));
   }
-  float values[6] = {0};
-  if (dlb_channel_receive(channel, &first, &err) != DLB_OK) {
-    failed(role, "receive", &err);
-    goto done;
+  if (dlb_channel_receive(r->channel, &r->tensors[0], &err) != DLB_OK) {
+    return finish(r, failed(r, "receive", &err));
   }
-  if (!is_copied_matrix(first, f32, 2, 3) ||
-      dlb_tensor_copy_to_host(first, f32, values, sizeof values, &err) != DLB_OK) {
-    failed(role, "the first tensor is not a float32 [2, 3] with IS_COPIED", NULL);
-    goto done;
+  if (check_iota(r, 0, 2, 3, remote ? copied : 0) != 0) return finish(r, 1);
+  float* written = first_element(r->tensors[0]);
+  if (written) *written = 100.0f;
+  if (!written || dlb_channel_send(r->channel, r->tensors[0], 0, &err) != DLB_OK) {
+    return finish(r, failed(r, "writing and sending back", &err));
   }
-  for (int i = 0; i < 6; ++i) {
-    if (values[i] != (float)i) {
-      failed(role, "the first tensor does not hold 0..5", NULL);
-      goto done;
-    }
+  if (dlb_channel_receive(r->channel, &r->tensors[1], &err) != DLB_OK) {
+    return finish(r, failed(r, "receiving the second tensor", &err));
   }
-  values[0] = 100.0f;
-  if (dlb_tensor_copy_from_host(first, f32, values, sizeof values, &err) != DLB_OK ||
-      dlb_channel_send(channel, first, 0, &err) != DLB_OK) {
-    failed(role, "writing and sending back", &err);
-    goto done;
+  if (check_iota(r, 1, 7, 8, copied) != 0) return finish(r, 1);
+  if (dlb_channel_receive(r->channel, &r->tensors[2], &err) != DLB_ERR_PEER_CLOSED ||
+      (!remote && strcmp(err.message, "the peer closed the channel") != 0)) {
+    return finish(r, failed(r, "receiving after the peer closed", &err));
   }
-  int32_t grid[7 * 8] = {0};
-  if (dlb_channel_receive(channel, &second, &err) != DLB_OK) {
-    failed(role, "receiving the second tensor", &err);
-    goto done;
-  }
-  if (!is_copied_matrix(second, i32, 7, 8) ||
-      dlb_tensor_copy_to_host(second, i32, grid, sizeof grid, &err) != DLB_OK) {
-    failed(role, "the second tensor is not an int32 [7, 8] with IS_COPIED", NULL);
-    goto done;
-  }
-  for (int i = 0; i < 7 * 8; ++i) {
-    if (grid[i] != i) { /* 8 * row + column, row-major */
-      failed(role, "the second tensor does not hold 8 * i + j", NULL);
-      goto done;
-    }
-  }
-  if (dlb_channel_receive(channel, &extra, &err) != DLB_ERR_PEER_CLOSED) {
-    failed(role, "receiving after the peer closed did not give DLB_ERR_PEER_CLOSED", &err);
-    goto done;
-  }
-  printf("consume ok\n");
-  rc = 0;
-done:
-  dlb_tensor_free(extra);
-  dlb_tensor_free(second);
-  dlb_tensor_free(first);
-  dlb_channel_close(channel);
-  dlb_channel_close(listener);
-  dlb_channel_options_free(options);
-  return rc;
+  return finish(r, 0);
 }
 
-static int remote_produce(const char* address, const char* hex) {
-  const char* role = "remote-produce";
-  const DLDevice cpu = {kDLCPU, 0};
-  const DLDataType f32 = {kDLFloat, 32, 1}, i32 = {kDLInt, 32, 1};
-  const int64_t shape[2] = {2, 3}, grid_shape[2] = {7, 8};
+/* The producer: connects to `address` (with r->options when remote). */
+static int produce(run* r, const char* address) {
+  const int remote = r->options != NULL;
   dlb_error err;
-  dlb_channel* channel = NULL;
-  DLManagedTensorVersioned *x = NULL, *back = NULL, *grid = NULL;
-  int rc = 1;
-  dlb_channel_options* options = options_with_key(role, hex);
-  if (options == NULL) return 1;
-  if (dlb_channel_connect_with_options(address, options, &channel, &err) != DLB_OK) {
-    failed(role, "connect", &err);
-    goto done;
+  if (dlb_channel_connect_with_options(address, r->options, &r->channel, &err) != DLB_OK) {
+    return finish(r, failed(r, "connect", &err));
   }
-  float values[6] = {0, 1, 2, 3, 4, 5};
-  if (dlb_tensor_allocate(cpu, f32, 2, shape, NULL, 0, &x, &err) != DLB_OK ||
-      dlb_tensor_copy_from_host(x, f32, values, sizeof values, &err) != DLB_OK ||
-      dlb_channel_send(channel, x, 0, &err) != DLB_OK) {
-    failed(role, "sending", &err);
-    goto done;
+  if (make_iota(r, 0, 2, 3, !remote) != 0) return finish(r, 1);
+  if (dlb_channel_send(r->channel, r->tensors[0], 0, &err) != DLB_OK ||
+      dlb_channel_receive(r->channel, &r->tensors[1], &err) != DLB_OK) {
+    return finish(r, failed(r, "sending and receiving back", &err));
   }
-  float mine[6] = {0}, theirs[6] = {0};
-  if (dlb_channel_receive(channel, &back, &err) != DLB_OK ||
-      dlb_tensor_copy_to_host(x, f32, mine, sizeof mine, &err) != DLB_OK ||
-      dlb_tensor_copy_to_host(back, f32, theirs, sizeof theirs, &err) != DLB_OK) {
-    failed(role, "receiving back", &err);
-    goto done;
+  /* Shared memory shows the consumer's write in our own tensor; a remote copy does not. */
+  const float *theirs = first_element(r->tensors[1]), *mine = first_element(r->tensors[0]);
+  if (!theirs || !mine || *theirs != 100.0f || *mine != (remote ? 0.0f : 100.0f)) {
+    return finish(r, failed(r, "element [0, 0] is not what the protocol says", NULL));
   }
-  if (theirs[0] != 100.0f || mine[0] != 0.0f) {
-    failed(role, "element [0, 0] is not 100 in the tensor received and 0 in our own", NULL);
-    goto done;
+  if (make_iota(r, 2, 7, 8, 0) != 0) return finish(r, 1);
+  if (dlb_channel_send(r->channel, r->tensors[2], remote ? 0 : DLB_SEND_COPY, &err) != DLB_OK) {
+    return finish(r, failed(r, "sending the second tensor", &err));
   }
-  int32_t values_grid[7 * 8];
-  for (int i = 0; i < 7 * 8; ++i) values_grid[i] = i; /* 8 * row + column, row-major */
-  if (dlb_tensor_allocate(cpu, i32, 2, grid_shape, NULL, 0, &grid, &err) != DLB_OK ||
-      dlb_tensor_copy_from_host(grid, i32, values_grid, sizeof values_grid, &err) != DLB_OK ||
-      dlb_channel_send(channel, grid, 0, &err) != DLB_OK) {
-    failed(role, "sending the second tensor", &err);
-    goto done;
-  }
-  printf("produce ok\n");
-  rc = 0;
-done:
-  dlb_tensor_free(grid);
-  dlb_tensor_free(back);
-  dlb_tensor_free(x);
-  dlb_channel_close(channel);
-  dlb_channel_options_free(options);
-  return rc;
+  return finish(r, 0);
 }
 
 int main(int argc, char** argv) {
-  if (argc == 3 && strcmp(argv[1], "consume") == 0) return consume(argv[2]);
-  if (argc == 3 && strcmp(argv[1], "produce") == 0) return produce(argv[2]);
+  run r = {argc > 1 ? argv[1] : "", NULL, NULL, NULL, {NULL}};
+  if (argc == 3 && strcmp(argv[1], "consume") == 0) return consume(&r, argv[2]);
+  if (argc == 3 && strcmp(argv[1], "produce") == 0) return produce(&r, argv[2]);
   if ((argc == 3 || argc == 4) && strcmp(argv[1], "remote-consume") == 0) {
-    return remote_consume(argv[2], argc == 4 ? argv[3] : "tcp");
+    char address[64];
+    snprintf(address, sizeof address, "%s://127.0.0.1:0", argc == 4 ? argv[3] : "tcp");
+    return use_key(&r, argv[2]) != 0 ? 1 : consume(&r, address);
   }
-  if (argc == 4 && strcmp(argv[1], "remote-produce") == 0) return remote_produce(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "remote-produce") == 0) {
+    return use_key(&r, argv[3]) != 0 ? 1 : produce(&r, argv[2]);
+  }
   if (argc == 2 && strcmp(argv[1], "remote-available") == 0) {
     dlb_error err;
     if (dlb_remote_available(&err) == DLB_OK) return 0;

@@ -1,12 +1,8 @@
-// The C# host of the interop matrix: the C# adapter's table (Subject.cs) runs in this Mono
-// process, the other adapters are loaded from the libraries named on the command line, and the
-// shared C runner (interop_runner.c, built into libinterop_runner_cs.so and reached through P/Invoke) runs every
-// ordered pair with C# on one side, versioned and legacy, and prints the table.
-// It is the C# adapter's one program, DLBridge.Adapter.exe, whose subcommands are
-//   interop-host [--self-test] ADAPTER.so...   the matrix's C# host
-//   parity                                     the parity rows (Parity.cs, suite parity)
-//   ipc-peer consume|produce|remote-... ARGS   suite ipc-languages' C# peer (tests/IpcPeer.cs,
-//                                              also built alone as IpcPeer.exe for ChannelTest)
+// DLBridge.Adapter.exe, the C# adapter's one program. Its subcommands:
+//   interop-host [--self-test] ADAPTER.so...  the interop matrix's C# host: the C# table
+//       (Subject.cs) in this Mono process, the other adapters loaded from the libraries named,
+//       every ordered pair with C# on one side run by the shared C runner (interop_runner.c)
+//   parity [--steps STEPS]  the parity rows, or one row of steps (Parity.cs)
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -67,11 +63,10 @@ namespace DLBridge.Interop {
       string command = args.Length > 0 ? args[0] : "";
       string[] rest = args.Skip(1).ToArray();
       if (command == "interop-host") return RunMatrix(rest);
-      if (command == "parity" && rest.Length == 0) return global::DLBridge.Parity.Program.Run();
-      if (command == "ipc-peer") return IpcPeer.Main(rest);
+      bool steps = rest.Length == 2 && rest[0] == "--steps";
+      if (command == "parity" && (rest.Length == 0 || steps)) return global::DLBridge.Parity.Program.Run(rest);
       Console.Error.WriteLine("usage: DLBridge.Adapter.exe interop-host [--self-test] ADAPTER.so...\n" +
-                              "       DLBridge.Adapter.exe parity\n" +
-                              "       DLBridge.Adapter.exe ipc-peer consume|produce|remote-consume|remote-produce ARGS");
+                              "       DLBridge.Adapter.exe parity [--steps STEPS]");
       return 2;
     }
 

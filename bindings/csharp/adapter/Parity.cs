@@ -1,13 +1,9 @@
 // Parity.cs - the parity rows (tests/parity/parity_table.tsv, README.md there) through the C#
-// binding's public API, the subcommand `parity` of the C# adapter's program (DLBridge.Adapter.exe,
-// Host.cs). It reads the table from $DLBRIDGE_PARITY_TABLE and prints one line per row:
-// ROW<TAB>STATUS<TAB>DETAIL, STATUS the core's status name the exception carries (IDLPackError),
-// DETAIL its message, or for a success the facts the table names. A row with steps is performed
-// by one interpreter of them (Steps, README.md "Steps"); the others (the races, CUDA, OpenCL,
-// the live count) are written out in Program. Foreign tensors come from the producer the NUnit
-// tests use (tests/foreign/foreign_dlpack.c in libdlbridge_cs_test_helpers); the channel rows'
-// other end is the C program $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc), run by
-// tests/Peer.cs.
+// binding's public API: the subcommand `parity [--steps STEPS]` of the C# adapter's program
+// (Host.cs). One line per row, ROW<TAB>STATUS<TAB>DETAIL. Rows with steps run through one
+// interpreter of them (Steps); the others are written out in Program. Foreign tensors come from
+// the NUnit tests' producer (tests/ForeignHelper.cs); the channel rows' other end is
+// $DLBRIDGE_PARITY_PEER, run by tests/Peer.cs.
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -28,6 +24,7 @@ namespace DLBridge.Parity {
     // How long a row waits for its peer to connect, or to accept its connection.
     private static readonly TimeSpan PeerWait = TimeSpan.FromSeconds(10);
 
+    private readonly Dictionary<string, Action<string[]>> perform;
     private readonly long deletedAtStart = Helper.DeletedCount();
     private readonly List<Tensor> made = new List<Tensor>();
     private Tensor t;
@@ -44,6 +41,81 @@ namespace DLBridge.Parity {
     private Channel channel;
     private Peer peer;
 
+    // Each step, given its name and arguments (a[0], a[1], ...). A step that makes a tensor makes
+    // it the tensor the next step uses (Make); the channel steps use the row's one channel.
+    internal Steps() {
+      perform = new Dictionary<string, Action<string[]>> {
+        { "allocate", a => Make(Tensor.Allocate(Device.Cpu, DType.Parse(a[1]), Longs(a[2]),
+                                                a.Length > 3 && a[3] != "-" ? Longs(a[3]) : null,
+                                                a.Length > 4 ? ulong.Parse(a[4]) : 0)) },
+        { "wrap", a => {
+          wrapped = Floats(0, long.Parse(a[1]));
+          Make(Tensor.Wrap(wrapped, Longs(a[2])));
+        } },
+        { "iota", a => Iota(Tensor.Allocate(Device.Cpu, DType.Float32, Longs(a[1]))) },
+        { "import", a => Make(a[1] == "legacy"
+            ? Tensor.ImportLegacy(Helper.ProduceLegacy(long.Parse(a[2])))
+            : Tensor.ImportVersioned(Helper.ProduceVersioned(long.Parse(a[2]), int.Parse(a[3]),
+                                                             int.Parse(a[4]), 0))) },
+        { "share_read_only", a => Make(t.ShareReadOnly()) },
+        { "export", a => Make(a[1] == "legacy" ? Tensor.ImportLegacy(t.ExportLegacy())
+                                               : Tensor.ImportVersioned(t.ExportVersioned())) },
+        { "slice", a => Make(t.Slice(a[1].Split(',').Select(Axis).ToArray())) },
+        { "select", a => Make(t.Select(int.Parse(a[1]), long.Parse(a[2]))) },
+        { "reshape", a => Make(t.Reshape(Longs(a[1]))) },
+        { "transpose", a => Make(t.Transpose()) },
+        { "permute", a => Make(t.Permute(Array.ConvertAll(Longs(a[1]), x => (int)x))) },
+        { "base", a => t = made[0] },
+        { "copy_out", a => values = IsInt32(a[1])
+            ? Array.ConvertAll(t.ToArray<int>(), x => (long)x)
+            : Array.ConvertAll(t.ToArray<float>(), x => (long)x) },
+        { "copy_in", a => t.CopyFrom(Floats(long.Parse(a[1]), long.Parse(a[2]))) },
+        { "view", a => count = IsInt32(a[1]) ? View<int>(a) : View<float>(a) },
+        { "element", a => value = (long)t.GetElement<float>(Longs(a[1])) },  // all float32
+        { "close", a => t.Dispose() },
+        { "dtype", a => dtype = DType.Parse(a[1]) },
+        { "device", a => device = Device.Parse(a[1]) },
+        { "status_names", a => names = string.Join(",", Longs(a[1]).Select(
+            s => Status.Name((int)s))) },
+        { "report", a => detail = Facts(a) },
+        { "print", a => Print(Facts(a)) },
+        { "needs_root", a => {
+          if (!Posix.IsRoot) throw new SkipException("needs root to run a peer as another user");
+        } },
+        { "folder", a => Posix.Chmod(dir = Posix.MakeFolder("dlbridge-parity-cs"), a[1]) },
+        { "listen", a => listener = Listener.Listen(Socket) },
+        { "folder_mode", a => Posix.Chmod(dir, a[1]) },
+        { "socket_mode", a => Posix.Chmod(Socket, a[1]) },
+        { "allow_uid", a => listener.AllowUid(uint.Parse(a[1])) },
+        { "peer", a => peer = new Peer(a.Skip(1).Select(x => x == "PATH" ? Socket : x).ToArray()) },
+        { "accept", a => {
+          listener.SetTimeout(PeerWait);
+          channel = listener.Accept();
+        } },
+        { "listen_at", a => {
+          using (ChannelOptions options = Keyed(a)) listener = Listener.Listen(a[1], options);
+          Print(listener.IsRemote ? "ready " + listener.Port : "ready");
+        } },
+        { "connect", a => {
+          using (ChannelOptions options = Keyed(a)) channel = Channel.Connect(a[1], options);
+        } },
+        { "connect_peer", a => {
+          string path = peer.ReadLine();
+          if (path == null) {
+            throw new DLPackException(Status.Device, "the peer printed no socket path");
+          }
+          uint uid = a.Length > 1 ? uint.Parse(a[1]) : Channel.UidSelf;
+          channel = Channel.Connect(path, uid, PeerWait);
+        } },
+        { "timeout", a => channel.SetTimeout(TimeSpan.FromMilliseconds(long.Parse(a[1]))) },
+        { "send", a => channel.Send(t) },
+        { "send_copy", a => channel.SendCopy(t) },
+        { "receive", a => Make(channel.Receive()) },
+        { "shareable", a => Iota(Tensor.AllocateShareable(Device.Cpu, DType.Float32,
+                                                          Longs(a[1]))) },
+      };
+    }
+
     // The foreign producer's deleter calls since the row began.
     internal long Deleted {
       get { return Helper.DeletedCount() - deletedAtStart; }
@@ -59,7 +131,12 @@ namespace DLBridge.Parity {
     // 10 s), removes its folder. Returns the detail `report` wrote.
     internal string Run(IEnumerable<string[]> steps) {
       try {
-        foreach (string[] step in steps) t = Perform(step);
+        foreach (string[] step in steps) {
+          if (!perform.TryGetValue(step[0], out Action<string[]> action)) {
+            throw new InvalidDataException("unknown step '" + step[0] + "'");
+          }
+          action(step);
+        }
         return detail;
       } finally {
         made.ForEach(m => m.Dispose());
@@ -75,116 +152,27 @@ namespace DLBridge.Parity {
       return dir == null ? message : message.Replace(dir, "DIR");
     }
 
-    // One step: its name, then its arguments. Returns the tensor the next step uses.
-    private Tensor Perform(string[] a) {
-      switch (a[0]) {
-        case "allocate":
-          long[] strides = a.Length > 3 && a[3] != "-" ? Longs(a[3]) : null;
-          ulong flags = a.Length > 4 ? ulong.Parse(a[4]) : 0;
-          return Made(Tensor.Allocate(Device.Cpu, DType.Parse(a[1]), Longs(a[2]), strides, flags));
-        case "wrap":
-          wrapped = Floats(0, long.Parse(a[1]));
-          return Made(Tensor.Wrap(wrapped, Longs(a[2])));
-        case "iota":
-          long[] shape = Longs(a[1]);
-          return Made(Tensor.FromArray(Floats(0, shape.Aggregate(1L, (x, y) => x * y)), shape));
-        case "import":
-          long n = long.Parse(a[2]);
-          if (a[1] == "legacy") return Made(Tensor.ImportLegacy(Helper.ProduceLegacy(n)));
-          return Made(Tensor.ImportVersioned(Helper.ProduceVersioned(n, int.Parse(a[3]), int.Parse(a[4]), 0)));
-        case "share_read_only": return Made(t.ShareReadOnly());
-        case "export":
-          if (a[1] == "legacy") return Made(Tensor.ImportLegacy(t.ExportLegacy()));
-          return Made(Tensor.ImportVersioned(t.ExportVersioned()));
-        case "slice": return Made(t.Slice(a[1].Split(',').Select(Axis).ToArray()));
-        case "select": return Made(t.Select(int.Parse(a[1]), long.Parse(a[2])));
-        case "reshape": return Made(t.Reshape(Longs(a[1])));
-        case "transpose": return Made(t.Transpose());
-        case "permute": return Made(t.Permute(Array.ConvertAll(Longs(a[1]), x => (int)x)));
-        case "base": return made[0];
-        case "copy_out":
-          values = IsInt32(a[1]) ? Array.ConvertAll(t.ToArray<int>(), x => (long)x)
-                                 : Array.ConvertAll(t.ToArray<float>(), x => (long)x);
-          return t;
-        case "copy_in":
-          t.CopyFrom(Floats(long.Parse(a[1]), long.Parse(a[2])));
-          return t;
-        case "view":
-          count = IsInt32(a[1]) ? View<int>(a) : View<float>(a);
-          return t;
-        case "element":
-          value = (long)t.GetElement<float>(Longs(a[1]));  // the steps' tensors hold float32
-          return t;
-        case "close":
-          t.Dispose();
-          return t;
-        case "dtype":
-          dtype = DType.Parse(a[1]);
-          return t;
-        case "device":
-          device = Device.Parse(a[1]);
-          return t;
-        case "status_names":
-          names = string.Join(",", Longs(a[1]).Select(s => Status.Name((int)s)));
-          return t;
-        case "report":
-          detail = string.Join(" ", a.Skip(1).Select(fact => fact + "=" + Fact(fact)));
-          return t;
-        case "needs_root":
-          if (!Posix.IsRoot) throw new SkipException("needs root to run a peer as another user");
-          return t;
-        case "folder":
-          dir = Posix.MakeFolder("dlbridge-parity-cs");
-          Posix.Chmod(dir, a[1]);
-          return t;
-        case "listen":
-          listener = Listener.Listen(Socket);
-          return t;
-        case "folder_mode":
-          Posix.Chmod(dir, a[1]);
-          return t;
-        case "socket_mode":
-          Posix.Chmod(Socket, a[1]);
-          return t;
-        case "allow_uid":
-          listener.AllowUid(uint.Parse(a[1]));
-          return t;
-        case "peer":
-          if (Peer.Program == null) throw new DLPackException(Status.Device, "DLBRIDGE_PARITY_PEER is not set");
-          peer = new Peer(a.Skip(1).Select(arg => arg == "PATH" ? Socket : arg).ToArray());
-          return t;
-        case "accept":
-          listener.SetTimeout(PeerWait);
-          channel = listener.Accept();
-          return t;
-        case "connect":
-          channel = Channel.Connect(a[1]);
-          return t;
-        case "connect_peer":
-          string path = peer.ReadLine();
-          if (path == null) throw new DLPackException(Status.Device, "the peer printed no socket path");
-          channel = Channel.Connect(path, a.Length > 1 ? uint.Parse(a[1]) : Channel.UidSelf, PeerWait);
-          return t;
-        case "timeout":
-          channel.SetTimeout(TimeSpan.FromMilliseconds(long.Parse(a[1])));
-          return t;
-        case "send":
-          channel.Send(t);
-          return t;
-        case "receive": return Made(channel.Receive());
-        case "shareable":
-          Tensor shared = Made(Tensor.AllocateShareable(Device.Cpu, DType.Float32, long.Parse(a[1])));
-          shared.CopyFrom(Floats(0, long.Parse(a[1])));
-          return shared;
-        default:
-          throw new InvalidDataException("unknown step '" + a[0] + "'");
-      }
+    // A tensor a step made: the tensor the next step uses; the row's end closes it.
+    private void Make(Tensor tensor) {
+      made.Add(tensor);
+      t = tensor;
     }
 
-    // A tensor a step made: the row's end closes it.
-    private Tensor Made(Tensor tensor) {
-      made.Add(tensor);
-      return tensor;
+    // A new float32 tensor made to hold 0, 1, 2, ... in C order.
+    private void Iota(Tensor tensor) {
+      Make(tensor);
+      tensor.CopyFrom(Floats(0, tensor.ElementCount));
+    }
+
+    // A line of its own, at once (`print`, `listen_at`'s ready line).
+    private static void Print(string line) {
+      Console.WriteLine(line);
+      Console.Out.Flush();
+    }
+
+    // The facts a `report` or `print` step names, written name=value separated by spaces.
+    private string Facts(string[] a) {
+      return string.Join(" ", a.Skip(1).Select(fact => fact + "=" + Fact(fact)));
     }
 
     private object Fact(string name) {
@@ -223,6 +211,14 @@ namespace DLBridge.Parity {
       Span<T> span = t.AsSpan<T>();
       if (a.Length > 3) span[int.Parse(a[2])] = (T)Convert.ChangeType(long.Parse(a[3]), typeof(T));
       return span.Length;
+    }
+
+    // The options of a channel step's KEYHEX argument (hex), or null (the defaults) without one.
+    private static ChannelOptions Keyed(string[] a) {
+      if (a.Length < 3) return null;
+      byte[] key = Enumerable.Range(0, a[2].Length / 2)
+          .Select(i => Convert.ToByte(a[2].Substring(2 * i, 2), 16)).ToArray();
+      return new ChannelOptions().SetKey(key);
     }
 
     // The language's array type for a step's DT: int[] for int32, float[] for float32.
@@ -375,7 +371,13 @@ namespace DLBridge.Parity {
       { "opencl_available", id => Row(id, () => Usable(OpenCL.UnavailableReason)) },
     };
 
-    internal static int Run() {
+    // `parity`: the table's rows; `parity --steps STEPS`: that one row, named steps (the
+    // channel peer of suites ipc-languages and remote, tests/ipc/run_languages.py).
+    internal static int Run(string[] args) {
+      if (args.Length == 2 && args[0] == "--steps") {
+        StepsRow("steps", args[1]);
+        return 0;
+      }
       string table = Environment.GetEnvironmentVariable("DLBRIDGE_PARITY_TABLE");
       if (string.IsNullOrEmpty(table)) {
         Console.Error.WriteLine("parity: DLBRIDGE_PARITY_TABLE (the table's path) is not set");

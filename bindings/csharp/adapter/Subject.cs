@@ -1,21 +1,13 @@
-// The C# adapter's one table: dlbridge's C# binding as a subject of the DLPack conformance kit
-// and, through the table's exchange extension, the interop matrix's C# side, through the
-// binding's public API only (namespace DLBridge). The contract (dlpack_conformance.h) is a
-// dlpc_subject table in unmanaged memory whose entry points are reverse P/Invoke function
-// pointers to the static methods below (their delegates are kept alive for the life of the
-// process); adapter_csharp.c exports dlpack_conformance_subject() by starting Mono and calling
-// Subject.Table(), and the C# host (Host.cs) runs the same table in process.
-//
-// Producer: the kit's values are wrapped read-only (Tensor.WrapNative over the kit's memory) and
-// copied into a tensor laid out as asked (Tensor.Allocate with strides, or a slice of a larger
-// allocation reshaped for an offset), then shared read-only or copied, and exported. Consumer:
-// Tensor.ImportVersioned / ImportLegacy, read back with CopyInto into the kit's buffer (wrapped),
-// released with Dispose. The live count is DLBridge.LiveCount: the binding's native library embeds
-// its own copy of the core, so the count is the C# binding's. Exchange producer: a managed array
-// pinned by Tensor.Wrap, viewed as the case says; after DLBridge.CollectReleased (which lets go of
-// what a consumer released, on whatever thread) DLBridge.ReleasedCount counts the releases of
-// wrapped arrays, which is what the matrix's "released exactly once" check needs.
+// The C# adapter's one table (dlpack_conformance.h): the binding as the conformance kit's subject
+// and, through the exchange extension, the interop matrix's C# side, over the public API alone.
+// The table lives in unmanaged memory and points to the static methods below (reverse P/Invoke);
+// adapter_csharp.c exports it from an embedded Mono, Host.cs runs it in process.
+// Producer: the kit's values, wrapped read-only, copied into a tensor laid out as asked, shared
+// read-only or copied, exported. Consumer: an import read back with CopyInto into the kit's
+// buffer. The live count is the binding's own core's. Exchange producer: a managed array pinned
+// by Tensor.Wrap; DLBridge.ReleasedCount (after CollectReleased) counts its releases.
 using System;
+using System.Collections.Generic;
 using System.Runtime.InteropServices;
 using System.Text;
 using DLBridge;
@@ -137,16 +129,15 @@ namespace DLBridge.Conformance {
     const uint ContractVersion = 1; // DLPC_CONTRACT_VERSION
     const int Ok = 0, Unsupported = 1, Refused = 2, Error = 3; // DLPC_*
 
-    // Kept alive for the life of the process: native code holds their function pointers.
-    static readonly ProduceFn produceVersionedFn = ProduceVersioned;
-    static readonly ProduceFn produceLegacyFn = ProduceLegacy;
-    static readonly ConsumeFn consumeVersionedFn = ConsumeVersioned;
-    static readonly ConsumeFn consumeLegacyFn = ConsumeLegacy;
-    static readonly ReleaseFn releaseFn = Release;
-    static readonly LiveCountFn liveCountFn = LiveCount;
-    static readonly ExchangeProduceFn exchangeProduceFn = ExchangeProduce;
-    static readonly LiveCountFn releasesFn = Releases;
+    // The table's delegates, kept alive for the life of the process: native code holds their
+    // function pointers.
+    static readonly List<Delegate> kept = new List<Delegate>();
     static IntPtr table = IntPtr.Zero;
+
+    static IntPtr Pointer(Delegate fn) {
+      kept.Add(fn);
+      return Marshal.GetFunctionPointerForDelegate(fn);
+    }
 
     /// <summary>The subject's dlpc_subject table (unmanaged memory, never freed).</summary>
     public static IntPtr Table() {
@@ -156,15 +147,15 @@ namespace DLBridge.Conformance {
       t.ContractVersion = ContractVersion;
       t.Name = Marshal.StringToHGlobalAnsi("dlbridge C# binding");
       t.Ctx = IntPtr.Zero;
-      t.ProduceVersioned = Marshal.GetFunctionPointerForDelegate(produceVersionedFn);
-      t.ProduceLegacy = Marshal.GetFunctionPointerForDelegate(produceLegacyFn);
-      t.ConsumeVersioned = Marshal.GetFunctionPointerForDelegate(consumeVersionedFn);
-      t.ConsumeLegacy = Marshal.GetFunctionPointerForDelegate(consumeLegacyFn);
-      t.Release = Marshal.GetFunctionPointerForDelegate(releaseFn);
-      t.LiveCount = Marshal.GetFunctionPointerForDelegate(liveCountFn);
+      t.ProduceVersioned = Pointer(new ProduceFn(ProduceVersioned));
+      t.ProduceLegacy = Pointer(new ProduceFn(ProduceLegacy));
+      t.ConsumeVersioned = Pointer(new ConsumeFn(ConsumeVersioned));
+      t.ConsumeLegacy = Pointer(new ConsumeFn(ConsumeLegacy));
+      t.Release = Pointer(new ReleaseFn(Release));
+      t.LiveCount = Pointer(new LiveCountFn(LiveCount));
       t.Language = Marshal.StringToHGlobalAnsi("csharp");
-      t.ExchangeProduce = Marshal.GetFunctionPointerForDelegate(exchangeProduceFn);
-      t.Releases = Marshal.GetFunctionPointerForDelegate(releasesFn);
+      t.ExchangeProduce = Pointer(new ExchangeProduceFn(ExchangeProduce));
+      t.Releases = Pointer(new LiveCountFn(Releases));
       table = Marshal.AllocHGlobal(Marshal.SizeOf(typeof(SubjectTable)));
       Marshal.StructureToPtr(t, table, false);
       return table;
@@ -203,6 +194,7 @@ namespace DLBridge.Conformance {
       // and the export share it.
       ulong layout = spec->Flags & Tensor.FlagIsSubbyteTypePadded;
       Tensor laidOut = null, exported = null;
+      bool exporting = false;
       try {
         DType dtype = new DType(spec->DType.Code, spec->DType.Bits, spec->DType.Lanes);
         long[] shape = Dims(spec->Shape, spec->NDim);
@@ -222,18 +214,13 @@ namespace DLBridge.Conformance {
         } else {
           exported = laidOut;
         }
-        try {
-          *result = legacy ? exported.ExportLegacy() : exported.ExportVersioned();
-        } catch (Exception ex) when (ex is IDLPackError) {
-          IDLPackError e = (IDLPackError)ex;
-          // Only what the legacy struct cannot say (READ_ONLY, sub-byte padding) is refused.
-          Say(Why(e), message, size);
-          return legacy ? Refused : Error;
-        }
+        exporting = true;
+        *result = legacy ? exported.ExportLegacy() : exported.ExportVersioned();
         return Ok;
-      } catch (Exception ex) when (ex is IDLPackError) {
-        IDLPackError e = (IDLPackError)ex;
+      } catch (Exception ex) when (ex is IDLPackError e) {
         Say(Why(e), message, size);
+        // Only what the legacy struct cannot say (READ_ONLY, sub-byte padding) is refused.
+        if (exporting) return legacy ? Refused : Error;
         return e.Status == Status.Unsupported ? Unsupported : Error;
       } catch (Exception e) {
         Say(e.ToString(), message, size);
@@ -272,23 +259,13 @@ namespace DLBridge.Conformance {
     /// <summary>Imports the kit's tensor (ownership moves here in every case) and reports what
     /// the binding reads of it.</summary>
     static int Consume(IntPtr tensor, bool legacy, ConsumeReport* report) {
-      Tensor t;
+      Tensor t = null;
       try {
         t = legacy ? Tensor.ImportLegacy(tensor) : Tensor.ImportVersioned(tensor);
-      } catch (Exception e) when (e is IDLPackError) {
-        Say(Why((IDLPackError)e), report->Message, 256); // the import has called the tensor's deleter
-        return Refused;
-      } catch (Exception e) {
-        Say(e.ToString(), report->Message, 256);
-        return Error;
-      }
-      try {
         long[] shape = t.Shape;
         long[] strides = t.Strides;
         if (shape.Length > ConsumeReport.MaxNDim) {
-          t.Dispose();
-          Say("ndim " + shape.Length + " is more than a report holds", report->Message, 256);
-          return Error;
+          throw new ArgumentException("ndim " + shape.Length + " is more than a report holds");
         }
         report->NDim = shape.Length;
         for (int d = 0; d < shape.Length; ++d) {
@@ -298,16 +275,15 @@ namespace DLBridge.Conformance {
         report->StridesKnown = 1;
         report->Writable = t.IsReadOnly ? 0 : 1;
         long count = t.ElementCount;
-        if (count > 0) {
-          // Element 0 of the binding's tensor (Tensor.Address, its DLManagedTensorVersioned).
-          ManagedTensorHead* head = (ManagedTensorHead*)t.Address;
-          report->FirstElement = new IntPtr((byte*)head->Data + head->ByteOffset);
-        }
+        if (count > 0) report->FirstElement = new IntPtr((long)FirstElement(t));
         report->ValuesSize = ReadValues(t, count, report->Values);
         report->Handle = GCHandle.ToIntPtr(GCHandle.Alloc(t));
         return Ok;
+      } catch (Exception e) when (t == null && e is IDLPackError) {
+        Say(Why((IDLPackError)e), report->Message, 256); // the import has called the deleter
+        return Refused;
       } catch (Exception e) {
-        t.Dispose();
+        t?.Dispose();
         Say(e.ToString(), report->Message, 256);
         return Error;
       }
@@ -385,16 +361,11 @@ namespace DLBridge.Conformance {
 
     static Tensor View(Tensor b, ExchangeCase* c, ExchangeReport* r) {
       switch ((int)c->Op) {
-        case OpNone:
-          return b.Share();
-        case OpTranspose:
-          return b.Transpose();
-        case OpSlice:
-          return b.Slice(new SliceRange(c->OpArgs[0], c->OpArgs[1], c->OpArgs[2]));
-        case OpSelect:
-          return b.Select((int)c->OpArgs[0], c->OpArgs[1]);
-        case OpReadOnly:
-          return b.ShareReadOnly();
+        case OpNone: return b.Share();
+        case OpTranspose: return b.Transpose();
+        case OpSlice: return b.Slice(new SliceRange(c->OpArgs[0], c->OpArgs[1], c->OpArgs[2]));
+        case OpSelect: return b.Select((int)c->OpArgs[0], c->OpArgs[1]);
+        case OpReadOnly: return b.ShareReadOnly();
         case OpCopy:
           Tensor copy = b.CopyTo(Device.Cpu);
           r->Base = FirstElement(copy);
@@ -414,8 +385,7 @@ namespace DLBridge.Conformance {
         }
         return legacy != 0 ? t.ExportLegacy() : t.ExportVersioned();
       } catch (Exception e) {
-        IDLPackError d = e as IDLPackError;
-        r->Status = d != null ? d.Status : -1;
+        r->Status = (e as IDLPackError)?.Status ?? -1;
         Say("produce: " + e.Message, r->Message, 256);
         return IntPtr.Zero;
       } finally {

@@ -1,9 +1,9 @@
-// ChannelTest.cs - tensors across processes: this process listens and consumes, IpcPeer.exe in
-// its own mono produces (tests/ipc/README.md, "The peer protocol"); what every Listener and
-// Channel does after Dispose, also from another thread while a call is blocked; the channel's
-// own statuses and time limits; and, against the parity rows' C peer ($DLBRIDGE_PARITY_PEER,
-// tests/Peer.cs), a peer that sends half a frame, a forged descriptor, and two users sharing
-// both ways (as root).
+// ChannelTest.cs - tensors across processes: this process listens and consumes, the C peer of
+// suite ipc-languages ($DLBRIDGE_IPC_PEER, tests/ipc/ipc_peer.c) produces (tests/ipc/README.md,
+// "The peer protocol"); what every Listener and Channel does after Dispose, also from another
+// thread while a call is blocked; the channel's own statuses and time limits; and, against the
+// parity rows' C peer ($DLBRIDGE_PARITY_PEER, tests/Peer.cs), a peer that sends half a frame, a
+// forged descriptor, and two users sharing both ways (as root).
 using System;
 using System.Diagnostics;
 using System.IO;
@@ -37,28 +37,33 @@ namespace DLBridge.Tests {
 
     [Test]
     public void TensorsCrossProcessesWithoutACopy() {
-      string build = Environment.GetEnvironmentVariable("DLBRIDGE_CSHARP_BUILD_DIR");
-      string mono = Environment.GetEnvironmentVariable("DLBRIDGE_MONO");
-      if (build == null || mono == null) Assert.Ignore("run through run_nunit.py");
+      string peer = Environment.GetEnvironmentVariable("DLBRIDGE_IPC_PEER");
+      if (string.IsNullOrEmpty(peer)) {
+        Assert.Ignore("DLBRIDGE_IPC_PEER is not set (run through meson test)");
+      }
       using (Listener listener = Listener.Listen(SocketPath)) {
-        ProcessStartInfo info = new ProcessStartInfo(mono,
-            Path.Combine(build, "IpcPeer.exe") + " produce " + SocketPath);
+        ProcessStartInfo info = new ProcessStartInfo(peer, "produce " + SocketPath);
         info.UseShellExecute = false;
         info.RedirectStandardOutput = true;
         info.RedirectStandardError = true;
-        info.WorkingDirectory = build;
         using (Process producer = Process.Start(info))
         using (Channel channel = listener.Accept()) {
           Assert.AreEqual(producer.Id, channel.PeerPid);
           using (Tensor t = channel.Receive()) {
+            Assert.AreEqual(DType.Float32, t.DType);
             Assert.AreEqual(new long[] { 2, 3 }, t.Shape);
             Assert.AreEqual(new float[] { 0, 1, 2, 3, 4, 5 }, t.ToArray<float>());
             Assert.IsTrue(t.IsShareable);
+            Assert.AreEqual(0UL, t.Flags & Tensor.FlagIsCopied, "the producer's memory, mapped");
+            // The producer checks that this write is in its own tensor (its exit status).
             t.SetElement(100f, 0, 0);
             channel.Send(t);
           }
           using (Tensor copied = channel.Receive()) {
-            Assert.AreEqual(new[] { 7, 8 }, copied.ToArray<int>());
+            Assert.AreEqual(DType.Float32, copied.DType);
+            Assert.AreEqual(new long[] { 7, 8 }, copied.Shape);
+            float[] iota = Enumerable.Range(0, 56).Select(i => (float)i).ToArray();
+            Assert.AreEqual(iota, copied.ToArray<float>());
             Assert.AreNotEqual(0UL, copied.Flags & Tensor.FlagIsCopied);
           }
           TestUtil.Throws(Status.PeerClosed, "the peer closed the channel", () => channel.Receive());
@@ -324,7 +329,7 @@ namespace DLBridge.Tests {
     }
 
     private static void NeedPeer() {
-      if (Peer.Program == null) Assert.Ignore("DLBRIDGE_PARITY_PEER is not set (run through meson test)");
+      if (string.IsNullOrEmpty(Peer.Program)) Assert.Ignore("DLBRIDGE_PARITY_PEER is not set (run through meson test)");
     }
 
     private static void NeedRoot() {

@@ -1,8 +1,6 @@
 // Peer.cs - the other end of the channel tests and of the parity channel rows: the C program
-// $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc, its modes in tests/parity/README.md),
-// started with System.Diagnostics.Process; and the few libc calls those tests need (a folder of
-// mode 0700, widening modes for another user, the effective uid). Compiled into
-// DLBridge.Tests.dll and the adapter's program (DLBridge.Adapter.exe).
+// $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc, its modes in tests/parity/README.md); and
+// the few libc calls those tests need. Compiled into DLBridge.Tests.dll and DLBridge.Adapter.exe.
 using System;
 using System.Diagnostics;
 using System.IO;
@@ -19,13 +17,13 @@ namespace DLBridge.Tests {
     private static extern int ChMod(string path, uint mode);
 
     [DllImport("libc", EntryPoint = "geteuid")]
-    internal static extern uint Geteuid();
+    private static extern uint Geteuid();
 
     internal static bool IsRoot {
       get { return Geteuid() == 0; }
     }
 
-    /// <summary>A new folder of mode 0700 under /tmp (mkdtemp): /tmp/PREFIX-XXXXXX.</summary>
+    // A new folder of mode 0700 under /tmp (mkdtemp): /tmp/PREFIX-XXXXXX.
     internal static string MakeFolder(string prefix) {
       byte[] template = Encoding.ASCII.GetBytes("/tmp/" + prefix + "-XXXXXX\0");
       if (MkdTemp(template) == IntPtr.Zero) {
@@ -34,7 +32,7 @@ namespace DLBridge.Tests {
       return Encoding.ASCII.GetString(template, 0, template.Length - 1);
     }
 
-    /// <summary>chmod, the mode in octal digits as the shell writes it ("711").</summary>
+    // chmod, the mode in octal digits as the shell writes it ("711").
     internal static void Chmod(string path, string octal) {
       if (ChMod(path, Convert.ToUInt32(octal, 8)) != 0) {
         throw new IOException("chmod " + path + " failed: errno " + Marshal.GetLastWin32Error());
@@ -42,26 +40,22 @@ namespace DLBridge.Tests {
     }
   }
 
-  /// <summary>One run of the parity peer. Its stdout comes here (only listen-as prints: the
-  /// socket's path), its stderr goes to ours. Dispose reaps it: it waits for the peer to exit,
-  /// and kills it after <see cref="ExitWait"/> (a row must not hang).</summary>
+  // One run of the parity peer: its stdout comes here (only listen-as prints: the socket's path),
+  // its stderr goes to ours. Dispose reaps it (a row must not hang: killed after ExitWait).
   internal sealed class Peer : IDisposable {
-    internal static readonly TimeSpan ExitWait = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan ExitWait = TimeSpan.FromSeconds(10);
 
     private readonly Process process;
 
-    /// <summary>$DLBRIDGE_PARITY_PEER, or null when it is not set.</summary>
-    internal static string Program {
-      get {
-        string peer = Environment.GetEnvironmentVariable("DLBRIDGE_PARITY_PEER");
-        return string.IsNullOrEmpty(peer) ? null : peer;
-      }
-    }
+    // $DLBRIDGE_PARITY_PEER (null or empty: not set).
+    internal static readonly string Program =
+        Environment.GetEnvironmentVariable("DLBRIDGE_PARITY_PEER");
 
     internal Peer(params string[] args) {
-      string program = Program;
-      if (program == null) throw new InvalidOperationException("DLBRIDGE_PARITY_PEER is not set");
-      ProcessStartInfo info = new ProcessStartInfo(program, string.Join(" ", args));
+      if (string.IsNullOrEmpty(Program)) {
+        throw new InvalidOperationException("DLBRIDGE_PARITY_PEER is not set");
+      }
+      ProcessStartInfo info = new ProcessStartInfo(Program, string.Join(" ", args));
       info.UseShellExecute = false;
       info.RedirectStandardOutput = true;
       process = Process.Start(info);
@@ -71,14 +65,14 @@ namespace DLBridge.Tests {
       get { return process.Id; }
     }
 
-    /// <summary>The first line the peer prints, or null when it prints none in time.</summary>
+    // The first line the peer prints, or null when it prints none in time.
     internal string ReadLine() {
       Task<string> line = process.StandardOutput.ReadLineAsync();
       return line.Wait(ExitWait) ? line.Result : null;
     }
 
-    /// <summary>Waits for the peer to exit (killing it when it does not in time): its exit
-    /// status, or -1 when it had to be killed.</summary>
+    // Waits for the peer to exit, killing it when it does not in time: its exit status, or -1
+    // when it had to be killed.
     internal int Reap() {
       if (process.WaitForExit((int)ExitWait.TotalMilliseconds)) return process.ExitCode;
       try {

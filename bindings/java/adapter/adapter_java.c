@@ -1,17 +1,13 @@
 /* adapter_java.c - the Java adapter as a native library any host can load
- * (libdlbridge_adapter_java.so): JNI glue between the C table and the adapter's classes
- * (org.dlbridge.conformance.JavaSubject and JavaExchange, org.dlbridge.interop.JavaHost: the Java
- * binding's public API only). It exports
- *  - dlpack_conformance_subject(): the adapter's one table, the conformance kit's Java subject
- *    (JavaSubject; run the kit with --no-fault-guard) with the interop matrix's exchange
- *    extension (JavaExchange);
- *  - the Java host's native half: JavaHost.runMatrix() loads adapter libraries and runs the
- *    matrix (the C runner, interop_runner.c) with Java as one of the sides.
- * In a JVM (the Java host loads it with System.load) it uses that JVM; loaded by a native host
- * or the kit's runner it starts one (bindings/vmhost/jvm_host.c) whose class path is
- * DLBRIDGE_JAVA_ADAPTER (the adapter's classes and the binding's) and whose dlbridge JNI library
- * is DLBRIDGE_JAVA_JNI_LIB. It links no dlbridge core: Java's is inside the binding's JNI
- * library, so both live counts are the Java binding's own. */
+ * (libdlbridge_adapter_java.so): JNI glue between C and the adapter's classes (the Java binding's
+ * public API only). It exports dlpack_conformance_subject(), the adapter's one table: the
+ * conformance kit's Java subject (JavaSubject; run the kit with --no-fault-guard) with the interop
+ * matrix's exchange extension (JavaExchange); and JavaHost.runMatrix(), the Java host's native
+ * half (the matrix's C runner, interop_runner.c, with Java as one side). In a JVM (the Java host
+ * loads it with System.load) it uses that JVM; loaded by a native host or the kit's runner it
+ * starts one (bindings/vmhost/jvm_host.c) with DLBRIDGE_JAVA_ADAPTER as class path and
+ * DLBRIDGE_JAVA_JNI_LIB as the binding's JNI library, whose core is the only one (this links none).
+ */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +48,17 @@ typedef char exchange_fields_are_contiguous
 static jclass g_exchange = NULL;
 static jmethodID g_exchange_produce;
 
+/* Copies a Java String (may be NULL) into msg. */
+static void take_text(JNIEnv* env, jobject text, char* msg, size_t size) {
+  const char* s;
+  if (text == NULL) return;
+  s = (*env)->GetStringUTFChars(env, (jstring)text, NULL);
+  if (s != NULL) {
+    snprintf(msg, size, "%s", s);
+    (*env)->ReleaseStringUTFChars(env, (jstring)text, s);
+  }
+}
+
 static jlong JNICALL first_element(JNIEnv* env, jclass cls, jlong address) {
   const DLManagedTensorVersioned* t = (const DLManagedTensorVersioned*)(intptr_t)address;
   (void)env;
@@ -84,9 +91,7 @@ static void* exchange_produce(void* ctx, const dlpc_exchange_case* c, int32_t le
     (*env)->GetLongArrayRegion(env, out, 0, 3, o);
   }
   if (reason != NULL) {
-    const char* text = (*env)->GetStringUTFChars(env, reason, NULL);
-    snprintf(r->message, sizeof r->message, "%s", text != NULL ? text : "?");
-    if (text != NULL) (*env)->ReleaseStringUTFChars(env, reason, text);
+    take_text(env, reason, r->message, sizeof r->message);
     (*env)->DeleteLocalRef(env, reason);
     if (o[1] == 0) o[1] = -1;
   }
@@ -147,19 +152,9 @@ JNIEXPORT jint JNICALL Java_org_dlbridge_interop_JavaHost_runMatrix(JNIEnv* env,
 enum { N_NDIM, N_WRITABLE, N_VALUES_SIZE, N_ADDRESS, N_SHAPE, N_STRIDES = N_SHAPE + DLPC_MAX_NDIM,
        N_COUNT = N_STRIDES + DLPC_MAX_NDIM };
 
-static jclass g_subject = NULL, g_string = NULL, g_object = NULL;
-static jmethodID g_subject_produce, g_subject_consume, g_subject_release, g_subject_live;
-
-/* Copies a Java String (may be NULL) into msg. */
-static void take_text(JNIEnv* env, jobject text, char* msg, size_t size) {
-  const char* s;
-  if (text == NULL) return;
-  s = (*env)->GetStringUTFChars(env, (jstring)text, NULL);
-  if (s != NULL) {
-    snprintf(msg, size, "%s", s);
-    (*env)->ReleaseStringUTFChars(env, (jstring)text, s);
-  }
-}
+/* JavaSubject's produce and consume; a consumed tensor's Tensor.close(); DLBridge.liveCount(). */
+static jclass g_subject = NULL, g_string = NULL, g_object = NULL, g_dlbridge = NULL;
+static jmethodID g_subject_produce, g_subject_consume, g_tensor_close, g_live_count;
 
 static jlongArray long_array(JNIEnv* env, jsize n, const int64_t* values) {
   jlongArray a = (*env)->NewLongArray(env, n);
@@ -304,7 +299,7 @@ static void subject_release(void* ctx, void* handle) {
     fprintf(stderr, "java subject: cannot attach to the JVM to release a tensor\n");
     return;
   }
-  (*env)->CallStaticVoidMethod(env, g_subject, g_subject_release, (jobject)handle);
+  (*env)->CallVoidMethod(env, (jobject)handle, g_tensor_close);
   if ((*env)->ExceptionCheck(env)) {
     (*env)->ExceptionDescribe(env);
     (*env)->ExceptionClear(env);
@@ -315,7 +310,7 @@ static void subject_release(void* ctx, void* handle) {
 
 static int64_t subject_live_count(void* ctx) {
   (void)ctx;
-  return (int64_t)jvm_host_static_long(g_vm, g_subject, g_subject_live);
+  return (int64_t)jvm_host_static_long(g_vm, g_dlbridge, g_live_count);
 }
 
 DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {
@@ -325,22 +320,28 @@ DLPC_EXPORT const dlpc_subject* dlpack_conformance_subject(void) {
     subject_release, subject_live_count, "java", exchange_produce, NULL,
   };
   JNIEnv* env;
+  jclass tensor;
   if (g_subject != NULL) return &subject;
   if (adapter_vm("java subject") == NULL) return NULL;
   env = jvm_host_env(g_vm, NULL);
   if (env == NULL) return NULL;
   g_string = jvm_host_class(env, "java/lang/String");
   g_object = jvm_host_class(env, "java/lang/Object");
+  g_dlbridge = jvm_host_class(env, "org/dlbridge/DLBridge");
+  tensor = jvm_host_class(env, "org/dlbridge/Tensor");
   g_subject = jvm_host_class(env, "org/dlbridge/conformance/JavaSubject");
-  if (g_string == NULL || g_object == NULL || g_subject == NULL) return NULL;
+  if (g_string == NULL || g_object == NULL || g_dlbridge == NULL || tensor == NULL ||
+      g_subject == NULL) {
+    return NULL;
+  }
   g_subject_produce = (*env)->GetStaticMethodID(env, g_subject, "produce",
                                                 "(III[J[JJJLjava/nio/ByteBuffer;Z[J[Ljava/lang/String;)I");
   g_subject_consume = (*env)->GetStaticMethodID(env, g_subject, "consume",
                                                 "(JZLjava/nio/ByteBuffer;[J[Ljava/lang/Object;)I");
-  g_subject_release = (*env)->GetStaticMethodID(env, g_subject, "release", "(Lorg/dlbridge/Tensor;)V");
-  g_subject_live = (*env)->GetStaticMethodID(env, g_subject, "liveCount", "()J");
-  if (g_subject_produce == NULL || g_subject_consume == NULL || g_subject_release == NULL ||
-      g_subject_live == NULL || exchange_start(env) != 0) {
+  g_tensor_close = (*env)->GetMethodID(env, tensor, "close", "()V");
+  g_live_count = (*env)->GetStaticMethodID(env, g_dlbridge, "liveCount", "()J");
+  if (g_subject_produce == NULL || g_subject_consume == NULL || g_tensor_close == NULL ||
+      g_live_count == NULL || exchange_start(env) != 0) {
     (*env)->ExceptionDescribe(env);
     (*env)->ExceptionClear(env);
     g_subject = NULL;

@@ -1,12 +1,10 @@
 package conformance
 
-// The adapter's one table, a dlpc_subject with the exchange extension (exchange.go): C functions that call the Go entry points this package
-// exports (cgo cannot put a Go function into a C function pointer), and the conversions between
-// the report's void* handle and the cgo.Handle (an integer) that Go keeps. They live in this
-// file's preamble because a file with //export may only declare C functions, not define them.
+// The table: C functions that call the Go entry points this package exports (cgo cannot put a
+// Go function into a C function pointer). They live here because a file with //export may only
+// declare C functions, not define them. A consumer's handle is a cgo.Handle.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../../conformance/include -I${SRCDIR}/../../../../core/include
 #include <stdint.h>
 #include "dlpack_conformance.h"
 
@@ -19,13 +17,11 @@ extern int64_t goExchangeReleases(void);
 
 static int produce_versioned(void* ctx, const dlpc_case_spec* spec, DLManagedTensorVersioned** out,
                              char* message, size_t size) {
-  (void)ctx;
   return dlpcGoProduce((dlpc_case_spec*)spec, 0, (void**)out, message, size);
 }
 
-static int produce_legacy(void* ctx, const dlpc_case_spec* spec, DLManagedTensor** out, char* message,
-                          size_t size) {
-  (void)ctx;
+static int produce_legacy(void* ctx, const dlpc_case_spec* spec, DLManagedTensor** out,
+                          char* message, size_t size) {
   return dlpcGoProduce((dlpc_case_spec*)spec, 1, (void**)out, message, size);
 }
 
@@ -36,36 +32,24 @@ static int consume(void* tensor, int legacy, dlpc_consume_report* report) {
   return rc;
 }
 
-static int consume_versioned(void* ctx, DLManagedTensorVersioned* tensor, dlpc_consume_report* report) {
-  (void)ctx;
-  return consume(tensor, 0, report);
+static int consume_versioned(void* ctx, DLManagedTensorVersioned* t, dlpc_consume_report* r) {
+  return consume(t, 0, r);
 }
 
-static int consume_legacy(void* ctx, DLManagedTensor* tensor, dlpc_consume_report* report) {
-  (void)ctx;
-  return consume(tensor, 1, report);
+static int consume_legacy(void* ctx, DLManagedTensor* t, dlpc_consume_report* r) {
+  return consume(t, 1, r);
 }
 
-static void release(void* ctx, void* handle) {
-  (void)ctx;
-  dlpcGoRelease((uintptr_t)handle);
-}
+static void release(void* ctx, void* handle) { dlpcGoRelease((uintptr_t)handle); }
 
-static int64_t live_count(void* ctx) {
-  (void)ctx;
-  return dlpcGoLiveCount();
-}
+static int64_t live_count(void* ctx) { return dlpcGoLiveCount(); }
 
 static void* exchange_produce(void* ctx, const dlpc_exchange_case* c, int32_t legacy,
                               dlpc_exchange_report* report) {
-  (void)ctx;
   return goExchangeProduce((dlpc_exchange_case*)c, legacy, report);
 }
 
-static int64_t releases(void* ctx) {
-  (void)ctx;
-  return goExchangeReleases();
-}
+static int64_t releases(void* ctx) { return goExchangeReleases(); }
 
 static const dlpc_subject* go_subject_table(void) {
   static const dlpc_subject subject = {

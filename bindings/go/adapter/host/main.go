@@ -1,26 +1,20 @@
 // Package host is the Go host of the interop matrix, the subcommand `interop-host` of the Go
-// adapter's program (../program): the Go adapter's table (package
-// conformance) runs in this process, the other adapters are loaded from the native libraries
-// named on the command line (the C adapter, the Rust cdylib, ...), and the shared C runner runs
-// every ordered pair with Go on one side. The runner is the library Meson builds
-// (libinterop_runner.a), which the build names in CGO_LDFLAGS. Usage: interop-host [--self-test]
-// ADAPTER.so...
-//
-// A Go c-shared library cannot be loaded here (a second Go runtime in one process is not
-// supported): Go's side is the table linked into this program.
+// adapter's program (../program): the Go adapter's table (package conformance) runs in this
+// process (a second Go runtime, a Go c-shared library, cannot be loaded into it), the other
+// adapters are loaded from the libraries named on the command line, and the shared C runner
+// (libinterop_runner.a, which the build names in CGO_LDFLAGS) runs every ordered pair with Go
+// on one side. Usage: interop-host [--self-test] ADAPTER.so...
 package host
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../../../tests/interop -I${SRCDIR}/../../../../conformance/include -I${SRCDIR}/../../../../core/include
-#cgo LDFLAGS: -ldl
+#cgo CFLAGS: -I${SRCDIR}/../../../../tests/interop -I${SRCDIR}/../../../../conformance/include
+#cgo CFLAGS: -I${SRCDIR}/../../../../core/include
 #include <stdlib.h>
 #include "interop_runner.h"
 */
 import "C"
 
 import (
-	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/dlbridge/dlbridge/bindings/go/adapter/conformance"
@@ -28,7 +22,8 @@ import (
 
 // Run runs the matrix over the adapters args names; it returns the exit status.
 func Run(args []string) int {
-	agents := []*C.dlpc_subject{(*C.dlpc_subject)(conformance.Table())}
+	// The tables are C memory, so C may read this Go array of their addresses.
+	subjects := []*C.dlpc_subject{(*C.dlpc_subject)(conformance.Table())}
 	sabotage := C.int(0)
 	for _, arg := range args {
 		if arg == "--self-test" {
@@ -36,26 +31,16 @@ func Run(args []string) int {
 			continue
 		}
 		path := C.CString(arg)
-		a := C.interop_load_subject(path)
+		subject := C.interop_load_subject(path)
 		C.free(unsafe.Pointer(path))
-		if a == nil {
+		if subject == nil {
 			return 1
 		}
-		agents = append(agents, a)
+		subjects = append(subjects, subject)
 	}
-	const maxAgents = 16
-	if len(agents) > maxAgents {
-		fmt.Fprintln(os.Stderr, "too many adapters")
-		return 2
-	}
-	// The tables are static C memory, so a C array of their addresses holds no Go pointer.
-	table := (*[maxAgents]*C.dlpc_subject)(C.malloc(C.size_t(maxAgents) * C.size_t(unsafe.Sizeof(agents[0]))))
-	copy(table[:], agents)
 	name := C.CString("go")
-	failed := C.interop_run_matrix(&table[0], C.int(len(agents)), name, name, sabotage)
-	C.free(unsafe.Pointer(name))
-	C.free(unsafe.Pointer(table))
-	if failed != 0 {
+	defer C.free(unsafe.Pointer(name))
+	if C.interop_run_matrix(&subjects[0], C.int(len(subjects)), name, name, sabotage) != 0 {
 		return 1
 	}
 	return 0

@@ -1,17 +1,15 @@
 // Package parity is the Go program of the parity matrix (tests/parity/README.md), the subcommand
-// `parity` of the Go adapter's program (../program): it reads tests/parity/parity_table.tsv from
-// $DLBRIDGE_PARITY_TABLE and performs every row with the public API of package dlbridge,
-// printing one line per row, ROW<TAB>STATUS<TAB>DETAIL, where STATUS is the core's status name and
-// DETAIL the error's message verbatim, or the facts the table names for a row that succeeds. A
-// row with steps is performed by one interpreter of the README's step language, the channel rows'
-// peer $DLBRIDGE_PARITY_PEER (tests/parity/parity_peer.cc); the rows without (the races, CUDA and
-// OpenCL, the live count) are written out here. The foreign producer is the one every binding's
-// tests share (tests/foreign, through internal/ctest).
-// Suite `parity` runs it beside the other languages.
+// `parity` of the Go adapter's program (../program): every row of the table
+// ($DLBRIDGE_PARITY_TABLE) with the public API of package dlbridge, one line each,
+// ROW<TAB>STATUS<TAB>DETAIL. A row with steps is performed by one interpreter of the README's
+// steps (the channel rows' peer: $DLBRIDGE_PARITY_PEER); the rows without are written out here.
+// The foreign producer is the one every binding's tests share (tests/foreign, internal/ctest).
+// With --steps, one row of steps: suites ipc-languages' and remote's Go peer.
 package parity
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -26,16 +24,21 @@ import (
 	"github.com/dlbridge/dlbridge/bindings/go/internal/ctest"
 )
 
-// Run reads the table, performs every row and prints its line; it returns the exit status.
-func Run() int {
-	path := os.Getenv("DLBRIDGE_PARITY_TABLE")
-	if path == "" {
-		fmt.Fprintln(os.Stderr, "parity: DLBRIDGE_PARITY_TABLE is not set: it names the parity table (run_parity.py sets it)")
+// Run reads the table, performs every row and prints its line; given `--steps STEPS` (args), it
+// runs that one row, named steps, instead (a channel's peer: tests/ipc/README.md). It returns
+// the exit status.
+func Run(args []string) int {
+	if len(args) == 2 && args[0] == "--steps" {
+		runSteps("steps", strings.Split(args[1], " ; "))
+		return 0
+	}
+	if len(args) != 0 {
+		fmt.Fprintln(os.Stderr, "usage: parity [--steps STEPS]")
 		return 2
 	}
-	rows, err := readTable(path)
+	rows, err := readTable(os.Getenv("DLBRIDGE_PARITY_TABLE"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "parity:", err)
+		fmt.Fprintln(os.Stderr, "parity: $DLBRIDGE_PARITY_TABLE (run_parity.py sets it):", err)
 		return 2
 	}
 	liveAtStart := dlbridge.LiveCount()
@@ -65,36 +68,28 @@ func readTable(path string) ([]tableRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	var header []string
-	var rowAt, stepsAt int
 	var rows []tableRow
+	column := map[string]int{}
 	for _, line := range strings.Split(string(data), "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		fields := strings.Split(line, "\t")
-		if header == nil {
-			header = fields
-			rowAt, stepsAt = column(header, "row"), column(header, "steps")
-			if rowAt < 0 || stepsAt < 0 {
-				return nil, fmt.Errorf("%s: the header has no column row or no column steps", path)
+		if len(column) == 0 {
+			for i, name := range fields {
+				column[name] = i
 			}
 			continue
 		}
-		fields = append(fields, make([]string, len(header))...) // the missing fields are empty
-		rows = append(rows, tableRow{id: fields[rowAt], steps: fields[stepsAt]})
+		fields = append(fields, make([]string, len(column))...)
+		rows = append(rows, tableRow{id: fields[column["row"]], steps: fields[column["steps"]]})
 	}
-	return rows, nil
-}
-
-// column is the index of the header's column name, -1 when there is none.
-func column(header []string, name string) int {
-	for i, c := range header {
-		if c == name {
-			return i
+	for _, name := range []string{"row", "steps"} {
+		if _, ok := column[name]; !ok {
+			return nil, fmt.Errorf("%s: the header has no column %s", path, name)
 		}
 	}
-	return -1
+	return rows, nil
 }
 
 // skip is a row's reason to print SKIP instead of an outcome.
@@ -315,6 +310,12 @@ func (s *state) do(name string, args []string) error {
 		var err error
 		s.detail, err = s.report(args...)
 		return err
+	case "print":
+		facts, err := s.report(args...)
+		if err == nil {
+			fmt.Println(facts)
+		}
+		return err
 	case "needs_root":
 		if os.Geteuid() != 0 {
 			return skip("needs root to run a peer as another user")
@@ -343,8 +344,19 @@ func (s *state) do(name string, args []string) error {
 			return err
 		}
 		return s.open(s.listener.Accept())
+	case "listen_at":
+		var err error
+		if s.listener, err = dlbridge.ListenWithOptions(args[0], key(args[1:])); err != nil {
+			return err
+		}
+		if s.listener.IsRemote() {
+			fmt.Println("ready", s.listener.Port())
+		} else {
+			fmt.Println("ready")
+		}
+		return nil
 	case "connect":
-		return s.open(dlbridge.Dial(args[0]))
+		return s.open(dlbridge.DialWithOptions(args[0], key(args[1:])))
 	case "connect_peer":
 		line, err := s.peerOut.ReadString('\n')
 		if err != nil {
@@ -359,10 +371,12 @@ func (s *state) do(name string, args []string) error {
 		return s.channel.SetTimeout(time.Duration(number(args[0])) * time.Millisecond)
 	case "send":
 		return s.channel.Send(s.current)
+	case "send_copy":
+		return s.channel.SendCopy(s.current)
 	case "receive":
 		return s.use(s.channel.Receive())
 	case "shareable":
-		return s.fill(dlbridge.AllocateShareable(dlbridge.CPU, dlbridge.Float32, number(args[0])))
+		return s.fill(dlbridge.AllocateShareable(dlbridge.CPU, dlbridge.Float32, list(args[0])...))
 	}
 	panic(fmt.Sprintf("cannot perform step %s %s", name, strings.Join(args, " ")))
 }
@@ -510,22 +524,30 @@ func sliceRange(spec string) dlbridge.Range {
 	return dlbridge.Range{Start: bounds[0], Stop: bounds[1], Step: bounds[2]}
 }
 
-// number is an integer argument; a malformed one is a mistake in the table.
-func number(text string) int64 {
-	n, err := strconv.ParseInt(text, 10, 64)
+// number is an integer argument; a malformed one (as a MODE) is a mistake in the table.
+func number(text string) int64 { return integer(text, 10) }
+
+// mode is an octal MODE argument.
+func mode(text string) os.FileMode { return os.FileMode(integer(text, 8)) }
+
+func integer(text string, base int) int64 {
+	n, err := strconv.ParseInt(text, base, 64)
 	if err != nil {
 		panic(err)
 	}
 	return n
 }
 
-// mode is an octal MODE argument; a malformed one is a mistake in the table.
-func mode(text string) os.FileMode {
-	m, err := strconv.ParseUint(text, 8, 32)
+// key is the option of an optional KEYHEX argument: WithKey, or nil (none) without one.
+func key(args []string) dlbridge.ChannelOption {
+	if len(args) == 0 {
+		return nil
+	}
+	k, err := hex.DecodeString(args[0])
 	if err != nil {
 		panic(err)
 	}
-	return os.FileMode(m)
+	return dlbridge.WithKey(k)
 }
 
 // list is a LIST argument: integers separated by commas, V*N for N times V, '-' for none.
@@ -647,15 +669,10 @@ func raceCall(racer func(t *dlbridge.Tensor) error) (string, error) {
 	return outcome, nil
 }
 
-// exportAndBack exports t (versioned), imports it back and closes it: export_during_call's racer.
+// exportAndBack is export_during_call's racer: step export versioned (its state closes what
+// it imported back).
 func exportAndBack(t *dlbridge.Tensor) error {
-	p, err := t.ExportVersioned()
-	if err != nil {
-		return err
-	}
-	back, err := dlbridge.ImportVersioned(p)
-	if err != nil {
-		return err
-	}
-	return back.Close()
+	s := &state{current: t}
+	defer s.end()
+	return s.do("export", []string{"versioned"})
 }

@@ -1,9 +1,8 @@
 // Command program is the Go adapter's one program (dlbridge_adapter_go), beside its library
 // (../cshared): each cross-language check that needs a Go process is one of its subcommands.
 //
-//	dlbridge_adapter_go interop-host [--self-test] ADAPTER.so...   the interop matrix's Go host
-//	dlbridge_adapter_go parity                                     the parity rows (suite parity)
-//	dlbridge_adapter_go ipc-peer consume|produce|remote-... ARGS   suite ipc-languages' Go peer
+//	dlbridge_adapter_go interop-host [--self-test] ADAPTER.so...  the interop matrix's Go host
+//	dlbridge_adapter_go parity [--steps STEPS]  the parity rows, or one row (a channel's peer)
 package main
 
 import (
@@ -11,7 +10,6 @@ import (
 	"os"
 
 	"github.com/dlbridge/dlbridge/bindings/go/adapter/host"
-	"github.com/dlbridge/dlbridge/bindings/go/adapter/ipcpeer"
 	"github.com/dlbridge/dlbridge/bindings/go/adapter/parity"
 )
 
@@ -21,15 +19,10 @@ func main() {
 		case "interop-host":
 			os.Exit(host.Run(os.Args[2:]))
 		case "parity":
-			if len(os.Args) == 2 {
-				os.Exit(parity.Run())
-			}
-		case "ipc-peer":
-			os.Exit(ipcpeer.Run(os.Args[2:]))
+			os.Exit(parity.Run(os.Args[2:]))
 		}
 	}
 	fmt.Fprintln(os.Stderr, "usage: dlbridge_adapter_go interop-host [--self-test] ADAPTER.so...\n"+
-		"       dlbridge_adapter_go parity\n"+
-		"       dlbridge_adapter_go ipc-peer consume|produce|remote-consume|remote-produce ARGS")
+		"       dlbridge_adapter_go parity [--steps STEPS]")
 	os.Exit(2)
 }

@@ -1,45 +1,18 @@
-//! The interop matrix's producer: the exchange extension of the adapter's one table
-//! (`dlpc_subject`, see conformance.rs), which makes each case with the `dlbridge` crate's public
-//! API. The matrix's consumer is the subject's own consume entry points. The `#[repr(C)]`
-//! structs below mirror dlpack_conformance.h (their layout is asserted through contract.rs).
+//! The interop matrix's producer: the exchange extension of the adapter's one table, which makes
+//! each case with the `dlbridge` crate's public API. The matrix's consumer is the subject's own.
 
-use crate::conformance::*;
-use dlbridge::{ffi, status, Device, Element, Slice, Tensor};
-use std::ffi::{c_char, c_void};
+use crate::contract::*;
+use dlbridge::{ffi, status, Device, Element, Error, RawParts, Slice, Tensor};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicI64, Ordering};
-
-/// `dlpc_exchange_case`.
-#[repr(C)]
-pub struct ExchangeCase {
-    pub(crate) name: *const c_char,
-    pub(crate) dtype_code: i64,
-    pub(crate) dtype_bits: i64,
-    pub(crate) base_ndim: i64,
-    pub(crate) base_shape: [i64; DLPC_EXCHANGE_MAX_NDIM],
-    pub(crate) op: i64,
-    pub(crate) op_args: [i64; 3],
-    pub(crate) ndim: i64,
-    pub(crate) shape: [i64; DLPC_EXCHANGE_MAX_NDIM],
-    pub(crate) strides: [i64; DLPC_EXCHANGE_MAX_NDIM],
-    pub(crate) first: i64,
-    pub(crate) flags: i64,
-    pub(crate) legacy_refused: i64,
-}
-
-/// `dlpc_exchange_report`.
-#[repr(C)]
-pub struct ExchangeReport {
-    pub(crate) status: i32,
-    pub(crate) base: u64,
-    pub(crate) message: [c_char; 256],
-}
 
 static RELEASES: AtomicI64 = AtomicI64::new(0);
 
-pub(crate) extern "C" fn releases(_ctx: *mut c_void) -> i64 {
+pub(crate) unsafe extern "C" fn releases(_ctx: *mut c_void) -> i64 {
     RELEASES.load(Ordering::SeqCst)
 }
 
+/// Element i of every base tensor: the runner's one rule (interop_base_value).
 fn base_value(code: i64, i: i64) -> f64 {
     match code {
         1 => (i * 3 + 1) as f64,
@@ -48,39 +21,22 @@ fn base_value(code: i64, i: i64) -> f64 {
     }
 }
 
-/// The element types of the case table, from the f64 the rule speaks.
-trait Value: Element + Copy {
-    fn from_f64(v: f64) -> Self;
-}
-macro_rules! value {
-    ($($t:ty),*) => {$(
-        impl Value for $t {
-            fn from_f64(v: f64) -> Self { v as $t }
-        }
-    )*};
-}
-value!(f32, f64, i32, i64, u8);
-
 fn first_address(t: &Tensor) -> u64 {
     t.data_ptr() as u64 + t.byte_offset()
 }
 
 /// The base tensor of case `c`: a Vec handed to the tensor without a copy, released (and
 /// counted) exactly once when the last tensor over it goes.
-fn make_base<T: Value + Send + 'static>(c: &ExchangeCase) -> dlbridge::Result<Tensor> {
+fn make_base<T: Element + Send + 'static>(
+    c: &dlpc_exchange_case,
+    of: fn(f64) -> T,
+) -> Result<Tensor, Error> {
     let shape = &c.base_shape[..c.base_ndim as usize];
     let n: i64 = shape.iter().product();
-    let mut values: Vec<T> = (0..n)
-        .map(|i| T::from_f64(base_value(c.dtype_code, i)))
-        .collect();
-    let parts = dlbridge::RawParts::new(
-        values.as_mut_ptr().cast::<c_void>(),
-        Device::CPU,
-        T::DTYPE,
-        shape,
-    );
+    let mut values: Vec<T> = (0..n).map(|i| of(base_value(c.dtype_code, i))).collect();
+    let parts = RawParts::new(values.as_mut_ptr().cast(), Device::CPU, T::DTYPE, shape);
     // SAFETY: the Vec holds exactly the elements `parts` describes and moves into the release
-    // closure, which keeps its buffer alive (and in place) until the tensor lets it go.
+    // closure, which keeps its buffer in place until the tensor lets it go.
     unsafe {
         Tensor::wrap_raw(&parts, move || {
             drop(values);
@@ -89,38 +45,24 @@ fn make_base<T: Value + Send + 'static>(c: &ExchangeCase) -> dlbridge::Result<Te
     }
 }
 
-fn produce_tensor(c: &ExchangeCase, report: &mut ExchangeReport) -> dlbridge::Result<Tensor> {
+fn produce(c: &dlpc_exchange_case, report: &mut dlpc_exchange_report) -> Result<Tensor, Error> {
     let base = match (c.dtype_code, c.dtype_bits) {
-        (2, 32) => make_base::<f32>(c)?,
-        (2, 64) => make_base::<f64>(c)?,
-        (0, 32) => make_base::<i32>(c)?,
-        (0, 64) => make_base::<i64>(c)?,
-        (1, 8) => make_base::<u8>(c)?,
-        _ => {
-            return Err(dlbridge::Error::new(
-                status::UNSUPPORTED,
-                "dtype not in the agent",
-            ))
-        }
+        (2, 32) => make_base(c, |v| v as f32)?,
+        (2, 64) => make_base(c, |v| v)?,
+        (0, 32) => make_base(c, |v| v as i32)?,
+        (0, 64) => make_base(c, |v| v as i64)?,
+        (1, 8) => make_base(c, |v| v as u8)?,
+        _ => return Err(Error::new(status::UNSUPPORTED, "dtype not in the agent")),
     };
     report.base = first_address(&base);
-    let none = |v: i64| {
-        if v == ffi::DLB_SLICE_NONE {
-            None
-        } else {
-            Some(v)
-        }
-    };
-    // The view keeps the memory alive on its own: `base` is dropped at the end of the match.
-    Ok(match c.op {
+    let bound = |v: i64| (v != ffi::DLB_SLICE_NONE).then_some(v);
+    let [start, stop, step] = c.op_args;
+    // A view keeps the memory alive on its own: `base` is dropped at the end of the match.
+    Ok(match c.op as i32 {
         DLPC_EXCHANGE_OP_NONE => base,
         DLPC_EXCHANGE_OP_TRANSPOSE => base.transpose()?,
-        DLPC_EXCHANGE_OP_SLICE => base.slice(&[Slice::new(
-            none(c.op_args[0]),
-            none(c.op_args[1]),
-            c.op_args[2],
-        )])?,
-        DLPC_EXCHANGE_OP_SELECT => base.select(c.op_args[0] as i32, c.op_args[1])?,
+        DLPC_EXCHANGE_OP_SLICE => base.slice(&[Slice::new(bound(start), bound(stop), step)])?,
+        DLPC_EXCHANGE_OP_SELECT => base.select(start as i32, stop)?,
         DLPC_EXCHANGE_OP_READ_ONLY => base.share_read_only()?,
         DLPC_EXCHANGE_OP_COPY => {
             let copy = base.copy_to(Device::CPU)?;
@@ -128,7 +70,7 @@ fn produce_tensor(c: &ExchangeCase, report: &mut ExchangeReport) -> dlbridge::Re
             copy
         }
         op => {
-            return Err(dlbridge::Error::new(
+            return Err(Error::new(
                 status::INVALID_ARGUMENT,
                 format!("unknown op {op}"),
             ))
@@ -136,32 +78,34 @@ fn produce_tensor(c: &ExchangeCase, report: &mut ExchangeReport) -> dlbridge::Re
     })
 }
 
-pub(crate) extern "C" fn exchange_produce(
+pub(crate) unsafe extern "C" fn exchange_produce(
     _ctx: *mut c_void,
-    c: *const ExchangeCase,
+    c: *const dlpc_exchange_case,
     legacy: i32,
-    report: *mut ExchangeReport,
+    report: *mut dlpc_exchange_report,
 ) -> *mut c_void {
     // SAFETY: the host passes a valid case and report for the call.
     let (c, report) = unsafe { (&*c, &mut *report) };
     report.status = 0;
     report.base = 0;
     report.message[0] = 0;
-    let fail = |report: &mut ExchangeReport, e: &dlbridge::Error, what: &str| {
+    let fail = |report: &mut dlpc_exchange_report, e: &Error, what: &str| {
         report.status = if e.status() != 0 { e.status() } else { -1 };
-        crate::write_message(&mut report.message, &format!("{what}: {e}"));
+        let message = &mut report.message;
+        crate::conformance::write_message(
+            message.as_mut_ptr(),
+            message.len(),
+            &format!("{what}: {e}"),
+        );
         std::ptr::null_mut()
     };
-    let t = match produce_tensor(c, report) {
-        Ok(t) => t,
-        Err(e) => return fail(report, &e, "produce"),
-    };
-    if legacy == 0 {
-        return t.into_raw().cast();
-    }
-    match t.into_raw_legacy() {
-        Ok(raw) => raw.cast(),
-        // Dropping the ExportError frees the tensor it gives back, once.
-        Err(e) => fail(report, e.error(), "into_raw_legacy"),
+    match produce(c, report) {
+        Err(e) => fail(report, &e, "produce"),
+        Ok(t) if legacy == 0 => t.into_raw().cast(),
+        Ok(t) => match t.into_raw_legacy() {
+            Ok(raw) => raw.cast(),
+            // Dropping the ExportError frees the tensor it gives back, once.
+            Err(e) => fail(report, e.error(), "into_raw_legacy"),
+        },
     }
 }

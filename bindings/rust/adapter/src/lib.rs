@@ -3,21 +3,14 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod conformance;
-pub mod interop;
+mod interop;
 
-pub use conformance::{dlpack_conformance_subject, Subject};
+pub use conformance::dlpack_conformance_subject;
 
-use std::ffi::c_char;
-
-/// Writes `text` into a C message buffer, cut to fit, NUL-terminated (both contracts report in
-/// fixed C buffers).
-pub(crate) fn write_message(buf: &mut [c_char], text: &str) {
-    if buf.is_empty() {
-        return;
-    }
-    let n = text.len().min(buf.len() - 1);
-    for (dst, src) in buf.iter_mut().zip(&text.as_bytes()[..n]) {
-        *dst = *src as c_char;
-    }
-    buf[n] = 0;
+/// The C contract, as bindgen reads it at build time (meson.build): dlpack_conformance.h and the
+/// interop runner's functions (tests/interop/interop_runner.h), so that no mirror can drift.
+#[allow(non_camel_case_types)]
+pub mod contract {
+    use dlbridge::ffi::{DLDataType, DLManagedTensor, DLManagedTensorVersioned};
+    include!(env!("DLPC_CONTRACT_RS"));
 }

@@ -3,6 +3,7 @@ package org.dlbridge.conformance;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.stream.LongStream;
 import org.dlbridge.DLPackException;
 import org.dlbridge.DType;
 import org.dlbridge.Device;
@@ -29,17 +30,12 @@ final class JavaExchange {
   private static final int OP = 5;
   private static final int OP_ARGS = 6;
 
-  /** data + byte_offset of the DLManagedTensorVersioned at {@code address} (the adapter reads it). */
+  /** data + byte_offset of the DLManagedTensorVersioned at {@code address} (read in C). */
   static native long firstElement(long address);
 
-  static double baseValue(long code, long i) {
-    if (code == 1) {
-      return i * 3 + 1;
-    }
-    if (code == 2) {
-      return (i * 3 - 4) / 2.0;
-    }
-    return i * 3 - 4;
+  /** Element i of every base tensor: the runner's interop_base_value, mirrored. */
+  private static double baseValue(long code, long i) {
+    return code == 1 ? i * 3 + 1 : code == 2 ? (i * 3 - 4) / 2.0 : i * 3 - 4;
   }
 
   /**
@@ -48,30 +44,21 @@ final class JavaExchange {
    */
   private static Tensor makeBase(long[] c) {
     long[] shape = Arrays.copyOfRange(c, BASE_SHAPE, BASE_SHAPE + (int) c[BASE_NDIM]);
-    int n = 1;
-    for (long e : shape) {
-      n *= (int) e;
-    }
+    int n = Math.toIntExact(LongStream.of(shape).reduce(1, Math::multiplyExact));
     DType dtype = DType.of((int) c[CODE], (int) c[BITS], 1);
-    ByteBuffer b = ByteBuffer.allocateDirect(n * (int) (c[BITS] / 8)).order(ByteOrder.nativeOrder());
+    ByteBuffer b = ByteBuffer.allocateDirect(n * (int) c[BITS] / 8).order(ByteOrder.nativeOrder());
     for (int i = 0; i < n; i++) {
       double v = baseValue(c[CODE], i);
-      if (dtype.equals(DType.FLOAT32)) {
-        b.putFloat((float) v);
-      } else if (dtype.equals(DType.FLOAT64)) {
-        b.putDouble(v);
-      } else if (dtype.equals(DType.INT32)) {
-        b.putInt((int) v);
-      } else if (dtype.equals(DType.INT64)) {
-        b.putLong((long) v);
-      } else if (dtype.equals(DType.UINT8)) {
-        b.put((byte) (long) v);
-      } else {
-        throw new IllegalArgumentException("dtype " + dtype + " not in the adapter");
+      switch (dtype.toString()) {
+        case "float32" -> b.putFloat((float) v);
+        case "float64" -> b.putDouble(v);
+        case "int32" -> b.putInt((int) v);
+        case "int64" -> b.putLong((long) v);
+        case "uint8" -> b.put((byte) v);
+        default -> throw new IllegalArgumentException("dtype " + dtype + " not in the adapter");
       }
     }
-    b.rewind();
-    return Tensor.wrap(b, dtype, shape);
+    return Tensor.wrap(b.rewind(), dtype, shape);
   }
 
   private static long none(long v) {
@@ -80,60 +67,42 @@ final class JavaExchange {
 
   /** out: [0] the exported address (0 when refused), [1] status, [2] the base's first element. */
   static String produce(long[] c, boolean legacy, long[] out) {
-    Tensor base;
+    if (c[OP] < 0 || c[OP] > 5) {
+      out[1] = -1;
+      return "unknown op " + c[OP];
+    }
+    String stage = "produce";
+    Tensor base = null;
+    Tensor t = null;
     try {
       base = makeBase(c);
+      out[2] = firstElement(base.address());
+      stage = "op";
+      t = switch ((int) c[OP]) {
+        case 0 -> base;
+        case 1 -> base.transpose();
+        case 2 -> base.slice(Slice.of(none(c[OP_ARGS]), none(c[OP_ARGS + 1]), c[OP_ARGS + 2]));
+        case 3 -> base.select((int) c[OP_ARGS], c[OP_ARGS + 1]);
+        case 4 -> base.shareReadOnly();
+        default -> base.copyTo(Device.CPU);
+      };
+      if (c[OP] == 5) {
+        out[2] = firstElement(t.address());
+      }
+      stage = legacy ? "exportLegacy" : "exportVersioned";
+      out[0] = legacy ? t.exportLegacy() : t.exportVersioned();
+      return null;
     } catch (DLPackException e) {
       out[1] = e.getStatus();
-      return "produce: " + e.getMessage();
-    }
-    out[2] = firstElement(base.address());
-    Tensor t;
-    try {
-      switch ((int) c[OP]) {
-        case 0:
-          t = base;
-          break;
-        case 1:
-          t = base.transpose();
-          break;
-        case 2:
-          t = base.slice(Slice.of(none(c[OP_ARGS]), none(c[OP_ARGS + 1]), c[OP_ARGS + 2]));
-          break;
-        case 3:
-          t = base.select((int) c[OP_ARGS], c[OP_ARGS + 1]);
-          break;
-        case 4:
-          t = base.shareReadOnly();
-          break;
-        case 5:
-          t = base.copyTo(Device.CPU);
-          out[2] = firstElement(t.address());
-          break;
-        default:
-          base.close();
-          out[1] = -1;
-          return "unknown op " + c[OP];
+      return stage + ": " + e.getMessage();
+    } finally {
+      // close() does nothing to a tensor already exported; a view holds its own reference.
+      if (t != null) {
+        t.close();
       }
-    } catch (DLPackException e) {
-      base.close();
-      out[1] = e.getStatus();
-      return "op: " + e.getMessage();
-    }
-    if (t != base) {
-      base.close(); // the view holds its own reference
-    }
-    if (legacy) {
-      try {
-        out[0] = t.exportLegacy();
-      } catch (DLPackException e) {
-        t.close(); // a refused export leaves the tensor open, with us
-        out[1] = e.getStatus();
-        return "exportLegacy: " + e.getMessage();
+      if (base != null) {
+        base.close();
       }
-    } else {
-      out[0] = t.exportVersioned();
     }
-    return null;
   }
 }

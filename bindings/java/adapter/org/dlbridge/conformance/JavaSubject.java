@@ -1,7 +1,7 @@
 package org.dlbridge.conformance;
 
 import java.nio.ByteBuffer;
-import org.dlbridge.DLBridge;
+import java.util.stream.LongStream;
 import org.dlbridge.DLPackException;
 import org.dlbridge.DType;
 import org.dlbridge.Device;
@@ -18,7 +18,8 @@ import org.dlbridge.Tensor;
  * kit's memory) and copied into a tensor laid out as asked (Tensor.allocate with strides, or a
  * slice of a larger allocation reshaped for an offset), then shared read-only or copied, and
  * exported. Consumer: Tensor.importVersioned / importLegacy, read back with Tensor.copyInto into
- * the kit's buffer (wrapped), released with close().
+ * the kit's buffer (wrapped); the adapter releases it with Tensor.close() and counts with
+ * DLBridge.liveCount().
  */
 final class JavaSubject {
   static final int OK = 0;
@@ -61,13 +62,9 @@ final class JavaSubject {
           laidOut.copyFrom(kit);
         }
       }
-      if ((flags & Tensor.FLAG_READ_ONLY) != 0) {
-        result = laidOut.shareReadOnly();
-      } else if ((flags & Tensor.FLAG_IS_COPIED) != 0) {
-        result = laidOut.copyTo(Device.CPU); // a copy its consumer solely owns: IS_COPIED
-      } else {
-        result = laidOut;
-      }
+      // IS_COPIED: a copy its consumer solely owns.
+      result = (flags & Tensor.FLAG_READ_ONLY) != 0 ? laidOut.shareReadOnly()
+          : (flags & Tensor.FLAG_IS_COPIED) != 0 ? laidOut.copyTo(Device.CPU) : laidOut;
       try {
         out[0] = legacy ? result.exportLegacy() : result.exportVersioned();
       } catch (DLPackException e) {
@@ -98,11 +95,9 @@ final class JavaSubject {
       long layout) {
     if (offset > 0) {
       // A view `offset` elements into a larger allocation.
-      long count = 1;
-      for (long extent : shape) {
-        count *= extent;
-      }
-      try (Tensor base = Tensor.allocate(Device.CPU, dtype, new long[] {offset + count}, null, layout);
+      long count = LongStream.of(shape).reduce(1, Math::multiplyExact);
+      try (Tensor base = Tensor.allocate(Device.CPU, dtype, new long[] {offset + count}, null,
+              layout);
           Tensor tail = base.slice(Slice.from(offset))) {
         return tail.reshape(shape);
       }
@@ -158,15 +153,5 @@ final class JavaSubject {
       t.copyInto(compact);
       return compact.byteSize();
     }
-  }
-
-  /** Drops a consumed tensor: its producer's deleter runs now. */
-  static void release(Tensor t) {
-    t.close();
-  }
-
-  /** Tensors made by the binding's core and not freed yet. */
-  static long liveCount() {
-    return DLBridge.liveCount();
   }
 }

@@ -4,7 +4,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.dlbridge.ipc.IpcPeer;
 import org.dlbridge.parity.ParityMain;
 
 /**
@@ -15,9 +14,8 @@ import org.dlbridge.parity.ParityMain;
  *       matrix, a JVM that loads adapter libraries through the Java adapter's native library and
  *       runs every ordered pair that has Java on one side, Java producing and consuming with its
  *       public API;
- *   <li>{@code parity}: the parity rows (suite parity, {@link ParityMain});
- *   <li>{@code ipc-peer consume|produce|remote-consume|remote-produce ARGS}: suite
- *       ipc-languages' Java peer ({@link IpcPeer}).
+ *   <li>{@code parity [--steps STEPS]}: the parity rows (suite parity, {@link ParityMain}), or one
+ *       row of steps (suites ipc-languages and remote run it as Java's channel peer).
  * </ul>
  */
 public final class JavaHost {
@@ -30,30 +28,17 @@ public final class JavaHost {
     String command = args.length > 0 ? args[0] : "";
     String[] rest = Arrays.copyOfRange(args, Math.min(1, args.length), args.length);
     if (command.equals("interop-host") && rest.length > 0) {
-      System.exit(interopHost(rest));
-    } else if (command.equals("parity") && rest.length == 0) {
+      System.load(Path.of(rest[0]).toAbsolutePath().toString());
+      List<String> agents = new ArrayList<>(Arrays.asList(rest).subList(1, rest.length));
+      boolean selfTest = agents.remove("--self-test");
+      System.exit(runMatrix(agents.toArray(new String[0]), selfTest) == 0 ? 0 : 1);
+    } else if (command.equals("parity") && (rest.length == 0
+        || rest.length == 2 && rest[0].equals("--steps"))) {
       ParityMain.main(rest);
-    } else if (command.equals("ipc-peer")) {
-      IpcPeer.main(rest);
     } else {
       System.err.println("usage: JavaHost interop-host ADAPTER.so [--self-test] OTHER.so...\n"
-          + "       JavaHost parity\n"
-          + "       JavaHost ipc-peer consume|produce|remote-consume|remote-produce ARGS");
+          + "       JavaHost parity [--steps STEPS]");
       System.exit(2);
     }
-  }
-
-  private static int interopHost(String[] args) {
-    System.load(Path.of(args[0]).toAbsolutePath().toString());
-    boolean selfTest = false;
-    List<String> agents = new ArrayList<>();
-    for (int i = 1; i < args.length; i++) {
-      if (args[i].equals("--self-test")) {
-        selfTest = true;
-      } else {
-        agents.add(args[i]);
-      }
-    }
-    return runMatrix(agents.toArray(new String[0]), selfTest) == 0 ? 0 : 1;
   }
 }

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -24,6 +25,7 @@ import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.dlbridge.Channel;
+import org.dlbridge.ChannelOptions;
 import org.dlbridge.DLBridge;
 import org.dlbridge.DLPackException;
 import org.dlbridge.DType;
@@ -50,6 +52,10 @@ public final class ParityMain {
   private static final Duration PATIENCE = Duration.ofSeconds(10);
 
   public static void main(String[] args) throws InterruptedException {
+    if (args.length == 2 && args[0].equals("--steps")) { // one row (README.md, "One row ...")
+      System.out.println("steps\t" + new Steps().run(args[1]));
+      return;
+    }
     String table = System.getenv("DLBRIDGE_PARITY_TABLE");
     if (table == null || table.isEmpty()) {
       System.err.println("parity: set DLBRIDGE_PARITY_TABLE to the parity table's path "
@@ -155,8 +161,10 @@ public final class ParityMain {
           wrapped.asFloatBuffer().put(floats(0, num(w[1])));
           made(Tensor.wrap(wrapped, DType.FLOAT32, parse(w[2])));
         }
-        case "iota" -> {
-          made(Tensor.allocate(Device.CPU, DType.FLOAT32, parse(w[1])));
+        case "iota", "shareable" -> {
+          long[] shape = parse(w[1]);
+          made(w[0].equals("iota") ? Tensor.allocate(Device.CPU, DType.FLOAT32, shape)
+              : Tensor.allocateShareable(Device.CPU, DType.FLOAT32, shape));
           t.copyFrom(floats(0, Math.toIntExact(t.elementCount())));
         }
         case "import" -> made(w[1].equals("legacy")
@@ -193,8 +201,11 @@ public final class ParityMain {
         case "device" -> device = Device.parse(w[1]);
         case "status_names" -> names = LongStream.of(parse(w[1]))
             .mapToObj(s -> Status.name(Math.toIntExact(s))).collect(Collectors.joining(","));
-        case "report" -> detail = Arrays.stream(w, 1, w.length).map(f -> f + "=" + fact(f))
-            .collect(Collectors.joining(" "));
+        case "report" -> detail = facts(w);
+        case "print" -> {
+          System.out.println(facts(w));
+          System.out.flush();
+        }
         case "needs_root" -> {} // run() skips the row where this program does not run as root
         case "folder" -> {
           dir = Files.createTempDirectory(Path.of("/tmp"), "dlbridge-parity-java-");
@@ -216,7 +227,18 @@ public final class ParityMain {
           listener.setTimeout(PATIENCE);
           channel = listener.accept();
         }
-        case "connect" -> channel = Channel.connect(w[1]);
+        case "listen_at" -> {
+          try (ChannelOptions options = keyed(w)) {
+            listener = Listener.listen(w[1], options);
+          }
+          System.out.println(listener.isRemote() ? "ready " + listener.port() : "ready");
+          System.out.flush();
+        }
+        case "connect" -> {
+          try (ChannelOptions options = keyed(w)) {
+            channel = Channel.connect(w[1], options);
+          }
+        }
         case "connect_peer" -> {
           String path = Objects.requireNonNull(peer.inputReader().readLine(),
               "the peer printed nothing");
@@ -224,11 +246,8 @@ public final class ParityMain {
         }
         case "timeout" -> channel.setTimeout(Duration.ofMillis(num(w[1])));
         case "send" -> channel.send(t);
+        case "send_copy" -> channel.sendCopy(t);
         case "receive" -> made(channel.receive());
-        case "shareable" -> {
-          made(Tensor.allocateShareable(Device.CPU, DType.FLOAT32, num(w[1])));
-          t.copyFrom(floats(0, num(w[1])));
-        }
         default -> throw new IllegalArgumentException("unknown step " + w[0]);
       }
     }
@@ -252,6 +271,17 @@ public final class ParityMain {
           throw new UncheckedIOException("cannot remove the row's folder " + dir, e);
         }
       }
+    }
+
+    /** The options of a remote address's step: its key, KEYHEX, when given (else none). */
+    private static ChannelOptions keyed(String[] w) {
+      ChannelOptions options = new ChannelOptions();
+      return w.length > 2 ? options.key(HexFormat.of().parseHex(w[2])) : options;
+    }
+
+    private String facts(String[] w) {
+      return Arrays.stream(w, 1, w.length).map(f -> f + "=" + fact(f))
+          .collect(Collectors.joining(" "));
     }
 
     private Path socket() {

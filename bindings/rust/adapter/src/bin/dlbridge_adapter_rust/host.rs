@@ -1,31 +1,14 @@
 //! The Rust host of the interop matrix (`interop-host [--self-test] ADAPTER.so...`): the Rust
-//! adapter's table runs in this process (the crate's own `dlpack_conformance_subject`), the other
-//! adapters are loaded from the libraries named, and the C runner runs every ordered pair with
-//! Rust on one side.
+//! adapter's table runs in this process, the other adapters are loaded from the libraries named,
+//! and the C runner runs every ordered pair with Rust on one side.
+
+use dlbridge_adapter_rust::contract::{interop_load_subject, interop_run_matrix};
+use std::ffi::CString;
 
 /// Runs the matrix over the adapters `args` names; returns the exit status.
 pub fn run(args: &[String]) -> i32 {
-    use dlbridge_adapter_rust::{dlpack_conformance_subject, Subject};
-    use std::ffi::{c_char, c_int, CString};
-
-    extern "C" {
-        fn interop_load_subject(path: *const c_char) -> *const Subject;
-        fn interop_run_matrix(
-            subjects: *const *const Subject,
-            count: c_int,
-            host: *const c_char,
-            must_include: *const c_char,
-            sabotage: c_int,
-        ) -> c_int;
-    }
-
-    let mut subjects = vec![dlpack_conformance_subject()];
-    let mut sabotage = 0;
-    for arg in args {
-        if arg == "--self-test" {
-            sabotage = 1;
-            continue;
-        }
+    let mut subjects = vec![dlbridge_adapter_rust::dlpack_conformance_subject()];
+    for arg in args.iter().filter(|a| *a != "--self-test") {
         let path = CString::new(arg.as_str()).expect("a path without NUL");
         // SAFETY: a NUL-terminated path; the runner dlopens it and returns its table or NULL.
         let subject = unsafe { interop_load_subject(path.as_ptr()) };
@@ -34,19 +17,10 @@ pub fn run(args: &[String]) -> i32 {
         }
         subjects.push(subject);
     }
+    let sabotage = args.iter().any(|a| a == "--self-test");
+    let (count, rust) = (subjects.len() as i32, c"rust".as_ptr());
     // SAFETY: valid tables for the whole call; static NUL-terminated strings.
-    let failed = unsafe {
-        interop_run_matrix(
-            subjects.as_ptr(),
-            subjects.len() as c_int,
-            c"rust".as_ptr(),
-            c"rust".as_ptr(),
-            sabotage,
-        )
-    };
-    if failed == 0 {
-        0
-    } else {
-        1
-    }
+    let failed =
+        unsafe { interop_run_matrix(subjects.as_ptr(), count, rust, rust, sabotage.into()) };
+    i32::from(failed != 0)
 }

@@ -3,12 +3,12 @@
 //!
 //! ```text
 //! dlbridge_adapter_rust interop-host [--self-test] ADAPTER.so...   the interop matrix's Rust host
-//! dlbridge_adapter_rust parity                                     the parity rows (suite parity)
-//! dlbridge_adapter_rust ipc-peer consume|produce|remote-... ARGS   suite ipc-languages' Rust peer
+//! dlbridge_adapter_rust parity [--steps STEPS]    the parity rows (suite parity), or one row of
+//!                                                 steps: a channel's peer (suites ipc-languages
+//!                                                 and remote)
 //! ```
 
 mod host;
-mod ipc_peer;
 mod parity;
 
 fn main() {
@@ -16,12 +16,14 @@ fn main() {
     let status = match args.first().map(String::as_str) {
         Some("interop-host") => host::run(&args[1..]),
         Some("parity") if args.len() == 1 => parity::run(),
-        Some("ipc-peer") => ipc_peer::run(&args[1..]),
+        Some("parity") if args.len() == 3 && args[1] == "--steps" => {
+            parity::run_steps("steps", &args[2], "rust");
+            0
+        }
         _ => {
             eprintln!(
                 "usage: dlbridge_adapter_rust interop-host [--self-test] ADAPTER.so...\n       \
-                 dlbridge_adapter_rust parity\n       \
-                 dlbridge_adapter_rust ipc-peer consume|produce|remote-consume|remote-produce ARGS"
+                 dlbridge_adapter_rust parity [--steps STEPS]"
             );
             2
         }

@@ -8,7 +8,7 @@
 #[path = "../../../../dlbridge/tests/common/mod.rs"]
 mod common;
 
-use dlbridge::ipc::{Channel, Listener};
+use dlbridge::ipc::{Channel, ChannelOptions, Listener};
 use dlbridge::{cuda, opencl, status, status_name, DType, Device, Error, Slice, Tensor};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -67,18 +67,11 @@ pub fn run() -> i32 {
         "export_during_call",
         "Rust's borrow checker forbids into_raw on a Tensor while a call borrows it",
     );
-    row(
-        "cuda_available",
-        cuda::is_available().map(|()| String::new()),
-    );
-    row(
-        "cuda_allocate",
-        Tensor::allocate(Device::cuda(0), DType::FLOAT32, &[2]).map(|t| layout(&t)),
-    );
-    row(
-        "opencl_available",
-        opencl::is_available().map(|()| String::new()),
-    );
+    let empty = |available: Result<(), Error>| available.map(|()| String::new());
+    row("cuda_available", empty(cuda::is_available()));
+    let cuda = Tensor::allocate(Device::cuda(0), DType::FLOAT32, &[2]);
+    row("cuda_allocate", cuda.map(|t| layout(&t)));
+    row("opencl_available", empty(opencl::is_available()));
 
     // Last: every other row has closed its tensors by now.
     row(
@@ -98,9 +91,8 @@ fn read_table(path: &Path) -> Result<Vec<[String; 3]>, String> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'));
     let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
     let column = |name| header.iter().position(|h| *h == name);
-    let (Some(id), Some(steps), Some(may_skip)) =
-        (column("row"), column("steps"), column("may_skip"))
-    else {
+    let columns = [column("row"), column("steps"), column("may_skip")];
+    let Some(columns) = columns.into_iter().collect::<Option<Vec<usize>>>() else {
         return Err(format!(
             "{}: no row, steps or may_skip column",
             path.display()
@@ -108,7 +100,7 @@ fn read_table(path: &Path) -> Result<Vec<[String; 3]>, String> {
     };
     let rows = lines.map(|line| {
         let fields: Vec<&str> = line.split('\t').collect();
-        [id, steps, may_skip].map(|c| fields.get(c).unwrap_or(&"").to_string())
+        [0, 1, 2].map(|c| fields.get(columns[c]).unwrap_or(&"").to_string())
     });
     Ok(rows.filter(|r| !r[1].is_empty()).collect())
 }
@@ -133,7 +125,7 @@ const CLOSE_TWICE: &str = "Rust's ownership drops a Tensor exactly once, at comp
 const NEEDS_ROOT: &str = "needs root to run a peer as another user";
 
 /// Performs one row's steps and prints its line; the row ends when it returns (State's drop).
-fn run_steps(id: &str, steps: &str, may_skip: &str) {
+pub fn run_steps(id: &str, steps: &str, may_skip: &str) {
     let steps: Vec<Vec<&str>> = steps.split(" ; ").map(|s| s.split(' ').collect()).collect();
     let mut state = State::default();
     state.deleted_before = FOREIGN_DELETES.load(Ordering::SeqCst);
@@ -377,7 +369,23 @@ impl State {
                 self.listener().set_timeout(Some(PEER_LIMIT))?;
                 self.channel = Some(self.listener().accept()?);
             }
-            "connect" => self.channel = Some(Channel::connect(a[0])?),
+            "listen_at" => {
+                let listener = match a.get(1) {
+                    Some(hex) => Listener::bind_with_options(a[0], &keyed(hex)?)?,
+                    None => Listener::bind(a[0])?,
+                };
+                match listener.port() {
+                    Some(port) => println!("ready {port}"),
+                    None => println!("ready"),
+                }
+                self.listener = Some(listener);
+            }
+            "connect" => {
+                self.channel = Some(match a.get(1) {
+                    Some(hex) => Channel::connect_with_options(a[0], &keyed(hex)?)?,
+                    None => Channel::connect(a[0])?,
+                })
+            }
             "connect_peer" => {
                 let uid = a.first().map(|n| int(n) as u32);
                 let path = peer_path(self.peer.as_mut())?;
@@ -388,21 +396,29 @@ impl State {
                 self.channel().set_timeout(Some(limit))?;
             }
             "send" => self.channel().send(self.tensor()?)?,
+            "send_copy" => self.channel().send_copy(self.tensor()?)?,
             "receive" => self.push(self.channel().receive()?),
             "shareable" => {
-                let n = int(a[0]);
-                let mut t = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &[n])?;
-                t.copy_from_slice(&floats(0, n))?;
+                let shape = ints(a[0]);
+                let mut t = Tensor::allocate_shareable(Device::CPU, DType::FLOAT32, &shape)?;
+                t.copy_from_slice(&floats(0, shape.iter().product()))?;
                 self.push(t);
             }
-            "report" => {
-                let facts: Vec<String> =
-                    a.iter().map(|f| self.fact(f)).collect::<Result<_, _>>()?;
-                self.report = facts.join(" ");
-            }
+            // Rust's stdout is line-buffered: each line goes out at once.
+            "print" => println!("{}", self.facts(a)?),
+            "report" => self.report = self.facts(a)?,
             _ => panic!("parity table: unknown step {name}"),
         }
         Ok(())
+    }
+
+    /// The facts `names` names, as `report` and `print` write them.
+    fn facts(&self, names: &[&str]) -> Result<String, Stop> {
+        let facts: Vec<String> = names
+            .iter()
+            .map(|f| self.fact(f))
+            .collect::<Result<_, _>>()?;
+        Ok(facts.join(" "))
     }
 
     /// `FACT=VALUE` for one fact `report` names.
@@ -484,6 +500,12 @@ fn geteuid() -> u32 {
 /// An error of this program's own (not the library's) for a row that could not run.
 fn harness_error(message: &str) -> Error {
     Error::new(status::DEVICE, message)
+}
+
+/// Channel options holding the key KEYHEX spells (two hex digits a byte).
+fn keyed(hex: &str) -> Result<ChannelOptions, Error> {
+    let byte = |i| u8::from_str_radix(&hex[i..i + 2], 16).expect("KEYHEX: hex digits");
+    ChannelOptions::new()?.key(&(0..hex.len()).step_by(2).map(byte).collect::<Vec<u8>>())
 }
 
 /// Sets the mode of `path` to `mode`, an octal number.

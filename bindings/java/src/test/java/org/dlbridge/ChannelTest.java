@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.InputStreamReader;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -30,9 +29,10 @@ import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Tensors across processes: this JVM listens and consumes, IpcPeer in a JVM of its own produces
- * (tests/ipc/README.md, "The peer protocol"); refusals with the core's messages; and what every
- * Listener and Channel does after close, also from another thread while a call is blocked.
+ * Tensors across processes: this JVM listens and consumes, C's peer (tests/ipc/ipc_peer.c,
+ * $DLBRIDGE_IPC_PEER) produces (tests/ipc/README.md, "The peer protocol"); refusals with the
+ * core's messages; and what every Listener and Channel does after close, also from another
+ * thread while a call is blocked.
  */
 class ChannelTest {
   @TempDir Path tmp;
@@ -53,14 +53,11 @@ class ChannelTest {
 
   @Test
   void tensorsCrossProcessesWithoutACopy() throws Exception {
-    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    String cp = System.getProperty("dlbridge.test.jar") + File.pathSeparator
-        + System.getProperty("dlbridge.test.classes");
+    String peer = System.getenv("DLBRIDGE_IPC_PEER");
+    assumeTrue(peer != null && !peer.isEmpty(), "DLBRIDGE_IPC_PEER is not set");
     try (Listener listener = Listener.listen(socket().toString())) {
-      ProcessBuilder pb = new ProcessBuilder(java.toString(), "-cp", cp,
-          "org.dlbridge.ipc.IpcPeer", "produce", socket().toString());
-      pb.redirectErrorStream(true);
-      Process producer = pb.start();
+      Process producer = new ProcessBuilder(peer, "produce", socket().toString())
+          .redirectErrorStream(true).start();
       CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {
         try {
           return new String(producer.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -71,16 +68,24 @@ class ChannelTest {
       try (Channel channel = listener.accept()) {
         assertEquals(producer.pid(), channel.peerPid());
         try (Tensor t = channel.receive()) {
+          assertEquals(DType.FLOAT32, t.dtype());
           assertArrayEquals(new long[] {2, 3}, t.shape());
           assertArrayEquals(new float[] {0, 1, 2, 3, 4, 5}, t.toFloatArray());
+          assertEquals(0L, t.flags());
           assertTrue(t.isShareable());
           assertFalse(t.isExclusive(), "the producer maps the same memory");
           t.setFloat(100f, 0, 0);
           channel.send(t);
         }
         try (Tensor copied = channel.receive()) {
-          assertArrayEquals(new int[] {7, 8}, copied.toIntArray());
-          assertNotEquals(0L, copied.flags() & Tensor.FLAG_IS_COPIED);
+          assertEquals(DType.FLOAT32, copied.dtype());
+          assertArrayEquals(new long[] {7, 8}, copied.shape());
+          float[] iota = new float[56];
+          for (int i = 0; i < iota.length; i++) {
+            iota[i] = i;
+          }
+          assertArrayEquals(iota, copied.toFloatArray());
+          assertEquals(Tensor.FLAG_IS_COPIED, copied.flags());
         }
         DLPackException end = assertThrows(DLPackException.class, channel::receive);
         assertEquals(Status.PEER_CLOSED, end.getStatus());
@@ -89,7 +94,7 @@ class ChannelTest {
       assertTrue(producer.waitFor(120, TimeUnit.SECONDS));
       String out = output.get();
       assertEquals(0, producer.exitValue(), out);
-      assertEquals("produce ok", out.strip());
+      assertEquals("produce ok", out.strip()); // it saw our write, 100, in its own tensor
     }
   }
 
