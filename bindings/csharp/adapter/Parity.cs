@@ -89,7 +89,7 @@ namespace DLBridge.Parity {
         { "allow_uid", a => listener.AllowUid(uint.Parse(a[1])) },
         { "peer", a => peer = new Peer(a.Skip(1).Select(x => x == "PATH" ? Socket : x).ToArray()) },
         { "accept", a => {
-          listener.SetTimeout(PeerWait);
+          listener.SetTimeout(a.Length > 1 ? TimeSpan.FromSeconds(long.Parse(a[1])) : PeerWait);
           channel = listener.Accept();
         } },
         { "listen_at", a => {

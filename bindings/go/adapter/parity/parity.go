@@ -340,7 +340,11 @@ func (s *state) do(name string, args []string) error {
 	case "peer":
 		return s.startPeer(args)
 	case "accept":
-		if err := s.listener.SetTimeout(peerLimit); err != nil { // a peer that never came
+		limit := peerLimit // a peer that never came
+		if len(args) > 0 {
+			limit = time.Duration(number(args[0])) * time.Second
+		}
+		if err := s.listener.SetTimeout(limit); err != nil {
 			return err
 		}
 		return s.open(s.listener.Accept())

@@ -224,7 +224,7 @@ public final class ParityMain {
               .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         }
         case "accept" -> {
-          listener.setTimeout(PATIENCE);
+          listener.setTimeout(w.length > 1 ? Duration.ofSeconds(num(w[1])) : PATIENCE);
           channel = listener.accept();
         }
         case "listen_at" -> {

@@ -366,7 +366,9 @@ impl State {
                 self.peer = Some(spawn_peer(args)?);
             }
             "accept" => {
-                self.listener().set_timeout(Some(PEER_LIMIT))?;
+                let limit = a.first().map(|s| Duration::from_secs(int(s) as u64));
+                self.listener()
+                    .set_timeout(Some(limit.unwrap_or(PEER_LIMIT)))?;
                 self.channel = Some(self.listener().accept()?);
             }
             "listen_at" => {
