@@ -42,6 +42,7 @@ namespace DLBridge.Tests {
         Assert.Ignore("DLBRIDGE_IPC_PEER is not set (run through meson test)");
       }
       using (Listener listener = Listener.Listen(SocketPath)) {
+        listener.SetTimeout(TimeSpan.FromSeconds(60));  // a producer that died fails the test
         ProcessStartInfo info = new ProcessStartInfo(peer, "produce " + SocketPath);
         info.UseShellExecute = false;
         info.RedirectStandardOutput = true;

@@ -56,6 +56,7 @@ class ChannelTest {
     String peer = System.getenv("DLBRIDGE_IPC_PEER");
     assumeTrue(peer != null && !peer.isEmpty(), "DLBRIDGE_IPC_PEER is not set");
     try (Listener listener = Listener.listen(socket().toString())) {
+      listener.setTimeout(Duration.ofSeconds(60)); // a producer that died fails the test
       Process producer = new ProcessBuilder(peer, "produce", socket().toString())
           .redirectErrorStream(true).start();
       CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {
