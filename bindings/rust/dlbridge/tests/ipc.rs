@@ -19,6 +19,16 @@ use std::time::{Duration, Instant};
 
 const SOCKET: &str = "DLBRIDGE_IPC_SOCKET";
 
+/// Held (shared) while a test starts a child process: a child holds a copy of every descriptor of
+/// this process from its fork until its exec, which `spawn` waits for. A test that needs a socket
+/// of its own to be really closed holds it exclusively.
+static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn spawn(command: &mut Command) -> Child {
+    let _no_closing_now = SPAWNING.read().unwrap_or_else(|e| e.into_inner());
+    command.spawn().unwrap()
+}
+
 #[test]
 fn producer() {
     let Ok(path) = std::env::var(SOCKET) else {
@@ -43,11 +53,11 @@ fn a_tensor_crosses_processes_both_ways_without_a_copy() {
     let dir = std::env::temp_dir().join(format!("dlbridge-rust-ipc-{}", std::process::id()));
     let path = dir.join("channel.sock");
     let listener = Listener::bind(&path).unwrap();
-    let mut producer = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "producer", "--test-threads=1"])
-        .env(SOCKET, &path)
-        .spawn()
-        .unwrap();
+    let mut producer = spawn(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "producer", "--test-threads=1"])
+            .env(SOCKET, &path),
+    );
     let channel = listener.accept().unwrap();
     let (pid, uid) = channel.peer().unwrap();
     assert_eq!(pid as u32, producer.id());
@@ -332,7 +342,9 @@ fn connecting_where_nothing_listens_is_no_listener() {
         .map(|_| ())
         .unwrap_err();
     assert_error(e, status::NO_LISTENER, &want);
-    // A socket file nobody accepts on (its listener went away without removing it).
+    // A socket file nobody accepts on (its listener went away without removing it); no child
+    // starting meanwhile may hold a copy of the listener, which would accept.
+    let _no_child_starts = SPAWNING.write().unwrap_or_else(|e| e.into_inner());
     std::fs::create_dir(&dir).unwrap();
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
     assert!(path.exists());
@@ -614,12 +626,12 @@ fn widen(path: &Path) {
 
 /// This test binary again, as uid 65534, running `uid_peer` with `part` at `path`.
 fn spawn_other_user(part: &str, path: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "uid_peer", "--test-threads=1", "--nocapture"])
-        .env(UID_PEER, format!("{part}:{}", path.display()))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap()
+    spawn(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "uid_peer", "--test-threads=1", "--nocapture"])
+            .env(UID_PEER, format!("{part}:{}", path.display()))
+            .stdout(Stdio::piped()),
+    )
 }
 
 fn running_as_root() -> bool {
