@@ -76,18 +76,18 @@ class Peer:
         self.command, self.steps = command, steps
 
     def role(self, name, address, key, remote):
-        """(command line, check) for a role: check(stdout after the ready line) is '' when the
-        role did its part, else what went wrong."""
-        if not self.steps:
-            word = ("remote-" if remote else "") + name
+        """(command line, check) for a role at address (the consumer's: where it listens), with
+        key when remote: check(stdout after the ready line) is '' when the role did its part,
+        else what went wrong."""
+        if not self.steps:  # C's words: README.md, "The remote peer protocol"
+            scheme = address.partition("://")[0]
             args = {("consume", False): [address], ("produce", False): [address],
-                    ("consume", True): [key] + ([address] if address != "tcp" else []),
+                    ("consume", True): [key] + ([scheme] if scheme != "tcp" else []),
                     ("produce", True): [address, key]}[(name, remote)]
+            word = ("remote-" if remote else "") + name
             command = " ".join([self.command, word] + [shlex.quote(a) for a in args])
             return command, lambda out: "" if f"{name} ok" in out.splitlines() else \
                 f"no '{name} ok'"
-        if remote and name == "consume":
-            address = f"{address}://127.0.0.1:0"
         steps, expected = (consume_role if name == "consume" else produce_role)(
             address, key, remote)
         return f"{self.command} --steps {shlex.quote(steps)}", lambda out: compare(out, expected)
@@ -151,7 +151,8 @@ def exchange(producer, consumer, scheme):
     key = os.urandom(32).hex() if remote else None
     folder = None if remote else tempfile.mkdtemp(prefix="dlbridge-ipc-")  # mode 0700
     path = None if remote else os.path.join(folder, "channel.sock")
-    command, consumed = consumer.role("consume", scheme if remote else path, key, remote)
+    listen_at = f"{scheme}://127.0.0.1:0" if remote else path
+    command, consumed = consumer.role("consume", listen_at, key, remote)
     consume = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
     try:

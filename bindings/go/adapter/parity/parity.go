@@ -528,12 +528,13 @@ func sliceRange(spec string) dlbridge.Range {
 	return dlbridge.Range{Start: bounds[0], Stop: bounds[1], Step: bounds[2]}
 }
 
-// number is an integer argument; a malformed one (as a MODE) is a mistake in the table.
+// number is an integer argument.
 func number(text string) int64 { return integer(text, 10) }
 
 // mode is an octal MODE argument.
 func mode(text string) os.FileMode { return os.FileMode(integer(text, 8)) }
 
+// integer parses number's and mode's arguments; a malformed one is a mistake in the table.
 func integer(text string, base int) int64 {
 	n, err := strconv.ParseInt(text, base, 64)
 	if err != nil {
