@@ -26,6 +26,7 @@ typedef struct remote_plan {
   int size_count;
   uint64_t largest;
   int ucx_scheme;                    /* 1: "ucx://" addresses (UCX picks); 0: "tcp://" */
+  int stream_hints;                  /* 1: each stream message but the last says more follow */
   unsigned char key[32];             /* the dlbridge channel's key, the same in both processes */
 } remote_plan;
 
@@ -52,7 +53,9 @@ typedef struct remote_link {
   void* (*connect)(const remote_plan* plan, int port);
   /* A message of its own of `bytes` bytes, every byte filled; replaces the previous one. */
   void (*prepare)(void* side, uint64_t bytes);
-  void (*send_own)(void* side);
+  /* `more`: more messages follow at once (a stream's, but its last, with hints on): dlbridge
+   * sends with DLB_SEND_MORE, the socket with MSG_MORE. */
+  void (*send_own)(void* side, int more);
   /* Waits for the next message, checks it has `bytes` bytes and the sender's pattern at both
    * ends, and holds it. */
   void (*receive)(void* side, uint64_t bytes);

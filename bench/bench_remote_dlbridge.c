@@ -100,10 +100,11 @@ static void prepare(void* state, uint64_t bytes) {
          remote_pattern(bytes), bytes);
 }
 
-static void send_own(void* state) {
+static void send_own(void* state, int more) {
   dlbridge_side* side = state;
   dlb_error error;
-  check_call(dlb_channel_send(side->channel, side->own, 0, &error), &error, "send");
+  check_call(dlb_channel_send(side->channel, side->own, more ? DLB_SEND_MORE : 0, &error), &error,
+             "send");
 }
 
 static void receive(void* state, uint64_t bytes) {

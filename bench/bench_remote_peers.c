@@ -4,7 +4,9 @@
  *              sender receives that and lets it go: half the round trip is one latency sample;
  *   stream     the sender sends its message `stream_messages` times back to back, the receiver
  *              receives and lets go of each, then answers with a 64-byte message: the bytes
- *              sent over the time from the first send to the answer's arrival. */
+ *              sent over the time from the first send to the answer's arrival. With hints (the
+ *              default), every message of a stream but its last says that more follow, as a
+ *              program that streams would say it: DLB_SEND_MORE, and MSG_MORE on the socket. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
@@ -67,12 +69,12 @@ void remote_run_receiver(const remote_link* link, const remote_plan* plan, int r
       link->receive(side, size->bytes);
       link->drop(side);
     }
-    link->send_own(side);
+    link->send_own(side, 0);
     for (int i = 0; i < size->stream_messages; ++i) {
       link->receive(side, size->bytes);
       link->drop(side);
     }
-    link->send_own(side);
+    link->send_own(side, 0);
   }
   link->close(side);
 }
@@ -91,7 +93,7 @@ void remote_run_sender(const remote_link* link, const remote_plan* plan, int por
     link->prepare(side, size->bytes);
     for (int i = 0; i < size->pingpong_warmups + size->pingpongs; ++i) {
       const uint64_t start = remote_now_ns();
-      link->send_own(side);
+      link->send_own(side, 0);
       link->receive(side, size->bytes);
       link->drop(side);
       const uint64_t end = remote_now_ns();
@@ -102,11 +104,15 @@ void remote_run_sender(const remote_link* link, const remote_plan* plan, int por
     if (size->pingpongs > 0) {
       report(result_fd, s, REMOTE_LATENCY_US, median(samples, size->pingpongs));
     }
-    for (int i = 0; i < size->stream_warmups; ++i) link->send_own(side);
+    for (int i = 0; i < size->stream_warmups; ++i) {
+      link->send_own(side, plan->stream_hints && i + 1 < size->stream_warmups);
+    }
     link->receive(side, REMOTE_ACK_BYTES);
     link->drop(side);
     const uint64_t start = remote_now_ns();
-    for (int i = 0; i < size->stream_messages; ++i) link->send_own(side);
+    for (int i = 0; i < size->stream_messages; ++i) {
+      link->send_own(side, plan->stream_hints && i + 1 < size->stream_messages);
+    }
     link->receive(side, REMOTE_ACK_BYTES);
     link->drop(side);
     const uint64_t end = remote_now_ns();

@@ -102,8 +102,9 @@ static void prepare(void* state, uint64_t bytes) {
   side->own_bytes = bytes;
 }
 
-/* The length and the bytes in one call where the kernel takes them all, as a program would. */
-static void send_message(int fd, const uint8_t* bytes, uint64_t count) {
+/* The length and the bytes in one call where the kernel takes them all, as a program would;
+ * `more`: MSG_MORE, more messages follow at once. */
+static void send_message(int fd, const uint8_t* bytes, uint64_t count, int more) {
   uint64_t length = count;
   struct iovec parts[2] = {{&length, sizeof length}, {(void*)bytes, count}};
   struct msghdr message;
@@ -111,7 +112,7 @@ static void send_message(int fd, const uint8_t* bytes, uint64_t count) {
   message.msg_iov = parts;
   message.msg_iovlen = 2;
   while (message.msg_iovlen > 0) {
-    ssize_t n = sendmsg(fd, &message, MSG_NOSIGNAL);
+    ssize_t n = sendmsg(fd, &message, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) remote_fail("socket copy: send: %s", n < 0 ? strerror(errno) : "nothing sent");
     while (message.msg_iovlen > 0 && (size_t)n >= message.msg_iov[0].iov_len) {
@@ -137,9 +138,9 @@ static void read_all(int fd, void* bytes, uint64_t count) {
   }
 }
 
-static void send_own(void* state) {
+static void send_own(void* state, int more) {
   socket_side* side = state;
-  send_message(side->fd, side->own, side->own_bytes);
+  send_message(side->fd, side->own, side->own_bytes, more);
 }
 
 static void receive(void* state, uint64_t bytes) {
@@ -161,7 +162,7 @@ static void receive(void* state, uint64_t bytes) {
 
 static void send_received(void* state) {
   socket_side* side = state;
-  send_message(side->fd, side->buffer, side->received_bytes);
+  send_message(side->fd, side->buffer, side->received_bytes, 0);
   side->received_bytes = 0;
 }
 

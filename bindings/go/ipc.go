@@ -241,6 +241,13 @@ func (c *Channel) SendKeepingLayout(t *Tensor) error {
 	return c.send(t, uint(capi.DLB_SEND_KEEP_LAYOUT))
 }
 
+// SendMore sends t as one of a stream that goes on at once (DLB_SEND_MORE): a remote channel may
+// hold its bytes and send them with the next ones as one batch, which leave with the next plain
+// Send (send a stream's last tensor with Send), when a batch fills, at the channel's next Receive
+// or at its Close. A local channel ignores it: there it is Send. t is borrowed: a remote channel
+// has copied its bytes when SendMore returns, so t may then be changed or closed.
+func (c *Channel) SendMore(t *Tensor) error { return c.send(t, uint(capi.DLB_SEND_MORE)) }
+
 // Receive waits for the next tensor from the peer; everything that arrives is checked before it
 // is mapped. The caller owns the tensor (Close it).
 func (c *Channel) Receive() (t *Tensor, err error) {

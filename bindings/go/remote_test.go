@@ -294,6 +294,66 @@ func TestARemoteSendKeepsTheLayoutWhenAsked(t *testing.T) {
 	}
 }
 
+// A stream of small tensors sent with SendMore, the last with Send, arrives whole and in order;
+// each tensor's bytes were copied when SendMore returned (the sender overwrites and closes it).
+func TestARemoteStreamSentWithSendMoreArrives(t *testing.T) {
+	skipUnlessRemote(t)
+	leakCheck(t)
+	const n = 20
+	l := get(dlbridge.ListenWithOptions("tcp://127.0.0.1:0", keyed(remoteKey)...))(t)
+	defer l.Close()
+	sent := make(chan struct{})
+	served := make(chan error, 1)
+	go func() {
+		served <- func() error {
+			c, err := l.Accept()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			<-sent // every receive after every send
+			for i := 0; i < n; i++ {
+				r, err := c.Receive()
+				if err != nil {
+					return fmt.Errorf("tensor %d: %w", i, err)
+				}
+				flags, _ := r.Flags()
+				shape, _ := r.Shape()
+				values, _ := dlbridge.CopyOut[float32](r)
+				r.Close()
+				want := make([]float32, i+1)
+				for j := range want {
+					want[j] = float32(i*100 + j)
+				}
+				if flags&dlbridge.FlagIsCopied == 0 || !reflect.DeepEqual(shape, []int64{int64(i + 1)}) ||
+					!reflect.DeepEqual(values, want) {
+					return fmt.Errorf("tensor %d: flags %#x, shape %v, values %v", i, flags, shape, values)
+				}
+			}
+			return nil
+		}()
+	}()
+	c := get(dlbridge.DialWithOptions(fmt.Sprintf("tcp://127.0.0.1:%d", l.Port()),
+		keyed(remoteKey)...))(t)
+	defer c.Close()
+	for i := 0; i < n; i++ {
+		values := make([]float32, i+1)
+		for j := range values {
+			values[j] = float32(i*100 + j)
+		}
+		x := get(dlbridge.FromSlice(values, int64(i+1)))(t)
+		if i < n-1 {
+			noErr(t, c.SendMore(x))
+		} else {
+			noErr(t, c.Send(x))
+		}
+		noErr(t, dlbridge.SetAt[float32](x, -1, 0)) // the sent bytes were copied
+		mustClose(t, x)
+	}
+	close(sent)
+	noErr(t, <-served)
+}
+
 func TestNoKeyIsInvalidToListenAndToDial(t *testing.T) {
 	skipUnlessRemote(t)
 	const message = "a remote channel needs a key that its peers share (dlb_channel_options_set_key)"

@@ -12,15 +12,24 @@
 // its span). The tensor is then read whole with dlb_tensor_copy_to_host and compared with the
 // bytes that came, read by the descriptor's layout.
 //
+// A batch (DLB_SEND_MORE: several tensors in one message, wire.hpp BatchHeader) is split by
+// dlb::ipc::check_batch and next_batch_record, as remote.cc's take_batch splits it; each record
+// must lie within the batch, and each goes through the steps above with exactly its own bytes.
+//
 // Input:
-//   byte 0      bit 0 clear: the header is as long as the rank in its head says (the fixed head
+//   byte 0      bit 1 set: a batch, laid out as below; clear: one tensor, as after it
+//               bit 0 clear: the header is as long as the rank in its head says (the fixed head
 //               alone for a rank outside 0..64); set: a u16 follows with the header's size
 //               (truncated, or longer than its rank's), zero-filled past the input's end
 //   u64         the receiver's maximum tensor size (dlb_channel_options_set_max_tensor_bytes;
 //               0 stands for 1, the least the option takes)
+// one tensor:
 //   u32         the payload's length (modulo kMaxPayload + 1)
 //   header      the header's bytes
 //   rest        the payload's bytes, repeated to the payload's length (zeros when nothing is left)
+// a batch:
+//   16 bytes    the batch's header (a BatchHeader, or anything)
+//   rest        the batch's data: records (a BatchRecord, a header, a payload) or anything
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -82,6 +91,47 @@ bool same_elements(const uint8_t* a, const uint8_t* b, uint64_t size, const dlb:
   return ((a[whole] ^ b[whole]) & mask) == 0;
 }
 
+// What on_tensor does with one tensor's header and payload (the payload's bytes: `source`,
+// repeated to `payload_size` bytes, zeros when it is empty).
+void take_tensor(const uint8_t* header, size_t header_size, uint32_t payload_size,
+                 const uint8_t* source, size_t source_size, uint64_t max_tensor_bytes);
+
+// What take_batch does with a batch: split it, each record within what came, each record's
+// tensor taken with exactly its own bytes; a fault refused with DLB_ERR_PROTOCOL and a message.
+void take_batch(fuzz::Reader& in, uint64_t max_tensor_bytes) {
+  std::vector<uint8_t> header(sizeof(dlb::ipc::BatchHeader));
+  for (size_t i = 0; i < header.size(); ++i) header[i] = in.u8();
+  // Exactly the batch's bytes on the heap, so that a read past them is caught (ASan).
+  const std::vector<uint8_t> batch(in.rest(), in.rest() + in.remaining());
+  dlb_error err;
+  fuzz::error_reset(&err);
+  uint32_t count = 0;
+  int status = dlb::ipc::check_batch(header.data(), header.size(), &count, &err);
+  size_t offset = 0;
+  for (uint32_t i = 0; status == DLB_OK && i < count; ++i) {
+    dlb::ipc::BatchEntry entry{};
+    const size_t before = offset;
+    status = dlb::ipc::next_batch_record(batch.data(), batch.size(), &offset, i, &entry, &err);
+    if (status != DLB_OK) break;
+    FUZZ_CHECK(offset > before && offset <= batch.size());
+    FUZZ_CHECK(entry.header >= batch.data() + before);
+    FUZZ_CHECK(entry.payload + entry.payload_bytes == batch.data() + offset);
+    FUZZ_CHECK(entry.header_bytes <= dlb::ipc::kMaxRemoteHeaderBytes);
+    // The record's header and payload, copied to their own heap blocks of exactly their size.
+    const std::vector<uint8_t> own_header(entry.header, entry.header + entry.header_bytes);
+    const std::vector<uint8_t> own_payload(entry.payload, entry.payload + entry.payload_bytes);
+    if (entry.payload_bytes <= kMaxPayload) {
+      take_tensor(own_header.data(), own_header.size(),
+                  static_cast<uint32_t>(entry.payload_bytes), own_payload.data(),
+                  own_payload.size(), max_tensor_bytes);
+    }
+  }
+  if (status != DLB_OK) {
+    FUZZ_CHECK_MSG(status == DLB_ERR_PROTOCOL, status, err);
+    FUZZ_CHECK_MSG(fuzz::error_filled(err), status, err);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -90,6 +140,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t given_size = (mode & 1) != 0 ? in.u16() : 0;
   uint64_t max_tensor_bytes = in.u64();
   if (max_tensor_bytes == 0) max_tensor_bytes = 1;
+  if ((mode & 2) != 0) {
+    take_batch(in, max_tensor_bytes);
+    return 0;
+  }
   const uint32_t payload_size = in.u32() % (kMaxPayload + 1);
 
   std::vector<uint8_t> head(dlb::ipc::kWireHeadBytes);
@@ -104,19 +158,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Exactly header_size bytes on the heap, so that a read past the header is caught (ASan).
   std::vector<uint8_t> header(header_size);
   for (size_t i = 0; i < header_size; ++i) header[i] = i < head.size() ? head[i] : in.u8();
+  take_tensor(header.data(), header_size, payload_size, in.rest(), in.remaining(),
+              max_tensor_bytes);
+  return 0;
+}
 
+namespace {
+
+void take_tensor(const uint8_t* header_bytes, size_t header_size, uint32_t payload_size,
+                 const uint8_t* source, size_t source_size, uint64_t max_tensor_bytes) {
   const int64_t live_before = dlb_tensor_live_count();
   dlb::ipc::Wire wire;
   dlb::ipc::RemoteExtension extension;
   dlb_error err;
   fuzz::error_reset(&err);
-  const int status = check_arrival(header.data(), header_size, payload_size, max_tensor_bytes,
+  const int status = check_arrival(header_bytes, header_size, payload_size, max_tensor_bytes,
                                    &wire, &extension, &err);
   if (status != DLB_OK) {
     FUZZ_CHECK_MSG(documented_refusal(status), status, err);
     FUZZ_CHECK_MSG(fuzz::error_filled(err), status, err);
     FUZZ_CHECK(dlb_tensor_live_count() == live_before);
-    return 0;
+    return;
   }
   FUZZ_CHECK(fuzz::error_untouched(err));
 
@@ -160,9 +222,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(keeps_strides || compact == payload_size);
   // The bytes are made only now: the checks need their number alone, and most inputs stop there.
   std::vector<uint8_t> payload(payload_size > 0 ? payload_size : 1);
-  const uint8_t* rest = in.rest();
-  const size_t left = in.remaining();
-  for (size_t i = 0; i < payload_size && left > 0; ++i) payload[i] = rest[i % left];
+  for (size_t i = 0; i < payload_size && source_size > 0; ++i) {
+    payload[i] = source[i % source_size];
+  }
   if (payload_size > 0) {
     std::memcpy(static_cast<char*>(t->dl_tensor.data) + t->dl_tensor.byte_offset -
                     wire.byte_offset,
@@ -178,7 +240,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (compact > kMaxReadBack || elements > kMaxReadBackElements) {
     dlb_tensor_free(t);
     FUZZ_CHECK(dlb_tensor_live_count() == live_before);
-    return 0;
+    return;
   }
   std::vector<uint8_t> back(compact > 0 ? compact : 1, 0xA5);
   const DLDataType as_is{0, 0, 0};
@@ -199,5 +261,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   dlb_tensor_free(t);
   FUZZ_CHECK(dlb_tensor_live_count() == live_before);
-  return 0;
 }
+
+}  // namespace

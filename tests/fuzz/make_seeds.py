@@ -350,6 +350,33 @@ REMOTE_SEEDS = {
 }
 
 
+# A batch (wire.hpp, BatchHeader and BatchRecord): mode 2, the maximum, a 16-byte header
+# ("dlb-btch", the record count, 0), then the records, each a 16-byte frame (its header's and
+# its payload's sizes), the tensor's remote header and its payload.
+def batch_record(descriptor, payload):
+    return struct.pack("<IIQ", len(descriptor), 0, len(payload)) + descriptor + payload
+
+
+def batch_seed(records, count=None, max_bytes=1 << 30, magic=b"dlb-btch", tail=b""):
+    count = len(records) if count is None else count
+    return (bytes([2]) + struct.pack("<Q", max_bytes) + struct.pack("<8sII", magic, count, 0) +
+            b"".join(records) + tail)
+
+
+BATCH_F32 = batch_record(F32_2X3, struct.pack("<6f", 0, 1, 2, 3, 4, 5))
+BATCH_U8 = batch_record(remote_descriptor((5,), "uint8", sequence=1), counting(5))
+REMOTE_SEEDS.update({
+    "batch_two": batch_seed([BATCH_F32, BATCH_U8]),
+    "batch_one_empty": batch_seed([batch_record(remote_descriptor((0, 3), "float32"), b"")]),
+    "batch_over_max": batch_seed([BATCH_F32, BATCH_U8], max_bytes=8),
+    "batch_more_than_came": batch_seed([BATCH_F32], count=3),
+    "batch_bytes_after": batch_seed([BATCH_F32], tail=b"\x01\x02"),
+    "batch_bad_magic": batch_seed([BATCH_F32], magic=b"dlb-btcX"),
+    "batch_truncated_record": batch_seed([BATCH_F32[:-3]]),
+    "batch_header_too_long": batch_seed([struct.pack("<IIQ", 5000, 0, 0) + F32_2X3]),
+})
+
+
 def write(target, seeds):
     """Replaces the generated seeds of `target`; inputs kept from crashes (regression_*) stay."""
     folder = CORPUS / target

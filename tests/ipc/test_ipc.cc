@@ -444,8 +444,8 @@ TEST_SUITE("ipc.exchange") {
     CHECK(dlb_channel_send(p.client, plain, 0, &err) == DLB_ERR_UNSUPPORTED);
     CHECK(message(err) ==
           "the tensor's memory is not shareable: allocate it as shareable memory, or send a copy");
-    CHECK(dlb_channel_send(p.client, plain, 4, &err) == DLB_ERR_INVALID_ARGUMENT);
-    CHECK(message(err) == "unknown send options 0x4");
+    CHECK(dlb_channel_send(p.client, plain, 8, &err) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(message(err) == "unknown send options 0x8");
     DLManagedTensorVersioned* tr = nullptr;
     REQUIRE(dlb_tensor_transpose(plain, &tr, nullptr) == DLB_OK);
     REQUIRE(dlb_channel_send(p.client, tr, DLB_SEND_COPY, &err) == DLB_OK);
@@ -1343,9 +1343,9 @@ TEST_SUITE("ipc.cuda_without_gpu") {
          [](Pair& q, DLManagedTensorVersioned* x, DLManagedTensorVersioned*, dlb_error* e) {
            return dlb_channel_send_cuda(q.listener, x, nullptr, 0, e);
          }},
-        {"send: unknown options", DLB_ERR_INVALID_ARGUMENT, "unknown send options 0x4",
+        {"send: unknown options", DLB_ERR_INVALID_ARGUMENT, "unknown send options 0x8",
          [](Pair& q, DLManagedTensorVersioned* x, DLManagedTensorVersioned*, dlb_error* e) {
-           return dlb_channel_send_cuda(q.client, x, nullptr, 4, e);
+           return dlb_channel_send_cuda(q.client, x, nullptr, 8, e);
          }},
         {"send: a cpu tensor", DLB_ERR_INVALID_ARGUMENT,
          "the cuda send takes cuda tensors, not cpu ones: send it without a stream",

@@ -19,7 +19,9 @@
 
 namespace raw {
 
-enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady };
+enum : unsigned {
+  kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady, kAmBatch
+};
 
 struct Hello {
   char magic[8];

@@ -878,6 +878,278 @@ TEST_SUITE("remote.flow") {
   }
 }
 
+// DLB_SEND_MORE: tensors held and sent as batches (core/src/ipc/remote.cc, hold and send_held),
+// and what a receiver does with a batch a peer forged (take_batch).
+TEST_SUITE("remote.batch") {
+  // A float32 [n] tensor holding base, base + 1, ...
+  DLManagedTensorVersioned* counting(int64_t n, float base) {
+    DLManagedTensorVersioned* t = nullptr;
+    dlb_error e;
+    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &t, &e) == DLB_OK);
+    auto* values = static_cast<float*>(t->dl_tensor.data);
+    for (int64_t i = 0; i < n; ++i) values[i] = base + static_cast<float>(i);
+    return t;
+  }
+
+  bool counts(const DLManagedTensorVersioned* t, int64_t n, float base) {
+    if (t->dl_tensor.ndim != 1 || t->dl_tensor.shape[0] != n) return false;
+    if (t->flags != DLPACK_FLAG_BITMASK_IS_COPIED) return false;
+    const auto* values = static_cast<const float*>(t->dl_tensor.data);
+    for (int64_t i = 0; i < n; ++i) {
+      if (values[i] != base + static_cast<float>(i)) return false;
+    }
+    return true;
+  }
+
+  TEST_CASE_FIXTURE(TcpPair, "held tensors wait for the send that ends them, then arrive in "
+                             "order, whole") {
+    dlb_error e;
+    REQUIRE(dlb_channel_set_timeout(pair.server.handle, 200000000, &e) == DLB_OK);
+    // Sizes from empty to most of a batch, so that the last ones fill batches and send them.
+    const std::vector<int64_t> sizes = {3, 0, 1, 100, 4000, 7, 16000, 5, 12000, 2};
+    for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+      Tensor t;
+      t.handle = counting(sizes[i], static_cast<float>(1000 * i));
+      REQUIRE(dlb_channel_send(pair.client.handle, t.handle, DLB_SEND_MORE, &e) == DLB_OK);
+      if (i == 2) {
+        // Three small tensors are held: the receiver has nothing yet.
+        Tensor none;
+        CHECK(dlb_channel_receive(pair.server.handle, &none.handle, &e) == DLB_ERR_TIMEOUT);
+        CHECK(none.handle == nullptr);
+        REQUIRE(dlb_channel_set_timeout(pair.server.handle, kNoHangNs, &e) == DLB_OK);
+      }
+    }
+    Tensor last;
+    last.handle = counting(sizes.back(), 1000.0f * static_cast<float>(sizes.size() - 1));
+    REQUIRE(dlb_channel_send(pair.client.handle, last.handle, 0, &e) == DLB_OK);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      CAPTURE(i);
+      Tensor received;
+      REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+      CHECK(counts(received.handle, sizes[i], static_cast<float>(1000 * i)));
+    }
+  }
+
+  TEST_CASE("a stream held in batches runs past the receiver's window without waiting for "
+            "a send that ends it") {
+    Options server_options, client_options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_max_in_flight(server_options.handle, 4, &e) == DLB_OK);
+    Pair pair;
+    connect_pair("tcp", server_options, client_options, &pair);
+    REQUIRE(pair.connect_status == DLB_OK);
+    constexpr int kCount = 40;
+    int sent_ok = 0;
+    std::thread sender([&] {
+      dlb_error se;
+      for (int i = 0; i < kCount; ++i) {
+        Tensor t;
+        t.handle = counting(i + 1, static_cast<float>(i));
+        const uint32_t more = i + 1 < kCount ? DLB_SEND_MORE : 0;
+        sent_ok += dlb_channel_send(pair.client.handle, t.handle, more, &se) == DLB_OK;
+      }
+    });
+    for (int i = 0; i < kCount; ++i) {
+      CAPTURE(i);
+      Tensor received;
+      REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+      CHECK(counts(received.handle, i + 1, static_cast<float>(i)));
+    }
+    sender.join();
+    CHECK(sent_ok == kCount);
+  }
+
+  TEST_CASE_FIXTURE(TcpPair, "held tensors go before a tensor too large to hold, at a receive "
+                             "and at a close") {
+    dlb_error e;
+    // Before a tensor sent alone (by rendezvous): the receiver takes the held one first.
+    Tensor small, large;
+    small.handle = counting(10, 0.0f);
+    large.handle = counting(1 << 20, 0.0f);
+    int large_sent = -1;
+    std::thread sender([&] {
+      dlb_error se;
+      REQUIRE(dlb_channel_send(pair.client.handle, small.handle, DLB_SEND_MORE, &se) == DLB_OK);
+      large_sent = dlb_channel_send(pair.client.handle, large.handle, DLB_SEND_MORE, &se);
+    });
+    Tensor first, second;
+    REQUIRE(dlb_channel_receive(pair.server.handle, &first.handle, &e) == DLB_OK);
+    REQUIRE(dlb_channel_receive(pair.server.handle, &second.handle, &e) == DLB_OK);
+    sender.join();
+    CHECK(large_sent == DLB_OK);
+    CHECK(counts(first.handle, 10, 0.0f));
+    CHECK(counts(second.handle, 1 << 20, 0.0f));
+
+    // At a receive: the client holds one, then waits for the server's, which answers it.
+    Tensor question, answer, got_question, got_answer;
+    question.handle = counting(5, 50.0f);
+    answer.handle = counting(6, 60.0f);
+    REQUIRE(dlb_channel_send(pair.client.handle, question.handle, DLB_SEND_MORE, &e) == DLB_OK);
+    std::thread server([&] {
+      dlb_error se;
+      REQUIRE(dlb_channel_receive(pair.server.handle, &got_question.handle, &se) == DLB_OK);
+      REQUIRE(dlb_channel_send(pair.server.handle, answer.handle, 0, &se) == DLB_OK);
+    });
+    REQUIRE(dlb_channel_receive(pair.client.handle, &got_answer.handle, &e) == DLB_OK);
+    server.join();
+    CHECK(counts(got_question.handle, 5, 50.0f));
+    CHECK(counts(got_answer.handle, 6, 60.0f));
+
+    // At a close: what was held arrives, then the stream ends.
+    for (int i = 0; i < 3; ++i) {
+      Tensor t;
+      t.handle = counting(i + 2, static_cast<float>(i));
+      REQUIRE(dlb_channel_send(pair.client.handle, t.handle, DLB_SEND_MORE, &e) == DLB_OK);
+    }
+    dlb_channel_close(pair.client.handle);
+    pair.client.handle = nullptr;
+    for (int i = 0; i < 3; ++i) {
+      Tensor received;
+      REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+      CHECK(counts(received.handle, i + 2, static_cast<float>(i)));
+    }
+    Tensor none;
+    CHECK(dlb_channel_receive(pair.server.handle, &none.handle, &e) == DLB_ERR_PEER_CLOSED);
+  }
+
+  TEST_CASE("a local channel takes DLB_SEND_MORE and sends at once; unknown options are "
+            "refused") {
+    char path[] = "/tmp/dlb-remote-batch-XXXXXX";
+    REQUIRE(mkdtemp(path) != nullptr);
+    const std::string socket = std::string(path) + "/s";
+    dlb_error e;
+    Channel listener, server, client;
+    REQUIRE(dlb_channel_listen(socket.c_str(), &listener.handle, &e) == DLB_OK);
+    std::thread connector([&] {
+      dlb_error ce;
+      REQUIRE(dlb_channel_connect(socket.c_str(), &client.handle, &ce) == DLB_OK);
+    });
+    REQUIRE(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_OK);
+    connector.join();
+    Tensor sent, received;
+    sent.handle = counting(4, 1.0f);
+    REQUIRE(dlb_channel_send(client.handle, sent.handle, DLB_SEND_MORE | DLB_SEND_COPY, &e) ==
+            DLB_OK);
+    REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
+    CHECK(static_cast<const float*>(received.handle->dl_tensor.data)[3] == 4.0f);
+    CHECK(dlb_channel_send(client.handle, sent.handle, 8, &e) == DLB_ERR_INVALID_ARGUMENT);
+    CHECK(std::string(e.message) == "unknown send options 0x8");
+    dlb_channel_close(listener.handle);
+    listener.handle = nullptr;
+    rmdir(path);
+  }
+
+  TEST_CASE("forged batches are refused after the tensors before the fault") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    dlb_error e;
+    struct Case {
+      const char* name;
+      std::vector<unsigned char> header;
+      std::vector<unsigned char> data;
+      int good;  // tensors delivered before the refusal
+      const char* message;
+    };
+    // A valid record: a float32 [n] tensor counting from 0, the stream's tensor `sequence`.
+    auto record = [](int64_t n, uint32_t sequence) {
+      dlb::ipc::Wire wire{};
+      std::memcpy(wire.magic, dlb::ipc::kWireMagic, 8);
+      wire.major = dlb::ipc::kWireMajor;
+      wire.minor = dlb::ipc::kWireMinor;
+      wire.device_type = kDLCPU;
+      wire.ndim = 1;
+      wire.code = kDLFloat;
+      wire.bits = 32;
+      wire.lanes = 1;
+      wire.handle = dlb::ipc::kHandleRemote;
+      wire.shape[0] = n;
+      wire.strides[0] = 1;
+      wire.segment_size = static_cast<uint64_t>(n * 4);
+      dlb::ipc::RemoteExtension extension{};
+      std::memcpy(extension.magic, dlb::ipc::kRemoteMagic, 8);
+      extension.payload_bytes = static_cast<uint64_t>(n * 4);
+      extension.sequence = sequence;
+      unsigned char header[dlb::ipc::kMaxRemoteHeaderBytes];
+      const size_t size = dlb::ipc::pack_remote(wire, extension, header);
+      const dlb::ipc::BatchRecord frame{static_cast<uint32_t>(size), 0,
+                                        static_cast<uint64_t>(n * 4)};
+      std::vector<unsigned char> out(sizeof frame + size + static_cast<size_t>(n * 4));
+      std::memcpy(out.data(), &frame, sizeof frame);
+      std::memcpy(out.data() + sizeof frame, header, size);
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(i);
+        std::memcpy(out.data() + sizeof frame + size + 4 * i, &v, 4);
+      }
+      return out;
+    };
+    auto batch_header = [](uint32_t count, char first = 'd') {
+      dlb::ipc::BatchHeader h{};
+      std::memcpy(h.magic, dlb::ipc::kBatchMagic, 8);
+      h.magic[0] = first;
+      h.count = count;
+      std::vector<unsigned char> out(sizeof h);
+      std::memcpy(out.data(), &h, sizeof h);
+      return out;
+    };
+    auto join = [](std::vector<unsigned char> a, const std::vector<unsigned char>& b) {
+      a.insert(a.end(), b.begin(), b.end());
+      return a;
+    };
+    const std::vector<unsigned char> one = record(3, 0), two = record(5, 1);
+    std::vector<unsigned char> oversized = record(2, 1);
+    const uint32_t huge_header = 5000;
+    std::memcpy(oversized.data(), &huge_header, 4);
+    std::vector<unsigned char> overlong = record(2, 1);
+    const uint64_t too_many = 1000;
+    std::memcpy(overlong.data() + 8, &too_many, 8);
+    const Case cases[] = {
+        {"a header of another size", std::vector<unsigned char>(12, 0), one, 0,
+         "a batch of tensors with a header of 12 bytes (a batch's header has 16)"},
+        {"a bad magic", batch_header(1, 'X'), one, 0,
+         "a batch of tensors with a malformed header (magic, 1 records, reserved 0)"},
+        {"no records", batch_header(0), {}, 0,
+         "a batch of tensors with a malformed header (magic, 0 records, reserved 0)"},
+        {"more records than came", batch_header(3), join(one, two), 2,
+         "a batch of tensors ends inside record 2: 0 bytes left of its 16-byte frame"},
+        {"bytes after the last record", batch_header(1), join(one, {1, 2, 3}), 1,
+         "a batch of 1 tensors has 3 bytes after its last record"},
+        {"a header no tensor has", batch_header(2), join(one, oversized), 1,
+         "record 1 of a batch of tensors says a header of 5000 bytes (reserved 0); a tensor's "
+         "header takes 64 to 1128"},
+        {"a payload past the end", batch_header(2), join(one, overlong), 1,
+         "record 1 of a batch of tensors says 120 header bytes and 1000 payload bytes, but 128 "
+         "are left"},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      raw::Peer peer(dlb_channel_port(listener.handle));
+      REQUIRE(peer.ok());
+      std::thread authenticate([&] {
+        if (peer.wait_hello()) peer.authenticate(kKey);
+      });
+      Channel server;
+      REQUIRE(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_OK);
+      authenticate.join();
+      REQUIRE(peer.send(raw::kAmBatch, c.header.data(), c.header.size(), c.data.data(),
+                        c.data.size()));
+      for (int i = 0; i < c.good; ++i) {
+        Tensor received;
+        REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
+        CHECK(counts(received.handle, i == 0 ? 3 : 5, 0.0f));
+      }
+      Tensor refused;
+      CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
+      CHECK(refused.handle == nullptr);
+      const std::string text(e.message);
+      const size_t colon = text.find(": ");
+      REQUIRE(colon != std::string::npos);
+      CHECK(text.rfind("tcp://127.0.0.1:", 0) == 0);
+      CHECK(text.substr(colon + 2) == c.message);
+    }
+  }
+}
+
 TEST_SUITE("remote.faults") {
   // The sender is another process, killed while it sends 64 MiB tensors: the receive that was
   // taking one either has all of it or fails with DLB_ERR_PEER_CLOSED; nothing is left open, and

@@ -337,6 +337,17 @@ namespace DLBridge {
       h.Use(a => { tensor.SendOn(a, DLBridgeNative.DLB_SEND_KEEP_LAYOUT); return 0; });
     }
 
+    /// <summary>Sends <paramref name="tensor"/> saying more tensors follow at once
+    /// (DLB_SEND_MORE): a remote channel may hold its bytes and send them with the next ones as
+    /// one batch, leaving with the next <see cref="Send"/> (send the last tensor of a stream
+    /// with it), when a batch fills (64 KiB), at the channel's next Receive, or at its Dispose.
+    /// A local channel sends at once and ignores it. The tensor is borrowed: its bytes are
+    /// copied before this returns, and it stays the caller's.</summary>
+    public void SendMore(Tensor tensor) {
+      if (tensor == null) throw new ArgumentNullException("tensor");
+      h.Use(a => { tensor.SendOn(a, DLBridgeNative.DLB_SEND_MORE); return 0; });
+    }
+
     /// <summary>Sends a CUDA tensor with stream order (dlb_channel_send_cuda): an interprocess
     /// event is recorded on <paramref name="stream"/> (a cudaStream_t of the tensor's device;
     /// IntPtr.Zero: the legacy default stream) after the work queued on it so far, and the

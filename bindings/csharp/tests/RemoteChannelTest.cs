@@ -128,6 +128,38 @@ namespace DLBridge.Tests {
     }
 
     [Test]
+    public void AStreamSentWithSendMoreArrivesWholeAndInOrder() {
+      AssumeRemote();
+      const int count = 20;
+      using (ChannelOptions options = Options(Key(4)))
+      using (Listener listener = Listener.Listen(Loopback, options)) {
+        Task<Channel> connecting = ConnectLater(listener.Port, options);
+        using (Channel server = listener.Accept())
+        using (Channel client = Finished(connecting)) {
+          for (int i = 0; i < count; i++) {
+            float[] values = new float[i + 1];
+            for (int j = 0; j <= i; j++) values[j] = i * 100 + j;
+            using (Tensor x = Tensor.FromArray(values, i + 1)) {
+              if (i < count - 1) client.SendMore(x);
+              else client.Send(x);
+            }
+          }
+          for (int i = 0; i < count; i++) {
+            float[] want = new float[i + 1];
+            for (int j = 0; j <= i; j++) want[j] = i * 100 + j;
+            using (Tensor got = server.Receive()) {
+              Assert.AreEqual(DType.Float32, got.DType);
+              Assert.AreEqual(new long[] { i + 1 }, got.Shape, "tensor " + i);
+              Assert.AreEqual(want, got.ToArray<float>(), "tensor " + i);
+              Assert.AreNotEqual(0UL, got.Flags & Tensor.FlagIsCopied);
+            }
+          }
+          HangUp(client, server);
+        }
+      }
+    }
+
+    [Test]
     public void AWrongKeyIsRefusedAtBothEndsAndTheListenerServesOn() {
       AssumeRemote();
       using (ChannelOptions right = Options(Key(1)))

@@ -57,6 +57,10 @@ constexpr uint32_t kSendCopy = DLB_SEND_COPY;
  * receiver's tensor keeps the sender's strides (DLB_SEND_KEEP_LAYOUT). */
 constexpr uint32_t kSendKeepLayout = DLB_SEND_KEEP_LAYOUT;
 
+/* Channel::send() option: more tensors follow at once; a remote channel may hold this one's
+ * bytes (copied) and send them with the next ones as one batch (DLB_SEND_MORE). */
+constexpr uint32_t kSendMore = DLB_SEND_MORE;
+
 /* Who is on the other end of a Channel, as the kernel recorded it when the connection was made. */
 struct Peer {
   /* The peer's process id and user id. */

@@ -980,6 +980,14 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
  * compact strides. A local channel shares the memory itself, so its receiver always sees the
  * sender's layout; the copy DLB_SEND_COPY makes there is compact. */
 #define DLB_SEND_KEEP_LAYOUT 2u
+/* More tensors follow at once (a stream, or the parts of one message): a remote channel may
+ * hold this tensor's bytes, copied, and send them with the next ones as one transport message,
+ * where each would otherwise cost one (see "Channels across machines"). The call returns once
+ * the bytes are copied; the held tensors leave with the next send without DLB_SEND_MORE, when
+ * they fill a batch (64 KiB), at the channel's next receive, or at its close. A tensor that
+ * cannot be held (device memory, or too large for a batch) goes out at once, after the held
+ * ones. A local channel sends every tensor at once and ignores it. */
+#define DLB_SEND_MORE 4u
 
 /* Sends `tensor` to the peer: its memory's descriptor and the tensor's layout (dtype, shape,
  * strides, flags, offset). The memory must be shareable (else DLB_ERR_UNSUPPORTED, "the tensor's
@@ -1161,10 +1169,13 @@ DLB_API void dlb_channel_close(dlb_channel* channel);
  *    with strides of 0) or the sender asks for its layout (DLB_SEND_KEEP_LAYOUT): then the span
  *    travels straight from its memory and the receiver's tensor has the sender's strides.
  *  - Any tensor may be sent, shareable or not; dlb_channel_send returns once the bytes left the
- *    tensor (it may then be written or freed). Tensors of device memory need a UCX that reaches
- *    that memory: CUDA memory without UCX's CUDA transports fails with DLB_ERR_DEVICE_UNAVAILABLE
- *    and a message naming what is missing (never a silent copy through host memory); with
- *    DLB_SEND_COPY the sender asks for that copy. Other device types: DLB_ERR_UNSUPPORTED, or a
+ *    tensor (it may then be written or freed). Each send is one UCX message; a stream of small
+ *    tensors sent with DLB_SEND_MORE (all but the last) travels as a few batches instead, at
+ *    several times the rate (docs/remote.md). A failure of a held batch is the next call's.
+ *    Tensors of device memory need a UCX that reaches that memory: CUDA memory without UCX's
+ *    CUDA transports fails with DLB_ERR_DEVICE_UNAVAILABLE and a message naming what is
+ *    missing (never a silent copy through host memory); with DLB_SEND_COPY the sender asks for
+ *    that copy. Other device types: DLB_ERR_UNSUPPORTED, or a
  *    copy to host memory with DLB_SEND_COPY.
  *  - Peers authenticate by key: a listener needs one, and a connecting peer proves it holds the
  *    same key before either side reads a tensor descriptor (challenge and response, HMAC-SHA256,

@@ -57,7 +57,7 @@ int fail_dropped(dlb_error* error) {
 }
 
 int check_send_options(uint32_t options, dlb_error* error) {
-  constexpr uint32_t kKnown = DLB_SEND_COPY | DLB_SEND_KEEP_LAYOUT;
+  constexpr uint32_t kKnown = DLB_SEND_COPY | DLB_SEND_KEEP_LAYOUT | DLB_SEND_MORE;
   if ((options & ~kKnown) != 0) {
     return fail(error, DLB_ERR_INVALID_ARGUMENT, "unknown send options 0x%x",
                 static_cast<unsigned>(options & ~kKnown));

@@ -261,6 +261,59 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived,
   return DLB_OK;
 }
 
+int check_batch(const void* header, size_t header_size, uint32_t* count, dlb_error* error) {
+  BatchHeader batch;
+  if (header_size != sizeof batch) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a batch of tensors with a header of %zu bytes (a batch's header has %zu)",
+                header_size, sizeof batch);
+  }
+  std::memcpy(&batch, header, sizeof batch);
+  if (std::memcmp(batch.magic, kBatchMagic, sizeof kBatchMagic) != 0 || batch.reserved != 0 ||
+      batch.count == 0) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a batch of tensors with a malformed header (magic, %u records, reserved %u)",
+                static_cast<unsigned>(batch.count), static_cast<unsigned>(batch.reserved));
+  }
+  *count = batch.count;
+  return DLB_OK;
+}
+
+int next_batch_record(const unsigned char* data, size_t length, size_t* offset, uint32_t index,
+                      BatchEntry* out, dlb_error* error) {
+  const size_t left = length - *offset;
+  BatchRecord record;
+  if (left < sizeof record) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a batch of tensors ends inside record %u: %zu bytes left of its %zu-byte frame",
+                static_cast<unsigned>(index), left, sizeof record);
+  }
+  std::memcpy(&record, data + *offset, sizeof record);
+  if (record.reserved != 0 || record.header_bytes < kWireHeadBytes ||
+      record.header_bytes > kMaxRemoteHeaderBytes) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "record %u of a batch of tensors says a header of %u bytes (reserved %u); a "
+                "tensor's header takes %zu to %zu",
+                static_cast<unsigned>(index), static_cast<unsigned>(record.header_bytes),
+                static_cast<unsigned>(record.reserved), kWireHeadBytes, kMaxRemoteHeaderBytes);
+  }
+  const size_t after_frame = left - sizeof record;
+  if (record.header_bytes > after_frame ||
+      record.payload_bytes > after_frame - record.header_bytes) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "record %u of a batch of tensors says %u header bytes and %llu payload bytes, "
+                "but %zu are left",
+                static_cast<unsigned>(index), static_cast<unsigned>(record.header_bytes),
+                static_cast<unsigned long long>(record.payload_bytes), after_frame);
+  }
+  out->header = data + *offset + sizeof record;
+  out->header_bytes = record.header_bytes;
+  out->payload = out->header + record.header_bytes;
+  out->payload_bytes = record.payload_bytes;
+  *offset += sizeof record + record.header_bytes + static_cast<size_t>(record.payload_bytes);
+  return DLB_OK;
+}
+
 bool remote_keeps_strides(const Wire& wire) {
   static char stand_in;
   const DLTensor desc = described_tensor(wire, &stand_in, 0);

@@ -330,6 +330,14 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived,
                  uint64_t max_tensor_bytes, const char* peer, Wire* wire,
                  RemoteExtension* extension, bool* placed, dlb_error* error);
 
+// A batch's header (BatchHeader, `header_size` bytes) as it arrived: its number of records, or
+// DLB_ERR_PROTOCOL naming what is wrong.
+int check_batch(const void* header, size_t header_size, uint32_t* count, dlb_error* error);
+// The record of a batch's data (`length` bytes) that starts at *offset: its parts, *offset moved
+// past it. A record that does not fit in what is left, or says a header of a size no tensor has:
+// DLB_ERR_PROTOCOL, naming it (`index`, counted from 0). What the header says is check_remote's.
+int next_batch_record(const unsigned char* data, size_t length, size_t* offset, uint32_t index,
+                      BatchEntry* out, dlb_error* error);
 // Whether a remote descriptor that check_remote accepted keeps its strides: its layout is not
 // compact row-major (the sender sent a covering span: a broadcast or overlapping view, or with
 // DLB_SEND_KEEP_LAYOUT). A compact one is received with compact strides whatever the strides of

@@ -85,38 +85,81 @@ ucs_status_t on_credit(void* arg, const void* header, size_t size, void*, size_t
 namespace {
 ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* data, size_t length,
                     bool rendezvous);
+
+// A Tensor or Batch message on the connecting side before it checked the welcome: a listener
+// may send right after its welcome, which then arrives in the same progress as it, before
+// introduce() has checked the welcome's proof. Such a message is held, unread (its bytes are
+// UCX's persistent data or rendezvous descriptor), until the check: then it arrives, or it is
+// dropped with the connection.
+ucs_status_t defer(Remote* r, const void* header, size_t header_size, void* data, size_t length,
+                   bool rendezvous, bool batch) {
+  if (r->welcome_seen && r->ndeferred < r->options.max_in_flight) {
+    auto* held = static_cast<Deferred*>(std::malloc(sizeof(Deferred) + header_size));
+    if (held != nullptr) {
+      held->next = nullptr;
+      held->data = data;
+      held->length = length;
+      held->rendezvous = rendezvous;
+      held->batch = batch;
+      held->header_size = header_size;
+      std::memcpy(held + 1, header, header_size);
+      Deferred** tail = &r->deferred;
+      while (*tail != nullptr) tail = &(*tail)->next;
+      *tail = held;
+      ++r->ndeferred;
+      return UCS_INPROGRESS;
+    }
+  }
+  violate(r, DLB_ERR_PERMISSION,
+          "the peer sent a tensor before it proved it holds the channel's key");
+  return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+}
+
+// A batch's tensors (wire.hpp, BatchHeader), each arriving as a lone one would. A malformed
+// batch ends the stream after the records before the fault (DLB_ERR_PROTOCOL, naming it).
+ucs_status_t take_batch(Remote* r, const void* header, size_t header_size, void* data,
+                        size_t length, bool rendezvous) {
+  dlb_error error;
+  uint32_t count = 0;
+  int status = rendezvous ? fail(&error, DLB_ERR_PROTOCOL,
+                                 "a batch of tensors came by rendezvous: a batch travels whole, "
+                                 "in its message")
+                          : check_batch(header, header_size, &count, &error);
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  size_t offset = 0;
+  for (uint32_t i = 0; status == DLB_OK && i < count; ++i) {
+    BatchEntry entry{};
+    status = next_batch_record(bytes, length, &offset, i, &entry, &error);
+    if (status == DLB_OK) {
+      arrive(r, entry.header, entry.header_bytes, const_cast<unsigned char*>(entry.payload),
+             entry.payload_bytes, false);
+    }
+  }
+  if (status == DLB_OK && offset != length) {
+    status = fail(&error, DLB_ERR_PROTOCOL,
+                  "a batch of %u tensors has %zu bytes after its last record",
+                  static_cast<unsigned>(count), length - offset);
+  }
+  if (status != DLB_OK) violate(r, status, error.message);
+  return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+}
+
 }  // namespace
 
 ucs_status_t on_tensor(void* arg, const void* header, size_t header_size, void* data,
                        size_t length, const ucp_am_recv_param_t* param) {
   auto* r = static_cast<Remote*>(arg);
   const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (!r->authenticated) {
-    // The connecting side: a listener may send right after its welcome, which then arrives in
-    // the same progress as it, before introduce() has checked the welcome's proof. Such a tensor
-    // is held, unread (its bytes are UCX's persistent data or rendezvous descriptor), until the
-    // check: then it arrives, or it is dropped with the connection.
-    if (r->welcome_seen && r->ndeferred < r->options.max_in_flight) {
-      auto* held = static_cast<Deferred*>(std::malloc(sizeof(Deferred) + header_size));
-      if (held != nullptr) {
-        held->next = nullptr;
-        held->data = data;
-        held->length = length;
-        held->rendezvous = rendezvous;
-        held->header_size = header_size;
-        std::memcpy(held + 1, header, header_size);
-        Deferred** tail = &r->deferred;
-        while (*tail != nullptr) tail = &(*tail)->next;
-        *tail = held;
-        ++r->ndeferred;
-        return UCS_INPROGRESS;
-      }
-    }
-    violate(r, DLB_ERR_PERMISSION,
-            "the peer sent a tensor before it proved it holds the channel's key");
-    return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
-  }
+  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, false);
   return arrive(r, header, header_size, data, length, rendezvous);
+}
+
+ucs_status_t on_batch(void* arg, const void* header, size_t header_size, void* data,
+                      size_t length, const ucp_am_recv_param_t* param) {
+  auto* r = static_cast<Remote*>(arg);
+  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, true);
+  return take_batch(r, header, header_size, data, length, rendezvous);
 }
 
 void take_deferred(Remote* r) {
@@ -124,10 +167,13 @@ void take_deferred(Remote* r) {
     Deferred* held = r->deferred;
     r->deferred = held->next;
     --r->ndeferred;
-    const ucs_status_t status = r->authenticated
-                                    ? arrive(r, held + 1, held->header_size, held->data,
-                                             held->length, held->rendezvous)
-                                    : UCS_ERR_REJECTED;
+    ucs_status_t status = UCS_ERR_REJECTED;
+    if (r->authenticated && held->batch) {
+      status = take_batch(r, held + 1, held->header_size, held->data, held->length,
+                          held->rendezvous);
+    } else if (r->authenticated) {
+      status = arrive(r, held + 1, held->header_size, held->data, held->length, held->rendezvous);
+    }
     // Eager bytes were copied out (or refused); a rendezvous not taken up is dropped.
     if (!held->rendezvous || status != UCS_OK) r->u->am_data_release(r->worker, held->data);
     std::free(held);
@@ -280,7 +326,65 @@ int make_endpoint(Remote* r, ucp_ep_params_t* params, int status_on_failure, con
   return DLB_OK;
 }
 
+// Hands the held tensors to UCX as one Batch message by its eager protocol; the batch is empty
+// again (its buffer UCX's to read until the request is done).
+ucs_status_ptr_t post_batch(Remote* r) {
+  std::memcpy(r->held_header.magic, kBatchMagic, sizeof kBatchMagic);
+  r->held_header.count = r->held_count;
+  r->held_header.reserved = 0;
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS;
+  p.cb.send = on_request_done;
+  p.flags = UCP_AM_SEND_FLAG_EAGER;
+  ucs_status_ptr_t request = r->u->am_send_nbx(r->ep, kAmBatch, &r->held_header,
+                                               sizeof r->held_header, r->held, r->held_bytes, &p);
+  r->held_bytes = 0;
+  r->held_count = 0;
+  return request;
+}
+
+// Sends the tensors held by DLB_SEND_MORE and waits until UCX has taken them (it has copied them
+// or they are on the wire), so that the buffer takes the next ones. A peer gone: they are lost
+// with it (the status says so).
+int send_held(dlb_channel* channel, Remote* r, dlb_error* error) {
+  if (r->held_count == 0) return DLB_OK;
+  if (r->peer_gone) {
+    r->held_bytes = 0;
+    r->held_count = 0;
+    return peer_failure(*r, error, "sending the tensors held by DLB_SEND_MORE");
+  }
+  return wait_request(channel, r, post_batch(r), "sending the tensors held by DLB_SEND_MORE",
+                      error);
+}
+
+// Adds a tensor's record (its remote header, then its bytes) to the held batch, which has room.
+int hold(Remote* r, const unsigned char* header, size_t header_size, const void* bytes,
+         uint64_t count, dlb_error* error) {
+  if (r->held == nullptr) {
+    r->held = static_cast<unsigned char*>(std::malloc(kBatchBytes));
+    if (r->held == nullptr) {
+      return fail(error, DLB_ERR_OUT_OF_MEMORY, "out of memory for a batch of %zu bytes",
+                  kBatchBytes);
+    }
+  }
+  const BatchRecord record{static_cast<uint32_t>(header_size), 0, count};
+  unsigned char* at = r->held + r->held_bytes;
+  std::memcpy(at, &record, sizeof record);
+  std::memcpy(at + sizeof record, header, header_size);
+  if (count > 0) std::memcpy(at + sizeof record + header_size, bytes, count);
+  r->held_bytes += sizeof record + header_size + count;
+  ++r->held_count;
+  return DLB_OK;
+}
+
 }  // namespace
+
+void post_held(Remote* r) {
+  if (r->held_count == 0 || r->ep == nullptr || r->peer_gone) return;
+  ucs_status_ptr_t request = post_batch(r);
+  // UCX finishes it before the endpoint's close (close_endpoint flushes), then frees it.
+  if (request != nullptr && !UCS_PTR_IS_ERR(request)) r->u->request_free(request);
+}
 
 int remote_available(dlb_error* error) {
   if (ucx(error) == nullptr || crypto(error) == nullptr) return DLB_ERR_UNSUPPORTED;
@@ -492,6 +596,10 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   }
   const Deadline deadline(channel->timeout_ns);
   if (status == DLB_OK && r->in_flight >= r->peer_max_in_flight) {
+    // The held tensors go first: the peer credits only what it has.
+    status = send_held(channel, r, error);
+  }
+  if (status == DLB_OK && r->in_flight >= r->peer_max_in_flight) {
     status = progress_until(
         channel, r, deadline, "waiting for the peer to take its tensors",
         [&] { return r->in_flight < r->peer_max_in_flight || r->peer_gone; }, error);
@@ -516,6 +624,26 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   extension.sequence = r->sent;
   unsigned char header[kMaxRemoteHeaderBytes];
   const size_t header_size = pack_remote(wire, extension, header);
+  // Host bytes that fit in a batch are held while the caller says more follow (DLB_SEND_MORE),
+  // and the last of a stream joins the batch it ends. Anything else goes alone, after the held.
+  const size_t record = sizeof(BatchRecord) + header_size + bytes;
+  if (is_host_memory(from.device_type) && record <= kBatchBytes &&
+      ((options & DLB_SEND_MORE) != 0 || r->held_count > 0)) {
+    if (r->held_bytes + record > kBatchBytes) status = send_held(channel, r, error);
+    if (status == DLB_OK) status = hold(r, header, header_size, start, bytes, error);
+    if (status == DLB_OK) {
+      ++r->sent;
+      ++r->in_flight;
+      if ((options & DLB_SEND_MORE) == 0) status = send_held(channel, r, error);
+    }
+    dlb_tensor_free(copy);
+    return status;
+  }
+  status = send_held(channel, r, error);
+  if (status != DLB_OK) {
+    dlb_tensor_free(copy);
+    return status;
+  }
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_request_done;
@@ -542,6 +670,10 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
 
 int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_error* error) {
   Remote* r = channel->remote;
+  // What this end holds to send goes first (the peer may wait for it to answer). A peer gone
+  // loses it; the receive still delivers what came before, then says the peer is gone.
+  int status = send_held(channel, r, error);
+  if (status != DLB_OK && !r->peer_gone) return status;
   const Deadline deadline(channel->timeout_ns);
   // The first tensor of the stream is the one due, or one from before it (a forged number):
   // delivered in order, and never left waiting behind a number that never comes back.
@@ -551,7 +683,7 @@ int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_err
   auto ready = [&] { return (due() && r->head->done) || r->peer_gone || r->violation != DLB_OK; };
   // Busy while the tensor due has started to arrive (its bytes are on their way).
   auto arriving = [&] { return due() && !r->head->done; };
-  int status = progress_until(channel, r, deadline, "waiting for a tensor", ready, arriving, error);
+  status = progress_until(channel, r, deadline, "waiting for a tensor", ready, arriving, error);
   if (status != DLB_OK) return status;
   Incoming* in = r->head;
   if (!due() || !in->done) {
@@ -596,6 +728,7 @@ void remote_shutdown(dlb_channel* channel) {
 }
 
 void remote_close(dlb_channel* channel) {
+  post_held(channel->remote);
   destroy_remote(channel->remote);
   channel->remote = nullptr;
 }

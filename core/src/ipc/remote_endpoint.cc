@@ -76,7 +76,7 @@ int make_worker(Remote* r, bool with_handlers, dlb_error* error) {
     ucp_am_recv_callback_t cb;
   } handlers[] = {{kAmHello, on_hello},     {kAmAuth, on_auth},     {kAmWelcome, on_welcome},
                   {kAmRefused, on_refused}, {kAmTensor, on_tensor}, {kAmCredit, on_credit},
-                  {kAmReady, on_ready}};
+                  {kAmReady, on_ready},     {kAmBatch, on_batch}};
   for (const auto& h : handlers) {
     ucp_am_handler_param_t p{};
     p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -84,9 +84,10 @@ int make_worker(Remote* r, bool with_handlers, dlb_error* error) {
     p.id = h.id;
     p.cb = h.cb;
     p.arg = r;
-    // A tensor's eager bytes stay UCX's after the callback when it says so (on_tensor holds the
-    // ones that come before the welcome is checked).
-    p.flags = UCP_AM_FLAG_WHOLE_MSG | (h.id == kAmTensor ? UCP_AM_FLAG_PERSISTENT_DATA : 0);
+    // A tensor's or a batch's eager bytes stay UCX's after the callback when it says so
+    // (on_tensor and on_batch hold the ones that come before the welcome is checked).
+    const bool tensors = h.id == kAmTensor || h.id == kAmBatch;
+    p.flags = UCP_AM_FLAG_WHOLE_MSG | (tensors ? UCP_AM_FLAG_PERSISTENT_DATA : 0);
     status = r->u->set_am_recv_handler(r->worker, &p);
     if (status != UCS_OK) {
       return fail(error, DLB_ERR_DEVICE, "setting a UCX message handler failed: %s",
@@ -170,6 +171,7 @@ void destroy_remote(Remote* r) {
     free_incoming(r, in);
   }
   release_receive_cache(r);
+  std::free(r->held);  // after the close: UCX may have sent a posted batch from it till then
   if (r->worker != nullptr) r->u->worker_destroy(r->worker);
   release_context(r->context);
   volatile unsigned char* key = r->options.key;

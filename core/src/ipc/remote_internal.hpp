@@ -17,8 +17,9 @@
 //   both               Ready    (once UCX has set up this end of the connection: see
 //                                finish_connection)
 // Each side proves it holds the key without sending it, and each MAC covers the limits that side
-// announced. Then each side sends Tensor messages, and a receiver gives the sender Credit for the
-// tensors its receives took, so that a sender never has more in flight than the receiver allows.
+// announced. Then each side sends Tensor messages (or a Batch of them: DLB_SEND_MORE), and a
+// receiver gives the sender Credit for the tensors its receives took, so that a sender never has
+// more in flight than the receiver allows.
 #ifndef DLBRIDGE_SRC_IPC_REMOTE_INTERNAL_HPP_
 #define DLBRIDGE_SRC_IPC_REMOTE_INTERNAL_HPP_
 
@@ -40,7 +41,9 @@ namespace ipc {
 
 // ---- the handshake's and the flow control's messages (active message ids and headers) --------
 
-enum : unsigned { kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady };
+enum : unsigned {
+  kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady, kAmBatch
+};
 
 inline constexpr size_t kNonceBytes = 32;
 inline constexpr size_t kMacBytes = 32;
@@ -66,6 +69,9 @@ inline constexpr int64_t kBusySpinNs = 1000000;
 // with bench_remote over TCP: at 64 KiB eager streams at twice the rate of rendezvous, at
 // 256 KiB at half of it.
 inline constexpr uint64_t kEagerMaxBytes = 64 * 1024;
+// The most bytes of records one batch (wire.hpp, BatchHeader) holds: what UCX's eager protocol
+// moves in one message. A tensor whose record does not fit in an empty batch goes alone.
+inline constexpr size_t kBatchBytes = kEagerMaxBytes;
 
 inline constexpr char kHelloMagic[8] = {'d', 'l', 'b', '-', 'h', 'e', 'l', 'o'};
 inline constexpr char kAuthMagic[8] = {'d', 'l', 'b', '-', 'a', 'u', 't', 'h'};
@@ -145,6 +151,7 @@ struct Deferred {
   size_t length;
   size_t header_size;
   bool rendezvous;
+  bool batch;  // a Batch message (its header a BatchHeader), not a Tensor
 };
 
 struct Remote {
@@ -194,6 +201,12 @@ struct Remote {
   Deferred* deferred;   // tensors held until the welcome is checked
   uint32_t ndeferred;
   bool flush_on_close;  // a refusal was sent: the peer must get it before the connection ends
+  // Tensors sent with DLB_SEND_MORE, held to go as one batch: records (wire.hpp) in `held`
+  // (kBatchBytes, made by the first), counted in `sent` and `in_flight` already.
+  unsigned char* held;
+  size_t held_bytes;
+  uint32_t held_count;
+  BatchHeader held_header;  // the header of the batch last handed to UCX (it reads it until sent)
 };
 
 // ---- small helpers -----------------------------------------------------------------------------
@@ -270,6 +283,9 @@ int send_control(dlb_channel* channel, Remote* r, unsigned id, const void* heade
 // The tensors held until the connecting side checked the welcome (remote.cc): they arrive once
 // the channel is authenticated, else they are dropped.
 void take_deferred(Remote* r);
+// Hands the tensors held by DLB_SEND_MORE to UCX as one batch without waiting (remote.cc), for a
+// close: UCX's flush of the endpoint then sends it. The held buffer lives until destroy_remote.
+void post_held(Remote* r);
 
 // The receiver's tensor for what arrives (remote_receive_memory.cc): `bytes` bytes laid out as
 // the descriptor says (compact strides, or the sender's when its covering span travelled:
@@ -292,6 +308,7 @@ ucs_status_t on_refused(void*, const void*, size_t, void*, size_t, const ucp_am_
 ucs_status_t on_tensor(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 ucs_status_t on_credit(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 ucs_status_t on_ready(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_batch(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 // Records what the peer did wrong (the first thing only): it ends a handshake, or the stream.
 void violate(Remote* r, int status, const char* message);
 // The listener's half of the handshake on a new connection (a peer gets at most

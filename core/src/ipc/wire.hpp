@@ -211,6 +211,32 @@ inline size_t pack_remote(const Wire& wire, const RemoteExtension& extension, un
   return remote_header_size(wire.ndim);
 }
 
+// A batch: tensors a sender held (dlb_channel_send with DLB_SEND_MORE) travelling as one UCX
+// active message, so that a stream of small tensors costs the transport one message, not one
+// each. Its header is a BatchHeader; its data `count` records back to back, each a BatchRecord,
+// then the tensor's remote header (pack_remote) and its payload, exactly as a lone tensor's
+// header and data would be. A batch goes by UCX's eager protocol and holds at most
+// kBatchBytes of records (remote_internal.hpp).
+inline constexpr char kBatchMagic[8] = {'d', 'l', 'b', '-', 'b', 't', 'c', 'h'};
+struct BatchHeader {
+  char magic[8];   // kBatchMagic
+  uint32_t count;  // records in the batch, at least 1
+  uint32_t reserved;  // 0
+};
+struct BatchRecord {
+  uint32_t header_bytes;   // the tensor's remote header that follows
+  uint32_t reserved;       // 0
+  uint64_t payload_bytes;  // the tensor's bytes after its header
+};
+
+// One record of a batch, as next_batch_record found it in the batch's data.
+struct BatchEntry {
+  const unsigned char* header;
+  size_t header_bytes;
+  const unsigned char* payload;
+  uint64_t payload_bytes;
+};
+
 }  // namespace ipc
 }  // namespace dlb
 

@@ -1663,6 +1663,7 @@ func Dlb_channel_peer(arg1 int64, arg2 []int32, arg3 []int32) (_swig_ret int64) 
 
 const DLB_SEND_COPY uint = 1
 const DLB_SEND_KEEP_LAYOUT uint = 2
+const DLB_SEND_MORE uint = 4
 
 func Dlb_channel_send(arg1 int64, arg2 int64, arg3 uint) (_swig_ret int64) {
 	var swig_r int64

@@ -42,6 +42,7 @@ pub const DLB_TIMEOUT_NONE: i32 = -1;
 pub const DLB_UID_SELF: i64 = 4294967295;
 pub const DLB_SEND_COPY: i32 = 1;
 pub const DLB_SEND_KEEP_LAYOUT: i32 = 2;
+pub const DLB_SEND_MORE: i32 = 4;
 pub const DLB_POOL_DEFAULT_LIMIT: i32 = 1073741824;
 pub const DLB_HUGE_PAGES_NONE: i32 = 0;
 pub const DLB_HUGE_PAGES_TRANSPARENT: i32 = 1;

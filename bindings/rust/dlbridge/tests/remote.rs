@@ -228,6 +228,48 @@ fn a_transpose_arrives_compact_or_with_its_strides_when_sent_keeping_layout() {
 }
 
 #[test]
+fn a_stream_sent_with_send_more_arrives_whole_and_in_order() {
+    if !remote_or_skip() {
+        return;
+    }
+    const COUNT: usize = 20;
+    let listener = Listener::bind_with_options("tcp://127.0.0.1:0", &keyed(KEY)).unwrap();
+    let port = listener.port().unwrap();
+    let server = thread::spawn(move || {
+        let channel = listener.accept().unwrap();
+        (0..COUNT)
+            .map(|_| {
+                let got = channel.receive().unwrap();
+                (
+                    got.shape().to_vec(),
+                    got.to_vec::<f32>().unwrap(),
+                    got.is_copied(),
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    let client =
+        Channel::connect_with_options(format!("tcp://127.0.0.1:{port}"), &keyed(KEY)).unwrap();
+    let values = |i: usize| (0..=i).map(|j| (i * 100 + j) as f32).collect::<Vec<f32>>();
+    for i in 0..COUNT {
+        // Each tensor is dropped right after its send: its bytes were copied.
+        let x = Tensor::from_vec(values(i), &[i as i64 + 1]).unwrap();
+        if i + 1 < COUNT {
+            client.send_more(&x).unwrap();
+        } else {
+            client.send(&x).unwrap();
+        }
+    }
+    let received = server.join().unwrap();
+    assert_eq!(received.len(), COUNT);
+    for (i, (shape, got, copied)) in received.into_iter().enumerate() {
+        assert_eq!(shape, vec![i as i64 + 1], "tensor {i}");
+        assert_eq!(got, values(i), "tensor {i}");
+        assert!(copied, "tensor {i}");
+    }
+}
+
+#[test]
 fn a_wrong_key_is_refused_at_both_ends_and_the_listener_keeps_serving() {
     if !remote_or_skip() {
         return;

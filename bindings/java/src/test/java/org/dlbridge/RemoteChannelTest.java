@@ -168,6 +168,45 @@ class RemoteChannelTest extends LeakChecked {
   }
 
   @Test
+  void aStreamSentWithSendMoreArrivesWholeAndInOrder() throws Exception {
+    assumeRemote();
+    int count = 20;
+    try (ChannelOptions options = options(key(4));
+        Listener listener = Listener.listen(LOOPBACK, options)) {
+      CompletableFuture<Channel> connecting = connectLater(listener.port(), options);
+      try (Channel server = listener.accept();
+          Channel client = connecting.get(2, TimeUnit.MINUTES)) {
+        for (int i = 0; i < count; i++) {
+          float[] values = new float[i + 1];
+          for (int j = 0; j < values.length; j++) {
+            values[j] = i * 100 + j;
+          }
+          try (Tensor x = Tensor.fromArray(values, i + 1)) {
+            if (i < count - 1) {
+              client.sendMore(x);
+            } else {
+              client.send(x);
+            }
+          }
+        }
+        for (int i = 0; i < count; i++) {
+          float[] want = new float[i + 1];
+          for (int j = 0; j < want.length; j++) {
+            want[j] = i * 100 + j;
+          }
+          try (Tensor got = server.receive()) {
+            assertEquals(DType.FLOAT32, got.dtype());
+            assertArrayEquals(new long[] {i + 1}, got.shape(), "tensor " + i);
+            assertArrayEquals(want, got.toFloatArray(), "tensor " + i);
+            assertNotEquals(0L, got.flags() & Tensor.FLAG_IS_COPIED);
+          }
+        }
+        hangUp(client, server);
+      }
+    }
+  }
+
+  @Test
   void aWrongKeyIsRefusedAtBothEndsAndTheListenerServesOn() throws Exception {
     assumeRemote();
     try (ChannelOptions right = options(key(1));
