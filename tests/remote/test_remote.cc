@@ -153,6 +153,19 @@ int transfer(dlb_channel* from, const DLManagedTensorVersioned* tensor, dlb_chan
   return sent != DLB_OK ? sent : received;
 }
 
+// `server`: the listener's end of a raw peer that proves kKey.
+void accept_authenticated(const Channel& listener, raw::Peer& peer, Channel* server) {
+  REQUIRE(peer.ok());
+  std::thread authenticate([&] {
+    if (peer.wait_hello()) peer.authenticate(kKey);
+  });
+  dlb_error e;
+  const int accepted = dlb_channel_accept(listener.handle, &server->handle, &e);
+  authenticate.join();
+  if (accepted != DLB_OK) MESSAGE(e.message);
+  REQUIRE(accepted == DLB_OK);
+}
+
 int open_descriptors() {
   int count = 0;
   DIR* dir = opendir("/proc/self/fd");
@@ -668,13 +681,8 @@ TEST_SUITE("remote.forgery") {
     Channel listener;
     REQUIRE(listen("tcp", options, &listener) == DLB_OK);
     raw::Peer peer(dlb_channel_port(listener.handle));
-    REQUIRE(peer.ok());
-    std::thread authenticate([&] {
-      if (peer.wait_hello()) peer.authenticate(kKey);
-    });
     Channel server;
-    REQUIRE(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_OK);
-    authenticate.join();
+    accept_authenticated(listener, peer, &server);
     CHECK(peer.hello().max_tensor_bytes == 4096);
 
     struct Forged {
@@ -1124,13 +1132,8 @@ TEST_SUITE("remote.batch") {
     for (const Case& c : cases) {
       CAPTURE(c.name);
       raw::Peer peer(dlb_channel_port(listener.handle));
-      REQUIRE(peer.ok());
-      std::thread authenticate([&] {
-        if (peer.wait_hello()) peer.authenticate(kKey);
-      });
       Channel server;
-      REQUIRE(dlb_channel_accept(listener.handle, &server.handle, &e) == DLB_OK);
-      authenticate.join();
+      accept_authenticated(listener, peer, &server);
       REQUIRE(peer.send(raw::kAmBatch, c.header.data(), c.header.size(), c.data.data(),
                         c.data.size()));
       for (int i = 0; i < c.good; ++i) {
