@@ -672,8 +672,12 @@ int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_err
   Remote* r = channel->remote;
   // What this end holds to send goes first (the peer may wait for it to answer). A peer gone
   // loses it; the receive still delivers what came before, then says the peer is gone.
-  int status = send_held(channel, r, error);
-  if (status != DLB_OK && !r->peer_gone) return status;
+  dlb_error held_error;
+  int status = send_held(channel, r, &held_error);
+  if (status != DLB_OK && !r->peer_gone) {
+    if (error != nullptr) *error = held_error;
+    return status;
+  }
   const Deadline deadline(channel->timeout_ns);
   // The first tensor of the stream is the one due, or one from before it (a forged number):
   // delivered in order, and never left waiting behind a number that never comes back.
