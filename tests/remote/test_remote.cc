@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -151,6 +152,37 @@ int transfer(dlb_channel* from, const DLManagedTensorVersioned* tensor, dlb_chan
   sender.join();
   if (sent != DLB_OK) MESSAGE(send_error.message);
   return sent != DLB_OK ? sent : received;
+}
+
+// What a forging peer starts from: a valid remote descriptor and extension frame of a compact
+// float32 tensor of `shape`, the stream's tensor `sequence`.
+struct Forged {
+  dlb::ipc::Wire wire;
+  dlb::ipc::RemoteExtension extension;
+};
+Forged forged_float32(std::initializer_list<int64_t> shape, uint32_t sequence) {
+  Forged f{};
+  std::memcpy(f.wire.magic, dlb::ipc::kWireMagic, 8);
+  f.wire.major = dlb::ipc::kWireMajor;
+  f.wire.minor = dlb::ipc::kWireMinor;
+  f.wire.size = sizeof f.wire;
+  f.wire.device_type = kDLCPU;
+  f.wire.ndim = static_cast<int32_t>(shape.size());
+  f.wire.code = kDLFloat;
+  f.wire.bits = 32;
+  f.wire.lanes = 1;
+  f.wire.handle = dlb::ipc::kHandleRemote;
+  int64_t count = 1;
+  for (int32_t d = f.wire.ndim - 1; d >= 0; --d) {
+    f.wire.shape[d] = shape.begin()[d];
+    f.wire.strides[d] = count;
+    count *= f.wire.shape[d];
+  }
+  f.wire.segment_size = static_cast<uint64_t>(count * 4);
+  std::memcpy(f.extension.magic, dlb::ipc::kRemoteMagic, 8);
+  f.extension.payload_bytes = static_cast<uint64_t>(count * 4);
+  f.extension.sequence = sequence;
+  return f;
 }
 
 // `server`: the listener's end of a raw peer that proves kKey.
@@ -685,32 +717,9 @@ TEST_SUITE("remote.forgery") {
     accept_authenticated(listener, peer, &server);
     CHECK(peer.hello().max_tensor_bytes == 4096);
 
-    struct Forged {
-      dlb::ipc::Wire wire;
-      dlb::ipc::RemoteExtension extension;
-    };
     uint32_t sequence = 0;
     auto valid = [&](int64_t rows, int64_t cols) {
-      Forged f{};
-      std::memcpy(f.wire.magic, dlb::ipc::kWireMagic, 8);
-      f.wire.major = dlb::ipc::kWireMajor;
-      f.wire.minor = dlb::ipc::kWireMinor;
-      f.wire.size = sizeof f.wire;
-      f.wire.device_type = kDLCPU;
-      f.wire.ndim = 2;
-      f.wire.code = kDLFloat;
-      f.wire.bits = 32;
-      f.wire.lanes = 1;
-      f.wire.handle = dlb::ipc::kHandleRemote;
-      f.wire.shape[0] = rows;
-      f.wire.shape[1] = cols;
-      f.wire.strides[0] = cols;
-      f.wire.strides[1] = 1;
-      f.wire.segment_size = static_cast<uint64_t>(rows * cols * 4);
-      std::memcpy(f.extension.magic, dlb::ipc::kRemoteMagic, 8);
-      f.extension.payload_bytes = static_cast<uint64_t>(rows * cols * 4);
-      f.extension.sequence = sequence++;
-      return f;
+      return forged_float32({rows, cols}, sequence++);
     };
     std::vector<float> data(2048);
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
@@ -1061,25 +1070,9 @@ TEST_SUITE("remote.batch") {
     };
     // A valid record: a float32 [n] tensor counting from 0, the stream's tensor `sequence`.
     auto record = [](int64_t n, uint32_t sequence) {
-      dlb::ipc::Wire wire{};
-      std::memcpy(wire.magic, dlb::ipc::kWireMagic, 8);
-      wire.major = dlb::ipc::kWireMajor;
-      wire.minor = dlb::ipc::kWireMinor;
-      wire.device_type = kDLCPU;
-      wire.ndim = 1;
-      wire.code = kDLFloat;
-      wire.bits = 32;
-      wire.lanes = 1;
-      wire.handle = dlb::ipc::kHandleRemote;
-      wire.shape[0] = n;
-      wire.strides[0] = 1;
-      wire.segment_size = static_cast<uint64_t>(n * 4);
-      dlb::ipc::RemoteExtension extension{};
-      std::memcpy(extension.magic, dlb::ipc::kRemoteMagic, 8);
-      extension.payload_bytes = static_cast<uint64_t>(n * 4);
-      extension.sequence = sequence;
+      const Forged f = forged_float32({n}, sequence);
       unsigned char header[dlb::ipc::kMaxRemoteHeaderBytes];
-      const size_t size = dlb::ipc::pack_remote(wire, extension, header);
+      const size_t size = dlb::ipc::pack_remote(f.wire, f.extension, header);
       const dlb::ipc::BatchRecord frame{static_cast<uint32_t>(size), 0,
                                         static_cast<uint64_t>(n * 4)};
       std::vector<unsigned char> out(sizeof frame + size + static_cast<size_t>(n * 4));
