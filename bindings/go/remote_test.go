@@ -115,6 +115,23 @@ func TestALocalChannelMadeWithOptionsIsNotRemote(t *testing.T) {
 	}
 }
 
+// acceptAndServe accepts one channel on l in a goroutine and runs serve on it, closing the
+// channel after; the channel returned gives Accept's error or serve's, once the channel is closed.
+func acceptAndServe(l *dlbridge.Listener, serve func(c *dlbridge.Channel) error) <-chan error {
+	served := make(chan error, 1)
+	go func() {
+		served <- func() error {
+			c, err := l.Accept()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return serve(c)
+		}()
+	}()
+	return served
+}
+
 // remoteRoundTrip sends a float32 [2, 3] from a dialing goroutine to a listening one, which writes 100
 // into element [0, 0] and sends it back.
 func remoteRoundTrip(t *testing.T, scheme string) {
@@ -125,40 +142,32 @@ func remoteRoundTrip(t *testing.T, scheme string) {
 	if !l.IsRemote() || l.Port() <= 0 {
 		t.Fatalf("a remote listener: remote %v, port %d", l.IsRemote(), l.Port())
 	}
-	served := make(chan error, 1)
-	go func() {
-		served <- func() error {
-			c, err := l.Accept()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			got, err := c.Receive()
-			if err != nil {
-				return err
-			}
-			defer got.Close()
-			flags, _ := got.Flags()
-			shape, _ := got.Shape()
-			values, _ := dlbridge.CopyOut[float32](got)
-			if !c.IsRemote() || flags&dlbridge.FlagIsCopied == 0 || !reflect.DeepEqual(shape, []int64{2, 3}) ||
-				!reflect.DeepEqual(values, []float32{0, 1, 2, 3, 4, 5}) {
-				return fmt.Errorf("received: remote %v, flags %#x, shape %v, values %v",
-					c.IsRemote(), flags, shape, values)
-			}
-			if err := dlbridge.SetAt[float32](got, 100, 0, 0); err != nil {
-				return err
-			}
-			if err := c.Send(got); err != nil {
-				return err
-			}
-			var e *dlbridge.Error
-			if _, err := c.Receive(); !errors.As(err, &e) || e.Status != dlbridge.StatusPeerClosed {
-				return fmt.Errorf("after the peer closed: %v", err)
-			}
-			return nil
-		}()
-	}()
+	served := acceptAndServe(l, func(c *dlbridge.Channel) error {
+		got, err := c.Receive()
+		if err != nil {
+			return err
+		}
+		defer got.Close()
+		flags, _ := got.Flags()
+		shape, _ := got.Shape()
+		values, _ := dlbridge.CopyOut[float32](got)
+		if !c.IsRemote() || flags&dlbridge.FlagIsCopied == 0 || !reflect.DeepEqual(shape, []int64{2, 3}) ||
+			!reflect.DeepEqual(values, []float32{0, 1, 2, 3, 4, 5}) {
+			return fmt.Errorf("received: remote %v, flags %#x, shape %v, values %v",
+				c.IsRemote(), flags, shape, values)
+		}
+		if err := dlbridge.SetAt[float32](got, 100, 0, 0); err != nil {
+			return err
+		}
+		if err := c.Send(got); err != nil {
+			return err
+		}
+		var e *dlbridge.Error
+		if _, err := c.Receive(); !errors.As(err, &e) || e.Status != dlbridge.StatusPeerClosed {
+			return fmt.Errorf("after the peer closed: %v", err)
+		}
+		return nil
+	})
 	c := get(dlbridge.DialWithOptions(fmt.Sprintf("%s://127.0.0.1:%d", scheme, l.Port()),
 		keyed(remoteKey)...))(t)
 	if !c.IsRemote() || c.Port() <= 0 {
@@ -303,36 +312,28 @@ func TestARemoteStreamSentWithSendMoreArrives(t *testing.T) {
 	l := get(dlbridge.ListenWithOptions("tcp://127.0.0.1:0", keyed(remoteKey)...))(t)
 	defer l.Close()
 	sent := make(chan struct{})
-	served := make(chan error, 1)
-	go func() {
-		served <- func() error {
-			c, err := l.Accept()
+	served := acceptAndServe(l, func(c *dlbridge.Channel) error {
+		<-sent // every receive after every send
+		for i := 0; i < n; i++ {
+			r, err := c.Receive()
 			if err != nil {
-				return err
+				return fmt.Errorf("tensor %d: %w", i, err)
 			}
-			defer c.Close()
-			<-sent // every receive after every send
-			for i := 0; i < n; i++ {
-				r, err := c.Receive()
-				if err != nil {
-					return fmt.Errorf("tensor %d: %w", i, err)
-				}
-				flags, _ := r.Flags()
-				shape, _ := r.Shape()
-				values, _ := dlbridge.CopyOut[float32](r)
-				r.Close()
-				want := make([]float32, i+1)
-				for j := range want {
-					want[j] = float32(i*100 + j)
-				}
-				if flags&dlbridge.FlagIsCopied == 0 || !reflect.DeepEqual(shape, []int64{int64(i + 1)}) ||
-					!reflect.DeepEqual(values, want) {
-					return fmt.Errorf("tensor %d: flags %#x, shape %v, values %v", i, flags, shape, values)
-				}
+			flags, _ := r.Flags()
+			shape, _ := r.Shape()
+			values, _ := dlbridge.CopyOut[float32](r)
+			r.Close()
+			want := make([]float32, i+1)
+			for j := range want {
+				want[j] = float32(i*100 + j)
 			}
-			return nil
-		}()
-	}()
+			if flags&dlbridge.FlagIsCopied == 0 || !reflect.DeepEqual(shape, []int64{int64(i + 1)}) ||
+				!reflect.DeepEqual(values, want) {
+				return fmt.Errorf("tensor %d: flags %#x, shape %v, values %v", i, flags, shape, values)
+			}
+		}
+		return nil
+	})
 	c := get(dlbridge.DialWithOptions(fmt.Sprintf("tcp://127.0.0.1:%d", l.Port()),
 		keyed(remoteKey)...))(t)
 	defer c.Close()
