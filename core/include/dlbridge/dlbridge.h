@@ -1175,8 +1175,8 @@ DLB_API void dlb_channel_close(dlb_channel* channel);
  *    Tensors of device memory need a UCX that reaches that memory: CUDA memory without UCX's
  *    CUDA transports fails with DLB_ERR_DEVICE_UNAVAILABLE and a message naming what is
  *    missing (never a silent copy through host memory); with DLB_SEND_COPY the sender asks for
- *    that copy. Other device types: DLB_ERR_UNSUPPORTED, or a
- *    copy to host memory with DLB_SEND_COPY.
+ *    that copy. Other device types: DLB_ERR_UNSUPPORTED, or a copy to host memory with
+ *    DLB_SEND_COPY.
  *  - Peers authenticate by key: a listener needs one, and a connecting peer proves it holds the
  *    same key before either side reads a tensor descriptor (challenge and response, HMAC-SHA256,
  *    from OpenSSL's libcrypto). A peer without it is refused with DLB_ERR_PERMISSION, and nothing
