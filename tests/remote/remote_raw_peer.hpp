@@ -160,9 +160,15 @@ class Peer {
   }
 
   // Sends an active message with `header` and `data`, waiting until it left (false when it
-  // failed, or had not left after progress_until's limit: then it is cancelled).
-  bool send(unsigned id, const void* header, size_t header_size, const void* data, size_t size) {
+  // failed, or had not left after progress_until's limit: then it is cancelled). `flags`:
+  // UCP_AM_SEND_FLAG_RNDV or _EAGER to choose the protocol, 0 to let UCX choose.
+  bool send(unsigned id, const void* header, size_t header_size, const void* data, size_t size,
+            uint32_t flags = 0) {
     ucp_request_param_t p{};
+    if (flags != 0) {
+      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      p.flags = flags;
+    }
     void* request = ucp_am_send_nbx(ep_, id, header, header_size, data, size, &p);
     if (request == nullptr) return true;
     if (UCS_PTR_IS_ERR(request)) return false;

@@ -922,8 +922,9 @@ TEST_SUITE("remote.batch") {
                              "order, whole") {
     dlb_error e;
     REQUIRE(dlb_channel_set_timeout(pair.server.handle, 200000000, &e) == DLB_OK);
-    // Sizes from empty to most of a batch, so that the last ones fill batches and send them.
-    const std::vector<int64_t> sizes = {3, 0, 1, 100, 4000, 7, 16000, 5, 12000, 2};
+    // Sizes from empty to almost 16 KiB (so that the batches go eagerly: see batch_capacity in
+    // remote.cc), so that the last ones fill a batch and send it.
+    const std::vector<int64_t> sizes = {3, 0, 1, 100, 1000, 7, 3900, 5, 3800, 3900, 3800, 2};
     for (size_t i = 0; i + 1 < sizes.size(); ++i) {
       Tensor t;
       t.handle = counting(sizes[i], static_cast<float>(1000 * i));
@@ -976,6 +977,52 @@ TEST_SUITE("remote.batch") {
     CHECK(sent_ok == kCount);
   }
 
+  // Tensors of 16 KiB and more go in batches of up to 1 MiB, by rendezvous, one filling while
+  // the one before it travels. Every tensor arrives whole and in order, past a window of 4 and
+  // the default's 64, and a stream's last send returns only when the peer has every batch.
+  TEST_CASE("large held tensors travel in rendezvous batches, whole and in order") {
+    for (uint32_t window : {4u, 64u}) {
+      CAPTURE(window);
+      Options server_options, client_options;
+      dlb_error e;
+      REQUIRE(dlb_channel_options_set_max_in_flight(server_options.handle, window, &e) ==
+              DLB_OK);
+      Pair pair;
+      connect_pair("tcp", server_options, client_options, &pair);
+      REQUIRE(pair.connect_status == DLB_OK);
+      // 16 KiB to 200 KiB and back, and a small one between that joins whatever batch is held.
+      const std::vector<int64_t> sizes = {4096, 8192, 50000, 3, 16384, 51200, 4096, 20000,
+                                          4100, 0,    30000, 6000, 51200, 4096, 9000, 4096};
+      int sent_ok = 0;
+      std::atomic<bool> last_sent{false};
+      std::thread sender([&] {
+        dlb_error se;
+        for (int round = 0; round < 4; ++round) {
+          for (size_t i = 0; i < sizes.size(); ++i) {
+            Tensor t;
+            t.handle = counting(sizes[i], static_cast<float>(100 * i + round));
+            const bool last = round == 3 && i + 1 == sizes.size();
+            sent_ok += dlb_channel_send(pair.client.handle, t.handle, last ? 0 : DLB_SEND_MORE,
+                                        &se) == DLB_OK;
+          }
+        }
+        last_sent = true;
+      });
+      for (int round = 0; round < 4; ++round) {
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          CAPTURE(round);
+          CAPTURE(i);
+          Tensor received;
+          REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+          CHECK(counts(received.handle, sizes[i], static_cast<float>(100 * i + round)));
+        }
+      }
+      sender.join();
+      CHECK(last_sent);
+      CHECK(sent_ok == static_cast<int>(4 * sizes.size()));
+    }
+  }
+
   TEST_CASE_FIXTURE(TcpPair, "held tensors go before a tensor too large to hold, at a receive "
                              "and at a close") {
     dlb_error e;
@@ -1012,7 +1059,8 @@ TEST_SUITE("remote.batch") {
     CHECK(counts(got_question.handle, 5, 50.0f));
     CHECK(counts(got_answer.handle, 6, 60.0f));
 
-    // At a close: what was held arrives, then the stream ends.
+    // At a close: what was held arrives, then the stream ends. Small tensors leave without the
+    // receiver's part (it receives only after the close).
     for (int i = 0; i < 3; ++i) {
       Tensor t;
       t.handle = counting(i + 2, static_cast<float>(i));
@@ -1025,6 +1073,34 @@ TEST_SUITE("remote.batch") {
       REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
       CHECK(counts(received.handle, i + 2, static_cast<float>(i)));
     }
+    Tensor none;
+    CHECK(dlb_channel_receive(pair.server.handle, &none.handle, &e) == DLB_ERR_PEER_CLOSED);
+  }
+
+  TEST_CASE_FIXTURE(TcpPair, "a close sends held tensors of 200 KiB to a peer that is "
+                             "receiving") {
+    // Two batches: the first goes by rendezvous when the third tensor does not fit it; the
+    // close sends the second eagerly and flushes both.
+    const int64_t sizes[] = {2, 50000, 50000, 50000, 50000, 50000, 50000, 3};
+    constexpr int kCount = 8;
+    std::thread closer([&] {
+      dlb_error se;
+      for (int i = 0; i < kCount; ++i) {
+        Tensor t;
+        t.handle = counting(sizes[i], static_cast<float>(i));
+        REQUIRE(dlb_channel_send(pair.client.handle, t.handle, DLB_SEND_MORE, &se) == DLB_OK);
+      }
+      dlb_channel_close(pair.client.handle);
+      pair.client.handle = nullptr;
+    });
+    dlb_error e;
+    for (int i = 0; i < kCount; ++i) {
+      CAPTURE(i);
+      Tensor received;
+      REQUIRE(dlb_channel_receive(pair.server.handle, &received.handle, &e) == DLB_OK);
+      CHECK(counts(received.handle, sizes[i], static_cast<float>(i)));
+    }
+    closer.join();
     Tensor none;
     CHECK(dlb_channel_receive(pair.server.handle, &none.handle, &e) == DLB_ERR_PEER_CLOSED);
   }
@@ -1142,6 +1218,43 @@ TEST_SUITE("remote.batch") {
       REQUIRE(colon != std::string::npos);
       CHECK(text.rfind("tcp://127.0.0.1:", 0) == 0);
       CHECK(text.substr(colon + 2) == c.message);
+    }
+
+    // By rendezvous: a good batch arrives; one over 1 MiB, or with more records than the window
+    // has room for, is refused before its buffer is made.
+    std::vector<unsigned char> large = record(3, 0);
+    large.resize((1u << 20) + 16);
+    const Case rendezvous_cases[] = {
+        {"a good batch", batch_header(2), join(one, two), 2, nullptr},
+        {"over 1 MiB", batch_header(1), large, 0,
+         "a batch of 1048592 bytes is over the 1048576 bytes a batch may hold"},
+        {"more records than the window", batch_header(65), join(one, two), 0,
+         "the peer sent more than the 64 tensors in flight this channel allows"},
+    };
+    for (const Case& c : rendezvous_cases) {
+      CAPTURE(c.name);
+      raw::Peer peer(dlb_channel_port(listener.handle));
+      Channel server;
+      accept_authenticated(listener, peer, &server);
+      bool sent = false;
+      std::thread sender([&] {
+        sent = peer.send(raw::kAmBatch, c.header.data(), c.header.size(), c.data.data(),
+                         c.data.size(), UCP_AM_SEND_FLAG_RNDV);
+      });
+      for (int i = 0; i < c.good; ++i) {
+        Tensor received;
+        REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
+        CHECK(counts(received.handle, i == 0 ? 3 : 5, 0.0f));
+      }
+      if (c.message != nullptr) {
+        Tensor refused;
+        CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
+        CHECK(refused.handle == nullptr);
+        const std::string text(e.message);
+        CHECK(text.substr(text.find(": ") + 2) == c.message);
+      }
+      sender.join();
+      CHECK(sent == (c.message == nullptr));  // a refused rendezvous ends the peer's send
     }
   }
 }

@@ -165,13 +165,18 @@ void destroy_remote(Remote* r) {
   }
   take_deferred(r);  // not authenticated: dropped
   close_endpoint(r);
+  // The close ended the receives of batches still arriving; each one's callback frees it. One
+  // that never reports back is left allocated rather than freed under UCX's callback.
+  const int64_t end = now_ns() + 1000000000LL;
+  while (r->batches != nullptr && now_ns() < end) r->u->worker_progress(r->worker);
   while (r->head != nullptr) {
     Incoming* in = r->head;
     r->head = in->next;
     free_incoming(r, in);
   }
   release_receive_cache(r);
-  std::free(r->held);  // after the close: UCX may have sent a posted batch from it till then
+  // After the close: UCX may have sent a posted batch from them till then.
+  for (BatchBuffer& buffer : r->batch_buffers) std::free(buffer.bytes);
   if (r->worker != nullptr) r->u->worker_destroy(r->worker);
   release_context(r->context);
   volatile unsigned char* key = r->options.key;

@@ -69,9 +69,13 @@ inline constexpr int64_t kBusySpinNs = 1000000;
 // with bench_remote over TCP: at 64 KiB eager streams at twice the rate of rendezvous, at
 // 256 KiB at half of it.
 inline constexpr uint64_t kEagerMaxBytes = 64 * 1024;
-// The most bytes of records one batch (wire.hpp, BatchHeader) holds: what UCX's eager protocol
-// moves in one message. A tensor whose record does not fit in an empty batch goes alone.
-inline constexpr size_t kBatchBytes = kEagerMaxBytes;
+// The most bytes of records one batch (wire.hpp, BatchHeader) holds. A batch up to
+// kEagerMaxBytes goes by UCX's eager protocol; a larger one by rendezvous, into a buffer the
+// receiver allocates for it (a receiver refuses a batch over kBatchBytes before allocating).
+inline constexpr size_t kBatchBytes = 1024 * 1024;
+// The largest record (a host tensor with its header) a batch holds (DLB_SEND_MORE); a larger
+// tensor goes alone, by rendezvous straight from its memory, which its size repays.
+inline constexpr size_t kHoldMaxBytes = 256 * 1024;
 
 inline constexpr char kHelloMagic[8] = {'d', 'l', 'b', '-', 'h', 'e', 'l', 'o'};
 inline constexpr char kAuthMagic[8] = {'d', 'l', 'b', '-', 'a', 'u', 't', 'h'};
@@ -154,6 +158,25 @@ struct Deferred {
   bool batch;  // a Batch message (its header a BatchHeader), not a Tensor
 };
 
+// A batch whose bytes come by rendezvous: its records are taken when they are all in `bytes`
+// (`length` of them, allocated with it).
+struct BatchArrival {
+  Remote* remote;
+  BatchArrival* next;
+  void* request;  // the bytes' receive, until its callback
+  uint32_t count;
+  size_t length;
+  alignas(16) unsigned char bytes[1];
+};
+
+// A buffer of held tensors' records (kBatchBytes, made on first use) and the send of the batch
+// last posted from it.
+struct BatchBuffer {
+  unsigned char* bytes;
+  ucs_status_ptr_t request;  // UCX's send, until this end has seen it done
+  BatchHeader header;        // that batch's header (UCX reads it until the send is done)
+};
+
 struct Remote {
   const Ucx* u;
   const Crypto* crypto;
@@ -199,14 +222,17 @@ struct Remote {
   uint32_t queued;
   ReceiveCache* cache;  // made by the first large host tensor received
   Deferred* deferred;   // tensors held until the welcome is checked
+  BatchArrival* batches;  // batches whose bytes are on their way
+  uint32_t batch_records_arriving;  // their tensors, which hold places in the window
   uint32_t ndeferred;
   bool flush_on_close;  // a refusal was sent: the peer must get it before the connection ends
-  // Tensors sent with DLB_SEND_MORE, held to go as one batch: records (wire.hpp) in `held`
-  // (kBatchBytes, made by the first), counted in `sent` and `in_flight` already.
-  unsigned char* held;
+  // Tensors sent with DLB_SEND_MORE, held to go as one batch: records (wire.hpp) in
+  // batch_buffers[filling], counted in `sent` and `in_flight` already. While one buffer's batch
+  // travels (a rendezvous completes when the peer has its bytes) the other fills.
+  BatchBuffer batch_buffers[2];
+  unsigned filling;
   size_t held_bytes;
   uint32_t held_count;
-  BatchHeader held_header;  // the header of the batch last handed to UCX (it reads it until sent)
 };
 
 // ---- small helpers -----------------------------------------------------------------------------
@@ -284,7 +310,8 @@ int send_control(dlb_channel* channel, Remote* r, unsigned id, const void* heade
 // the channel is authenticated, else they are dropped.
 void take_deferred(Remote* r);
 // Hands the tensors held by DLB_SEND_MORE to UCX as one batch without waiting (remote.cc), for a
-// close: UCX's flush of the endpoint then sends it. The held buffer lives until destroy_remote.
+// close: UCX's flush of the endpoint then sends it and any batch still travelling. The batch
+// buffers live until destroy_remote.
 void post_held(Remote* r);
 
 // The receiver's tensor for what arrives (remote_receive_memory.cc): `bytes` bytes laid out as
