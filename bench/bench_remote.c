@@ -140,7 +140,8 @@ static void usage(FILE* out) {
           "  --quick           64 B and 4 KiB, one run, a few iterations (the smoke test)\n"
           "  --runs N          runs per measurement, the table shows their median (default 5)\n"
           "  --sizes 64,4K,1M  message sizes, 64 B to 1 GiB (suffixes K, M, G: binary);\n"
-          "                    default 64,4K,64K,1M,16M,256M,1G (1G when the memory is there)\n"
+          "                    default 64,4K,16K,64K,256K,1M,16M,256M,1G (1G when the memory is\n"
+          "                    there)\n"
           "  --scheme tcp      dlbridge at tcp://127.0.0.1 and UCX_TLS=tcp UCX_NET_DEVICES=lo for\n"
           "                    every UCX process (the default: the network path on one machine)\n"
           "  --scheme ucx      dlbridge at ucx://127.0.0.1 and UCX's own choice of transports\n"
@@ -241,7 +242,7 @@ static int parse_settings(int argc, char** argv, settings* out) {
     }
   }
   if (out->runs < 0) out->runs = out->quick ? 1 : 5;
-  if (sizes == NULL) sizes = out->quick ? "64,4K" : "64,4K,64K,1M,16M,256M,1G";
+  if (sizes == NULL) sizes = out->quick ? "64,4K" : "64,4K,16K,64K,256K,1M,16M,256M,1G";
   remote_plan* plan = &out->plan;
   char copy[256];
   snprintf(copy, sizeof copy, "%s", sizes);

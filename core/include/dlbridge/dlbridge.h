@@ -984,9 +984,12 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
  * hold this tensor's bytes, copied, and send them with the next ones as one transport message,
  * where each would otherwise cost one (see "Channels across machines"). The call returns once
  * the bytes are copied; the held tensors leave with the next send without DLB_SEND_MORE, when
- * they fill a batch (64 KiB), at the channel's next receive, or at its close. A tensor that
- * cannot be held (device memory, or too large for a batch) goes out at once, after the held
- * ones. A local channel sends every tensor at once and ignores it. */
+ * they fill a batch (64 KiB, or 1 MiB for tensors of 16 KiB and more), at the channel's next
+ * receive, or at its close. A send with DLB_SEND_MORE may return while a full batch still
+ * travels; the next call without it (a send, a receive) returns only once every batch is sent,
+ * as a send of a large tensor does. A tensor that cannot be held (device memory, or over
+ * 256 KiB) goes out at once, after the held ones. A local channel sends every tensor at once
+ * and ignores it. */
 #define DLB_SEND_MORE 4u
 
 /* Sends `tensor` to the peer: its memory's descriptor and the tensor's layout (dtype, shape,

@@ -762,7 +762,7 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   // and the last of a stream joins the batch it ends. Anything else goes alone, after the held.
   const size_t record = sizeof(BatchRecord) + header_size + bytes;
   const size_t capacity = batch_capacity(*r, record);
-  if (is_host_memory(from.device_type) && record <= kHoldMaxBytes && record <= capacity &&
+  if (is_host_memory(from.device_type) && bytes <= kHoldMaxBytes && record <= capacity &&
       ((options & DLB_SEND_MORE) != 0 || r->held_count > 0)) {
     if (r->held_bytes + record > capacity ||
         r->held_count >= half_window(*r)) {

@@ -215,8 +215,9 @@ inline size_t pack_remote(const Wire& wire, const RemoteExtension& extension, un
 // active message, so that a stream of small tensors costs the transport one message, not one
 // each. Its header is a BatchHeader; its data `count` records back to back, each a BatchRecord,
 // then the tensor's remote header (pack_remote) and its payload, exactly as a lone tensor's
-// header and data would be. A batch goes by UCX's eager protocol and holds at most
-// kBatchBytes of records (remote_internal.hpp).
+// header and data would be. A batch holds at most kBatchBytes of records
+// (remote_internal.hpp); one over kEagerMaxBytes goes by rendezvous, and a receiver refuses a
+// rendezvous batch with more records than its window has room for before it makes its buffer.
 inline constexpr char kBatchMagic[8] = {'d', 'l', 'b', '-', 'b', 't', 'c', 'h'};
 struct BatchHeader {
   char magic[8];   // kBatchMagic
