@@ -27,7 +27,12 @@ namespace {
 // so a stream of 64 KiB tensors freed as they come faulted its pages in anew for every tensor
 // (bench_remote's 64 KiB stream ran at half its rate).
 constexpr uint64_t kCacheFromBytes = 32 * 1024;
-constexpr int kCachedBuffers = 4;
+// At most kCachedBuffers buffers, and no more than kCachedBytes in all beyond the kCachedAlways
+// freed last. A batch (DLB_SEND_MORE) brings up to 32 tensors at once: with only the last 4
+// kept, the rest of a stream of 64 KiB tensors faulted in fresh pages for each.
+constexpr int kCachedBuffers = 64;
+constexpr int kCachedAlways = 4;
+constexpr uint64_t kCachedBytes = uint64_t{64} << 20;
 
 }  // namespace
 
@@ -37,8 +42,9 @@ struct ReceiveCache {
   std::atomic<int> references;
   bool closed;
   int count;
-  void* data[kCachedBuffers];  // the oldest first
-  uint64_t size[kCachedBuffers];
+  uint64_t bytes;  // of the buffers kept
+  void* data[kCachedBuffers + 1];  // the oldest first (one more while give_back adds one)
+  uint64_t size[kCachedBuffers + 1];
 };
 
 namespace {
@@ -58,6 +64,7 @@ void drop_cache_reference(ReceiveCache* cache) {
 
 // Takes entry `i` out of the cache, keeping the others in order.
 void remove_cached(ReceiveCache* cache, int i) {
+  cache->bytes -= cache->size[i];
   for (int k = i + 1; k < cache->count; ++k) {
     cache->data[k - 1] = cache->data[k];
     cache->size[k - 1] = cache->size[k];
@@ -66,26 +73,30 @@ void remove_cached(ReceiveCache* cache, int i) {
 }
 
 // A received tensor's release: its memory goes back to the cache while the channel is open (a
-// full cache frees its oldest buffer instead), else it is freed.
+// full cache frees its oldest buffers instead), else it is freed.
 void give_back(void* ctx) {
   auto* loan = static_cast<CacheLoan*>(ctx);
   ReceiveCache* cache = loan->cache;
-  void* unwanted = loan->data;
+  void* unwanted[kCachedBuffers + 1];
+  int nunwanted = 0;
   {
     std::lock_guard<std::mutex> lock(cache->mutex);
-    if (!cache->closed) {
-      if (cache->count == kCachedBuffers) {
-        unwanted = cache->data[0];
-        remove_cached(cache, 0);
-      } else {
-        unwanted = nullptr;
-      }
+    if (cache->closed) {
+      unwanted[nunwanted++] = loan->data;
+    } else {
       cache->data[cache->count] = loan->data;
       cache->size[cache->count] = loan->size;
+      cache->bytes += loan->size;
       ++cache->count;
+      while (cache->count > kCachedBuffers ||
+             (cache->count > kCachedAlways && cache->bytes > kCachedBytes)) {
+        unwanted[nunwanted++] = cache->data[0];
+        remove_cached(cache, 0);
+      }
     }
   }
-  std::free(unwanted);  // outside the lock: a large buffer's unmapping takes a while
+  // Outside the lock: a large buffer's unmapping takes a while.
+  for (int i = 0; i < nunwanted; ++i) std::free(unwanted[i]);
   std::free(loan);
   drop_cache_reference(cache);
 }
@@ -160,6 +171,7 @@ void release_receive_cache(Remote* r) {
     cache->closed = true;
     for (int i = 0; i < cache->count; ++i) std::free(cache->data[i]);
     cache->count = 0;
+    cache->bytes = 0;
   }
   drop_cache_reference(cache);
 }
