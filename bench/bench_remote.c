@@ -319,6 +319,7 @@ static void drop_sizes_beyond_memory(remote_plan* plan) {
 }
 
 static void finish_plan(remote_plan* plan) {
+  plan->only_size = -1;
   plan->largest = 0;
   for (int s = 0; s < plan->size_count; ++s) {
     if (plan->sizes[s].bytes > plan->largest) plan->largest = plan->sizes[s].bytes;
@@ -444,6 +445,7 @@ static int measure_pair(const remote_link* link, const remote_plan* plan, const 
                         size_t why_size) {
   uint64_t moved = 0;
   for (int s = 0; s < plan->size_count; ++s) {
+    if (!remote_plan_takes(plan, s)) continue;
     const remote_size_plan* size = &plan->sizes[s];
     moved += size->bytes * (uint64_t)(2 * (size->pingpong_warmups + size->pingpongs) +
                                       size->stream_warmups + size->stream_messages);
@@ -528,6 +530,25 @@ static double median_of_runs(int series, int size, int runs) {
   return count > 0 ? median(kept, count) : NAN;
 }
 
+/* The median over the runs of each run's own ratio of series `a` to `b` at `size` (a run
+ * measures a size's columns one after the other); with `b_other` >= 0, `b` is the better
+ * (larger) of the two series in each run. */
+static double median_ratio(int a, int b, int b_other, int size, int runs) {
+  double kept[MAX_RUNS];
+  int count = 0;
+  for (int r = 0; r < runs; ++r) {
+    double base = values[b][size][r];
+    if (b_other >= 0 && !isnan(values[b_other][size][r]) &&
+        (isnan(base) || values[b_other][size][r] > base)) {
+      base = values[b_other][size][r];
+    }
+    if (!isnan(values[a][size][r]) && !isnan(base) && base > 0) {
+      kept[count++] = values[a][size][r] / base;
+    }
+  }
+  return count > 0 ? median(kept, count) : NAN;
+}
+
 /* Three significant digits or more. */
 static void format_number(double value, char* text, size_t size) {
   if (isnan(value)) snprintf(text, size, "-");
@@ -586,9 +607,10 @@ static void print_latency_table(const settings* cfg, tally goals[GOALS]) {
         verdict(dlb <= allowed, &goals[LATENCY_VS_PERFTEST], versus_am, sizeof versus_am);
       }
     }
-    if (!isnan(dlb) && !isnan(sock) && sock > 0) {
-      format_number(dlb / sock, versus_socket, sizeof versus_socket);
-      verdict(dlb <= sock, &goals[LATENCY_VS_SOCKET], versus_socket, sizeof versus_socket);
+    const double to_socket = median_ratio(DLB_LATENCY, SOCKET_LATENCY, -1, s, cfg->runs);
+    if (!isnan(to_socket)) {
+      format_number(to_socket, versus_socket, sizeof versus_socket);
+      verdict(to_socket <= 1, &goals[LATENCY_VS_SOCKET], versus_socket, sizeof versus_socket);
     }
     printf("| %-*s | %*s | %*s | %*s | %*s | %*s |\n", widths[0], label, widths[1], a, widths[2],
            b, widths[3], c, widths[4], versus_am, widths[5], versus_socket);
@@ -613,31 +635,31 @@ static void print_bandwidth_table(const settings* cfg, tally goals[GOALS]) {
     const double am = median_of_runs(AM_BANDWIDTH, s, cfg->runs) / 1e6;
     const double tag = median_of_runs(TAG_BANDWIDTH, s, cfg->runs) / 1e6;
     const double sock = median_of_runs(SOCKET_BANDWIDTH, s, cfg->runs) / 1e6;
-    double best = NAN;
-    if (!isnan(am)) best = am;
-    if (!isnan(tag) && (isnan(best) || tag > best)) best = tag;
     char label[32], a[32], b[32], c[32], d[32], versus_ucx[64] = "n/a", versus_socket[64] = "n/a";
     size_label(bytes, label, sizeof label);
     format_number(dlb, a, sizeof a);
     format_number(am, b, sizeof b);
     format_number(tag, c, sizeof c);
     format_number(sock, d, sizeof d);
-    if (!isnan(dlb) && !isnan(best) && best > 0) {
-      format_number(dlb / best, versus_ucx, sizeof versus_ucx);
+    const double to_ucx = median_ratio(DLB_BANDWIDTH, AM_BANDWIDTH, TAG_BANDWIDTH, s, cfg->runs);
+    if (!isnan(to_ucx)) {
+      format_number(to_ucx, versus_ucx, sizeof versus_ucx);
       if (bytes >= 16 * MiB) {
-        verdict(dlb >= 0.90 * best, &goals[BANDWIDTH_VS_PERFTEST], versus_ucx, sizeof versus_ucx);
+        verdict(to_ucx >= 0.90, &goals[BANDWIDTH_VS_PERFTEST], versus_ucx, sizeof versus_ucx);
       }
     }
-    if (!isnan(dlb) && !isnan(sock) && sock > 0) {
-      format_number(dlb / sock, versus_socket, sizeof versus_socket);
-      verdict(dlb >= sock, &goals[BANDWIDTH_VS_SOCKET], versus_socket, sizeof versus_socket);
+    const double to_socket = median_ratio(DLB_BANDWIDTH, SOCKET_BANDWIDTH, -1, s, cfg->runs);
+    if (!isnan(to_socket)) {
+      format_number(to_socket, versus_socket, sizeof versus_socket);
+      verdict(to_socket >= 1, &goals[BANDWIDTH_VS_SOCKET], versus_socket, sizeof versus_socket);
     }
     printf("| %-*s | %*s | %*s | %*s | %*s | %*s | %*s |\n", widths[0], label, widths[1], a,
            widths[2], b, widths[3], c, widths[4], d, widths[5], versus_ucx, widths[6],
            versus_socket);
   }
   printf("\n(2) against the better of ucp_am_bw and tag_bw; goal >= 0.90 from 16 MiB, smaller "
-         "sizes show the ratio only. dlbridge/socket: goal >= 1 at every size.\n");
+         "sizes show the ratio only. dlbridge/socket: goal >= 1 at every size. The ratios here "
+         "and in the latency table's last column are the median of each run's own ratio.\n");
 }
 
 static void print_runs(const settings* cfg) {
@@ -676,6 +698,7 @@ static void measure_perftest(const remote_perftest* perftest, const remote_plan*
   } tests[] = {{"ucp_am_lat", AM_LATENCY}, {"ucp_am_bw", AM_BANDWIDTH},
                {"tag_bw", TAG_BANDWIDTH}};
   for (int s = 0; s < plan->size_count; ++s) {
+    if (!remote_plan_takes(plan, s)) continue;
     const remote_size_plan* size = &plan->sizes[s];
     for (size_t t = 0; t < sizeof tests / sizeof tests[0]; ++t) {
       const int latency = tests[t].series == AM_LATENCY;
@@ -792,23 +815,29 @@ int main(int argc, char** argv) {
   }
   printf("\n");
 
-  /* Every run measures every column; the columns take turns at going first, so that a slow
-   * moment of the machine does not always fall on the same one. */
+  /* Every run measures each size with every column, one after the other (the columns take
+   * turns at going first), so that a ratio compares measurements taken seconds apart: this
+   * machine has slow moments that last a minute, and a column measured over all sizes at once
+   * could fall into one that the other missed. */
   for (int run = 0; run < cfg.runs; ++run) {
-    for (int turn = 0; turn < COLUMNS; ++turn) {
-      const int column = (run + turn) % COLUMNS;
-      if (!cfg.columns[column]) continue;
-      char why[512];
-      if (column == PERFTEST) {
-        measure_perftest(&perftest, &cfg.plan, run);
-      } else if (measure_pair(column == DLBRIDGE ? &remote_dlbridge : &remote_socket,
-                              &cfg.plan, cpus,
-                              column == DLBRIDGE ? DLB_LATENCY : SOCKET_LATENCY,
-                              column == DLBRIDGE ? DLB_BANDWIDTH : SOCKET_BANDWIDTH, run, why,
-                              sizeof why) != 0) {
-        fprintf(stderr, "bench_remote: run %d, %s: %s\n", run + 1,
-                column == DLBRIDGE ? "dlbridge" : "socket copy", why);
-        ++failures;
+    for (int s = 0; s < cfg.plan.size_count; ++s) {
+      remote_plan plan = cfg.plan;
+      plan.only_size = s;
+      plan.largest = plan.sizes[s].bytes;
+      for (int turn = 0; turn < COLUMNS; ++turn) {
+        const int column = (run + s + turn) % COLUMNS;
+        if (!cfg.columns[column]) continue;
+        char why[512];
+        if (column == PERFTEST) {
+          measure_perftest(&perftest, &plan, run);
+        } else if (measure_pair(column == DLBRIDGE ? &remote_dlbridge : &remote_socket, &plan,
+                                cpus, column == DLBRIDGE ? DLB_LATENCY : SOCKET_LATENCY,
+                                column == DLBRIDGE ? DLB_BANDWIDTH : SOCKET_BANDWIDTH, run, why,
+                                sizeof why) != 0) {
+          fprintf(stderr, "bench_remote: run %d, %s: %s\n", run + 1,
+                  column == DLBRIDGE ? "dlbridge" : "socket copy", why);
+          ++failures;
+        }
       }
     }
     if (!cfg.quick) printf("  run %d of %d done\n", run + 1, cfg.runs);

@@ -24,11 +24,17 @@ typedef struct remote_size_plan {
 typedef struct remote_plan {
   remote_size_plan sizes[REMOTE_MAX_SIZES];
   int size_count;
-  uint64_t largest;
+  int only_size;                     /* -1: every size; else the one size this measurement takes */
+  uint64_t largest;                  /* of the sizes this measurement takes */
   int ucx_scheme;                    /* 1: "ucx://" addresses (UCX picks); 0: "tcp://" */
   int stream_hints;                  /* 1: each stream message but the last says more follow */
   unsigned char key[32];             /* the dlbridge channel's key, the same in both processes */
 } remote_plan;
+
+/* Whether a measurement with `plan` takes size `s`. */
+static inline int remote_plan_takes(const remote_plan* plan, int s) {
+  return plan->only_size < 0 || plan->only_size == s;
+}
 
 /* What the sender reports per size; the parent takes the median over the runs. */
 enum remote_metric { REMOTE_LATENCY_US = 0, REMOTE_BYTES_PER_S = 1 };

@@ -60,6 +60,7 @@ void remote_run_receiver(const remote_link* link, const remote_plan* plan, int r
   link->accept(side);
   link->prepare(side, REMOTE_ACK_BYTES);
   for (int s = 0; s < plan->size_count; ++s) {
+    if (!remote_plan_takes(plan, s)) continue;
     const remote_size_plan* size = &plan->sizes[s];
     for (int i = 0; i < size->pingpong_warmups + size->pingpongs; ++i) {
       link->receive(side, size->bytes);
@@ -84,11 +85,12 @@ void remote_run_sender(const remote_link* link, const remote_plan* plan, int por
   void* side = link->connect(plan, port);
   int most = 0;
   for (int s = 0; s < plan->size_count; ++s) {
-    if (plan->sizes[s].pingpongs > most) most = plan->sizes[s].pingpongs;
+    if (remote_plan_takes(plan, s) && plan->sizes[s].pingpongs > most) most = plan->sizes[s].pingpongs;
   }
   double* samples = malloc((size_t)(most > 0 ? most : 1) * sizeof(double));
   if (samples == NULL) remote_fail("out of memory for samples");
   for (int s = 0; s < plan->size_count; ++s) {
+    if (!remote_plan_takes(plan, s)) continue;
     const remote_size_plan* size = &plan->sizes[s];
     link->prepare(side, size->bytes);
     for (int i = 0; i < size->pingpong_warmups + size->pingpongs; ++i) {
