@@ -113,8 +113,9 @@ static int clamp_int(uint64_t value, int low, int high) {
 }
 
 /* Every column gets these counts. Ping-pongs move about 64 MiB each way per size and streams
- * about 1 GiB (at most 200000 messages), so a large size costs seconds, and a small one still has
- * thousands of samples. */
+ * about 4 GiB (at most 200000 messages), so a large size costs seconds, and a small one still has
+ * thousands of samples. (With 1 GiB, a 16 MiB stream of 64 lasted a quarter of a second, and
+ * its ratio to ucx_perftest's moved from 0.7 to 1.8 from one run of the bench to the next.) */
 static remote_size_plan plan_size(uint64_t bytes, int quick) {
   remote_size_plan size;
   size.bytes = bytes;
@@ -126,7 +127,7 @@ static remote_size_plan plan_size(uint64_t bytes, int quick) {
   } else {
     size.pingpongs = clamp_int(64 * MiB / bytes, 5, 2000);
     size.pingpong_warmups = clamp_int((uint64_t)size.pingpongs / 10, 1, 200);
-    size.stream_messages = clamp_int(GiB / bytes, 4, 200000);
+    size.stream_messages = clamp_int(4 * GiB / bytes, 4, 200000);
     size.stream_warmups = clamp_int((uint64_t)size.stream_messages / 10, 1, 200);
   }
   return size;

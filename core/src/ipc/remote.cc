@@ -802,7 +802,9 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
     ++r->in_flight;
   }
   status = wait_request(channel, r, request, "sending a tensor", error);
-  if (status == DLB_OK && (options & DLB_SEND_MORE) == 0) status = finish_batches(channel, r, error);
+  if (status == DLB_OK && (options & DLB_SEND_MORE) == 0) {
+    status = finish_batches(channel, r, error);  // a stream's end: every batch has gone
+  }
   dlb_tensor_free(copy);
   return status;
 }
