@@ -53,18 +53,23 @@ void enqueue(Remote* r, Incoming* in) {
   ++r->queued;
 }
 
+// Whether `arriving` more tensors fit this end's window beside the `held` ones it has.
+int check_window(const Remote& r, uint64_t held, uint64_t arriving, dlb_error* error) {
+  if (held + arriving > r.options.max_in_flight) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the peer sent more than the %u tensors in flight this channel allows",
+                r.options.max_in_flight);
+  }
+  return DLB_OK;
+}
+
 // The checks of an arriving tensor's descriptor, before anything is allocated for it.
 int check_arrival(const Remote& r, const void* header, size_t header_size, size_t length,
                   Wire* wire, RemoteExtension* extension, bool* placed, dlb_error* error) {
   const int status = check_remote(header, header_size, length, r.options.max_tensor_bytes, r.name,
                                  wire, extension, placed, error);
   if (status != DLB_OK) return status;
-  if (r.queued >= r.options.max_in_flight) {
-    return fail(error, DLB_ERR_PROTOCOL,
-                "the peer sent more than the %u tensors in flight this channel allows",
-                r.options.max_in_flight);
-  }
-  return DLB_OK;
+  return check_window(r, r.queued, 1, error);
 }
 
 }  // namespace
@@ -168,12 +173,9 @@ ucs_status_t take_batch(Remote* r, const void* header, size_t header_size, void*
                   kBatchBytes);
   }
   // A batch still arriving holds its tensors' places in the window before anything is made.
-  if (status == DLB_OK && rendezvous &&
-      static_cast<uint64_t>(r->queued) + r->batch_records_arriving + count >
-          r->options.max_in_flight) {
-    status = fail(&error, DLB_ERR_PROTOCOL,
-                  "the peer sent more than the %u tensors in flight this channel allows",
-                  r->options.max_in_flight);
+  if (status == DLB_OK && rendezvous) {
+    status = check_window(*r, static_cast<uint64_t>(r->queued) + r->batch_records_arriving, count,
+                          &error);
   }
   if (status != DLB_OK) {
     violate(r, status, error.message);
@@ -190,7 +192,6 @@ ucs_status_t take_batch(Remote* r, const void* header, size_t header_size, void*
     return UCS_ERR_NO_MEMORY;
   }
   batch->remote = r;
-  batch->request = nullptr;
   batch->count = count;
   batch->length = length;
   ucp_request_param_t p{};
@@ -201,7 +202,6 @@ ucs_status_t take_batch(Remote* r, const void* header, size_t header_size, void*
   p.memory_type = UCS_MEMORY_TYPE_HOST;
   ucs_status_ptr_t request = r->u->am_recv_data_nbx(r->worker, data, batch->bytes, length, &p);
   if (UCS_PTR_IS_PTR(request)) {
-    batch->request = request;
     batch->next = r->batches;
     r->batches = batch;
     r->batch_records_arriving += count;
@@ -420,16 +420,18 @@ ucs_status_ptr_t post_batch(Remote* r, bool eager) {
   return request;
 }
 
-// Waits until the sends of the batches posted are done: the peer has the bytes of a rendezvous
-// batch, UCX has taken an eager one's.
+// Waits until the send of the batch last posted from `buffer` is done (the peer has the bytes
+// of a rendezvous batch, UCX has taken an eager one's), so that the buffer may fill again.
+int finish_batch(dlb_channel* channel, Remote* r, BatchBuffer& buffer, dlb_error* error) {
+  ucs_status_ptr_t request = buffer.request;
+  buffer.request = nullptr;
+  return wait_request(channel, r, request, "sending the tensors held by DLB_SEND_MORE", error);
+}
+
+// finish_batch for every batch posted, the older first.
 int finish_batches(dlb_channel* channel, Remote* r, dlb_error* error) {
   for (unsigned i = 0; i < 2; ++i) {
-    BatchBuffer& buffer = r->batch_buffers[(r->filling + i) % 2];  // the older first
-    if (buffer.request == nullptr) continue;
-    ucs_status_ptr_t request = buffer.request;
-    buffer.request = nullptr;
-    const int status =
-        wait_request(channel, r, request, "sending the tensors held by DLB_SEND_MORE", error);
+    const int status = finish_batch(channel, r, r->batch_buffers[(r->filling + i) % 2], error);
     if (status != DLB_OK) return status;
   }
   return DLB_OK;
@@ -447,13 +449,12 @@ int send_held(dlb_channel* channel, Remote* r, bool to_the_end, dlb_error* error
       r->held_count = 0;
       return peer_failure(*r, error, "sending the tensors held by DLB_SEND_MORE");
     }
-    ucs_status_ptr_t request = post_batch(r, false);
-    if (!UCS_PTR_IS_PTR(request)) {
-      const int status =
-          wait_request(channel, r, request, "sending the tensors held by DLB_SEND_MORE", error);
+    BatchBuffer& posted = r->batch_buffers[r->filling];
+    posted.request = post_batch(r, false);
+    // Done or failed at once: that is its status.
+    if (!UCS_PTR_IS_PTR(posted.request)) {
+      const int status = finish_batch(channel, r, posted, error);
       if (status != DLB_OK) return status;
-    } else {
-      r->batch_buffers[r->filling ^ 1].request = request;
     }
   }
   return to_the_end ? finish_batches(channel, r, error) : DLB_OK;
@@ -479,13 +480,8 @@ size_t batch_capacity(const Remote& r, size_t record) {
 int hold(dlb_channel* channel, Remote* r, const unsigned char* header, size_t header_size,
          const void* bytes, uint64_t count, dlb_error* error) {
   BatchBuffer& buffer = r->batch_buffers[r->filling];
-  if (buffer.request != nullptr) {
-    ucs_status_ptr_t request = buffer.request;
-    buffer.request = nullptr;
-    const int status =
-        wait_request(channel, r, request, "sending the tensors held by DLB_SEND_MORE", error);
-    if (status != DLB_OK) return status;
-  }
+  const int status = finish_batch(channel, r, buffer, error);
+  if (status != DLB_OK) return status;
   if (buffer.bytes == nullptr) {
     buffer.bytes = static_cast<unsigned char*>(std::malloc(kBatchBytes));
     if (buffer.bytes == nullptr) {

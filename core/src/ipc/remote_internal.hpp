@@ -164,7 +164,6 @@ struct Deferred {
 struct BatchArrival {
   Remote* remote;
   BatchArrival* next;
-  void* request;  // the bytes' receive, until its callback
   uint32_t count;
   size_t length;
   alignas(16) unsigned char bytes[1];
