@@ -898,6 +898,15 @@ TEST_SUITE("remote.flow") {
 // DLB_SEND_MORE: tensors held and sent as batches (core/src/ipc/remote.cc, hold and send_held),
 // and what a receiver does with a batch a peer forged (take_batch).
 TEST_SUITE("remote.batch") {
+  // A TCP pair whose receiving (server) end allows `window` tensors in flight.
+  void connect_with_window(uint32_t window, Pair* pair) {
+    Options server_options, client_options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_max_in_flight(server_options.handle, window, &e) == DLB_OK);
+    connect_pair("tcp", server_options, client_options, pair);
+    REQUIRE(pair->connect_status == DLB_OK);
+  }
+
   // A float32 [n] tensor holding base, base + 1, ...
   DLManagedTensorVersioned* counting(int64_t n, float base) {
     DLManagedTensorVersioned* t = nullptr;
@@ -950,12 +959,9 @@ TEST_SUITE("remote.batch") {
 
   TEST_CASE("a stream held in batches runs past the receiver's window without waiting for "
             "a send that ends it") {
-    Options server_options, client_options;
-    dlb_error e;
-    REQUIRE(dlb_channel_options_set_max_in_flight(server_options.handle, 4, &e) == DLB_OK);
     Pair pair;
-    connect_pair("tcp", server_options, client_options, &pair);
-    REQUIRE(pair.connect_status == DLB_OK);
+    connect_with_window(4, &pair);
+    dlb_error e;
     constexpr int kCount = 40;
     int sent_ok = 0;
     std::thread sender([&] {
@@ -983,13 +989,9 @@ TEST_SUITE("remote.batch") {
   TEST_CASE("large held tensors travel in rendezvous batches, whole and in order") {
     for (uint32_t window : {4u, 64u}) {
       CAPTURE(window);
-      Options server_options, client_options;
-      dlb_error e;
-      REQUIRE(dlb_channel_options_set_max_in_flight(server_options.handle, window, &e) ==
-              DLB_OK);
       Pair pair;
-      connect_pair("tcp", server_options, client_options, &pair);
-      REQUIRE(pair.connect_status == DLB_OK);
+      connect_with_window(window, &pair);
+      dlb_error e;
       // 16 KiB to 200 KiB and back, and a small one between that joins whatever batch is held.
       const std::vector<int64_t> sizes = {4096, 8192, 50000, 3, 16384, 51200, 4096, 20000,
                                           4100, 0,    30000, 6000, 51200, 4096, 9000, 4096};
