@@ -10,7 +10,9 @@
 // header's size, then the descriptor), then what on_tensor does with an accepted descriptor
 // (allocate the receiver's cpu tensor, compact or of the sender's strides, copy the bytes into
 // its span). The tensor is then read whole with dlb_tensor_copy_to_host and compared with the
-// bytes that came, read by the descriptor's layout.
+// bytes that came, read by the descriptor's layout. A lone tensor may say that its bytes follow in
+// parts (RemoteExtension::in_parts): then fewer than its payload came with it, and the rest, as
+// take_part would copy it, continues the input's bytes.
 //
 // A batch (DLB_SEND_MORE: several tensors in one message, wire.hpp BatchHeader) is split by
 // dlb::ipc::check_batch and next_batch_record, as remote.cc's take_batch splits it; each record
@@ -58,11 +60,11 @@ bool documented_refusal(int status) {
 
 // remote.cc's check_arrival, up to the channel's own state (the count of tensors in flight):
 // the codec's checks, from the header's size on.
-int check_arrival(const uint8_t* header, size_t header_size, uint64_t arrived,
+int check_arrival(const uint8_t* header, size_t header_size, uint64_t arrived, bool lone,
                   uint64_t max_tensor_bytes, dlb::ipc::Wire* wire,
                   dlb::ipc::RemoteExtension* extension, dlb_error* error) {
   bool placed = false;
-  return dlb::ipc::check_remote(header, header_size, arrived, max_tensor_bytes, kPeer, wire,
+  return dlb::ipc::check_remote(header, header_size, arrived, lone, max_tensor_bytes, kPeer, wire,
                                 extension, &placed, error);
 }
 
@@ -91,9 +93,10 @@ bool same_elements(const uint8_t* a, const uint8_t* b, uint64_t size, const dlb:
   return ((a[whole] ^ b[whole]) & mask) == 0;
 }
 
-// What on_tensor does with one tensor's header and payload (the payload's bytes: `source`,
-// repeated to `payload_size` bytes, zeros when it is empty).
-void take_tensor(const uint8_t* header, size_t header_size, uint32_t payload_size,
+// What on_tensor does with one tensor's header and payload, `lone` or from a batch (the
+// payload's bytes: `source`, repeated to `payload_size` bytes, zeros when it is empty, and on
+// to the payload's end when the rest follows in parts).
+void take_tensor(const uint8_t* header, size_t header_size, uint32_t payload_size, bool lone,
                  const uint8_t* source, size_t source_size, uint64_t max_tensor_bytes);
 
 // What take_batch does with a batch: split it, each record within what came, each record's
@@ -122,7 +125,7 @@ void take_batch(fuzz::Reader& in, uint64_t max_tensor_bytes) {
     const std::vector<uint8_t> own_payload(entry.payload, entry.payload + entry.payload_bytes);
     if (entry.payload_bytes <= kMaxPayload) {
       take_tensor(own_header.data(), own_header.size(),
-                  static_cast<uint32_t>(entry.payload_bytes), own_payload.data(),
+                  static_cast<uint32_t>(entry.payload_bytes), false, own_payload.data(),
                   own_payload.size(), max_tensor_bytes);
     }
   }
@@ -158,21 +161,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Exactly header_size bytes on the heap, so that a read past the header is caught (ASan).
   std::vector<uint8_t> header(header_size);
   for (size_t i = 0; i < header_size; ++i) header[i] = i < head.size() ? head[i] : in.u8();
-  take_tensor(header.data(), header_size, payload_size, in.rest(), in.remaining(),
+  take_tensor(header.data(), header_size, payload_size, true, in.rest(), in.remaining(),
               max_tensor_bytes);
   return 0;
 }
 
 namespace {
 
-void take_tensor(const uint8_t* header_bytes, size_t header_size, uint32_t payload_size,
+void take_tensor(const uint8_t* header_bytes, size_t header_size, uint32_t arrived, bool lone,
                  const uint8_t* source, size_t source_size, uint64_t max_tensor_bytes) {
   const int64_t live_before = dlb_tensor_live_count();
   dlb::ipc::Wire wire;
   dlb::ipc::RemoteExtension extension;
   dlb_error err;
   fuzz::error_reset(&err);
-  const int status = check_arrival(header_bytes, header_size, payload_size, max_tensor_bytes,
+  const int status = check_arrival(header_bytes, header_size, arrived, lone, max_tensor_bytes,
                                    &wire, &extension, &err);
   if (status != DLB_OK) {
     FUZZ_CHECK_MSG(documented_refusal(status), status, err);
@@ -181,6 +184,13 @@ void take_tensor(const uint8_t* header_bytes, size_t header_size, uint32_t paylo
     return;
   }
   FUZZ_CHECK(fuzz::error_untouched(err));
+  // Only a lone tensor's bytes follow in parts, and then not all of them came with it.
+  FUZZ_CHECK(extension.in_parts == 0 || (lone && extension.in_parts == 1 &&
+                                         arrived < extension.payload_bytes));
+  FUZZ_CHECK(extension.in_parts == 1 || arrived == extension.payload_bytes);
+  // Parts may bring more than a run should make (the receiver's maximum is the input's).
+  if (extension.payload_bytes > kMaxPayload) return;
+  const auto payload_size = static_cast<uint32_t>(extension.payload_bytes);
 
   // An accepted descriptor: its covering span, from the first byte (byte_offset places the
   // first element), is the payload, within the receiver's maximum.

@@ -634,6 +634,9 @@ TEST_SUITE("ipc.forgery") {
       std::string message;
     };
     const std::string cannot_map = "received a cuda tensor but cannot map it here: " + here.message;
+    // The sender's version is this end's (both are this build): the message names it twice.
+    const std::string version =
+        std::to_string(dlb::ipc::kWireMajor) + "." + std::to_string(dlb::ipc::kWireMinor);
     const Case cases[] = {
         {"a cuda-fd allocation where CUDA cannot run", kHandleCudaFd, kDLCUDA, 0, 4096, 4, 1, true, 0,
          true, here.status, cannot_map},
@@ -649,8 +652,8 @@ TEST_SUITE("ipc.forgery") {
          DLB_ERR_PROTOCOL, "a cuda-ipc descriptor must come with no file descriptor; this one came with 1"},
         {"an unknown kind of memory", 7, kDLCUDA, 0, 4096, 4, 1, true, 0, false,
          DLB_ERR_UNSUPPORTED_VERSION,
-         "tensor descriptor version 1.4 names memory handle kind 7, which this dlbridge (version "
-         "1.4) does not know"},
+         "tensor descriptor version " + version + " names memory handle kind 7, which this "
+         "dlbridge (version " + version + ") does not know"},
         {"an extension with a bad magic", kHandleCudaFd, kDLCUDA, 0, 4096, 4, 1, false, 0, false,
          DLB_ERR_PROTOCOL,
          "a tensor descriptor with memory handle kind 1 must be followed by its extension frame "

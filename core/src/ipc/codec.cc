@@ -183,7 +183,7 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
   return check_layout(wire, g, error);
 }
 
-int check_remote(const void* header, size_t header_size, uint64_t arrived,
+int check_remote(const void* header, size_t header_size, uint64_t arrived, bool may_come_in_parts,
                  uint64_t max_tensor_bytes, const char* peer, Wire* wire_out,
                  RemoteExtension* extension_out, bool* placed, dlb_error* error) {
   *placed = false;
@@ -225,6 +225,23 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived,
                 "the bytes themselves",
                 wire.handle);
   }
+  if (extension.in_parts > 1) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "the descriptor's extension frame says %u where 0 or 1 (its bytes follow in parts) "
+                "belongs",
+                static_cast<unsigned>(extension.in_parts));
+  }
+  if (extension.in_parts == 1 && !may_come_in_parts) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a tensor in a batch or sent by rendezvous says its bytes follow in parts; such a "
+                "tensor's bytes come whole");
+  }
+  if (extension.in_parts == 1 && arrived >= extension.payload_bytes) {
+    return fail(error, DLB_ERR_PROTOCOL,
+                "a tensor of %llu bytes says more of its bytes follow, but %llu came with it",
+                static_cast<unsigned long long>(extension.payload_bytes),
+                static_cast<unsigned long long>(arrived));
+  }
   // The receiver makes its own tensor of this layout: it is checked as an import would check it
   // on this end's host memory, whatever device the sender's memory was on.
   static char stand_in;
@@ -248,6 +265,8 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived,
                 static_cast<unsigned long long>(bytes), peer,
                 static_cast<unsigned long long>(max_tensor_bytes));
   }
+  // Bytes that follow in parts are counted as they come (remote.cc, take_part).
+  if (extension.in_parts == 1) arrived = extension.payload_bytes;
   if (bytes != extension.payload_bytes || bytes != arrived) {
     DimsText shape(wire.ndim, wire.shape);
     DTypeText dtype(desc.dtype);

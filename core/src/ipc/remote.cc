@@ -65,11 +65,35 @@ int check_window(const Remote& r, uint64_t held, uint64_t arriving, dlb_error* e
 
 // The checks of an arriving tensor's descriptor, before anything is allocated for it.
 int check_arrival(const Remote& r, const void* header, size_t header_size, size_t length,
-                  Wire* wire, RemoteExtension* extension, bool* placed, dlb_error* error) {
-  const int status = check_remote(header, header_size, length, r.options.max_tensor_bytes, r.name,
-                                 wire, extension, placed, error);
+                  bool may_come_in_parts, Wire* wire, RemoteExtension* extension, bool* placed,
+                  dlb_error* error) {
+  const int status = check_remote(header, header_size, length, may_come_in_parts,
+                                 r.options.max_tensor_bytes, r.name, wire, extension, placed,
+                                 error);
   if (status != DLB_OK) return status;
   return check_window(r, r.queued, 1, error);
+}
+
+// Copies `length` bytes that came in a message to `target`, in the receive device's memory.
+int place(const Remote& r, char* target, const void* data, size_t length, dlb_error* error) {
+  const DLDevice device = r.options.receive_device;
+  if (is_host_memory(device.device_type) || device.device_type == kDLCUDAManaged) {
+    std::memcpy(target, data, length);
+    return DLB_OK;
+  }
+  // Device memory: the bytes as they came, through a writable byte view of them.
+  const int64_t extent = static_cast<int64_t>(length);
+  DLManagedTensorVersioned span = byte_view(target, 0, device, &extent);
+  return dlb_tensor_copy_from_host(&span, DLDataType{0, 0, 0}, data, length, error);
+}
+
+// Whether a message comes while the tensor before it still awaits parts: the peer broke the
+// stream (recorded), since a tensor's parts follow its message at once.
+bool interrupts_parts(Remote* r) {
+  if (r->parted == nullptr) return false;
+  violate(r, DLB_ERR_PROTOCOL,
+          "the peer sent another message before the parts of the tensor it had begun");
+  return true;
 }
 
 }  // namespace
@@ -89,7 +113,7 @@ ucs_status_t on_credit(void* arg, const void* header, size_t size, void*, size_t
 
 namespace {
 ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* data, size_t length,
-                    bool rendezvous);
+                    bool rendezvous, bool in_batch);
 
 // A Tensor or Batch message on the connecting side before it checked the welcome: a listener
 // may send right after its welcome, which then arrives in the same progress as it, before
@@ -97,15 +121,16 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
 // UCX's persistent data or rendezvous descriptor), until the check: then it arrives, or it is
 // dropped with the connection.
 ucs_status_t defer(Remote* r, const void* header, size_t header_size, void* data, size_t length,
-                   bool rendezvous, bool batch) {
-  if (r->welcome_seen && r->ndeferred < r->options.max_in_flight) {
+                   bool rendezvous, unsigned id) {
+  // A window of tensors, each in at most kMaxPieces messages.
+  if (r->welcome_seen && r->ndeferred < r->options.max_in_flight * kMaxPieces) {
     auto* held = static_cast<Deferred*>(std::malloc(sizeof(Deferred) + header_size));
     if (held != nullptr) {
       held->next = nullptr;
       held->data = data;
       held->length = length;
       held->rendezvous = rendezvous;
-      held->batch = batch;
+      held->id = id;
       held->header_size = header_size;
       std::memcpy(held + 1, header, header_size);
       Deferred** tail = &r->deferred;
@@ -131,7 +156,7 @@ void take_records(Remote* r, uint32_t count, const unsigned char* bytes, size_t 
     status = next_batch_record(bytes, length, &offset, i, &entry, &error);
     if (status == DLB_OK) {
       arrive(r, entry.header, entry.header_bytes, const_cast<unsigned char*>(entry.payload),
-             entry.payload_bytes, false);
+             entry.payload_bytes, false, true);
     }
   }
   if (status == DLB_OK && offset != length) {
@@ -218,20 +243,81 @@ ucs_status_t take_batch(Remote* r, const void* header, size_t header_size, void*
 
 }  // namespace
 
+namespace {
+
+// A Part message (wire.hpp, PartHeader): the next bytes of the tensor that awaits them, copied
+// into its tensor (or dropped, when the tensor was refused). The last one makes it done.
+ucs_status_t take_part(Remote* r, const void* header, size_t header_size, void* data,
+                       size_t length, bool rendezvous) {
+  Incoming* in = r->parted;
+  PartHeader part{};
+  if (header_size == sizeof part) std::memcpy(&part, header, sizeof part);
+  dlb_error error;
+  int status = DLB_OK;
+  if (header_size != sizeof part || std::memcmp(part.magic, kPartMagic, 8) != 0 ||
+      part.reserved != 0) {
+    status = fail(&error, DLB_ERR_PROTOCOL,
+                  "the peer sent a part of a tensor with a malformed header (%zu bytes)",
+                  header_size);
+  } else if (rendezvous) {
+    status = fail(&error, DLB_ERR_PROTOCOL,
+                  "the peer sent a part of a tensor by rendezvous; parts come eagerly");
+  } else if (in == nullptr) {
+    status = fail(&error, DLB_ERR_PROTOCOL,
+                  "the peer sent a part of tensor %u, but no tensor awaits parts",
+                  static_cast<unsigned>(part.sequence));
+  } else if (part.sequence != in->sequence || part.offset != in->filled || length == 0 ||
+             length > in->payload_bytes - in->filled) {
+    status = fail(&error, DLB_ERR_PROTOCOL,
+                  "the peer sent %zu bytes at byte %llu of tensor %u, where tensor %u awaits "
+                  "its bytes from byte %llu to %llu",
+                  length, static_cast<unsigned long long>(part.offset),
+                  static_cast<unsigned>(part.sequence), static_cast<unsigned>(in->sequence),
+                  static_cast<unsigned long long>(in->filled),
+                  static_cast<unsigned long long>(in->payload_bytes));
+  }
+  if (status != DLB_OK) {
+    violate(r, status, error.message);
+    return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+  }
+  if (in->target != nullptr) {
+    in->status = place(*r, in->target + in->filled, data, length, &in->error);
+    if (in->status != DLB_OK) in->target = nullptr;  // the rest is dropped
+  }
+  in->filled += length;
+  if (in->filled == in->payload_bytes) {
+    in->done = true;
+    r->parted = nullptr;
+  }
+  return UCS_OK;
+}
+
+}  // namespace
+
 ucs_status_t on_tensor(void* arg, const void* header, size_t header_size, void* data,
                        size_t length, const ucp_am_recv_param_t* param) {
   auto* r = static_cast<Remote*>(arg);
   const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, false);
-  return arrive(r, header, header_size, data, length, rendezvous);
+  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, kAmTensor);
+  if (interrupts_parts(r)) return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+  return arrive(r, header, header_size, data, length, rendezvous, false);
 }
 
 ucs_status_t on_batch(void* arg, const void* header, size_t header_size, void* data,
                       size_t length, const ucp_am_recv_param_t* param) {
   auto* r = static_cast<Remote*>(arg);
   const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, true);
+  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, kAmBatch);
+  if (interrupts_parts(r)) return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
   return take_batch(r, header, header_size, data, length, rendezvous);
+}
+
+ucs_status_t on_part(void* arg, const void* header, size_t header_size, void* data,
+                     size_t length, const ucp_am_recv_param_t* param) {
+  auto* r = static_cast<Remote*>(arg);
+  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, kAmPart);
+  return take_part(r, header, header_size, data, length, rendezvous);
 }
 
 void take_deferred(Remote* r) {
@@ -240,11 +326,19 @@ void take_deferred(Remote* r) {
     r->deferred = held->next;
     --r->ndeferred;
     ucs_status_t status = UCS_ERR_REJECTED;
-    if (r->authenticated && held->batch) {
+    if (!r->authenticated) {
+      // dropped with the connection
+    } else if (held->id == kAmPart) {
+      status = take_part(r, held + 1, held->header_size, held->data, held->length,
+                         held->rendezvous);
+    } else if (interrupts_parts(r)) {
+      // a stream broken: recorded
+    } else if (held->id == kAmBatch) {
       status = take_batch(r, held + 1, held->header_size, held->data, held->length,
                           held->rendezvous);
-    } else if (r->authenticated) {
-      status = arrive(r, held + 1, held->header_size, held->data, held->length, held->rendezvous);
+    } else {
+      status = arrive(r, held + 1, held->header_size, held->data, held->length, held->rendezvous,
+                      false);
     }
     // Eager bytes were copied out (or refused); a rendezvous not taken up is dropped.
     if (!held->rendezvous || status != UCS_OK) r->u->am_data_release(r->worker, held->data);
@@ -254,11 +348,13 @@ void take_deferred(Remote* r) {
 
 namespace {
 
-// A tensor's descriptor and bytes that arrived on an authenticated channel: checked, then made
-// into the receiver's tensor, its place in the stream kept (a refusal too). The return value is
-// the callback's: a refused rendezvous ends the sender's send with it.
+// A tensor's descriptor and bytes that arrived on an authenticated channel, alone or
+// `in_batch`: checked, then made into the receiver's tensor, its place in the stream kept (a
+// refusal too). A lone eager tensor's bytes may follow in parts: it awaits them (r->parted), also
+// when refused, to drop them. The return value is the callback's: a refused rendezvous ends the
+// sender's send with it.
 ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* data, size_t length,
-                    bool rendezvous) {
+                    bool rendezvous, bool in_batch) {
   // A rendezvous refused here is dropped, and the sender's send ends with this status.
   const ucs_status_t refused = rendezvous ? UCS_ERR_REJECTED : UCS_OK;
   auto* in = static_cast<Incoming*>(std::calloc(1, sizeof(Incoming)));
@@ -270,14 +366,21 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   Wire wire;
   RemoteExtension extension;
   bool placed = false;
-  in->status =
-      check_arrival(*r, header, header_size, length, &wire, &extension, &placed, &in->error);
+  const bool may_come_in_parts = !rendezvous && !in_batch;
+  in->status = check_arrival(*r, header, header_size, length, may_come_in_parts, &wire, &extension,
+                             &placed, &in->error);
   // A refusal keeps its tensor's place in the stream, so that the receive of that place reports
   // it; a descriptor too short to say its place takes the next free one.
   in->sequence = placed ? extension.sequence : r->expected + r->queued;
   enqueue(r, in);
+  if (placed && may_come_in_parts && extension.in_parts == 1 &&
+      extension.payload_bytes > length) {
+    in->filled = length;
+    in->payload_bytes = extension.payload_bytes;
+    r->parted = in;
+  }
   if (in->status != DLB_OK) {
-    in->done = true;
+    in->done = r->parted != in;
     return in->status == DLB_ERR_LIMIT && rendezvous ? UCS_ERR_EXCEEDS_LIMIT : refused;
   }
   const DLDevice device = r->options.receive_device;
@@ -286,10 +389,10 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
                                                                DLPACK_FLAG_BITMASK_IS_COPIED);
   const DLDataType dtype{wire.code, wire.bits, wire.lanes};
   const int64_t* strides = remote_keeps_strides(wire) ? wire.strides : nullptr;
-  in->status = allocate_received(r, dtype, wire, strides, length, flags | carried, &in->tensor,
-                                 &in->error);
+  in->status = allocate_received(r, dtype, wire, strides, extension.payload_bytes,
+                                 flags | carried, &in->tensor, &in->error);
   if (in->status != DLB_OK) {
-    in->done = true;
+    in->done = r->parted != in;
     return rendezvous ? UCS_ERR_NO_MEMORY : UCS_OK;
   }
   in->tensor->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
@@ -297,9 +400,7 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   // its first element (0 for a compact tensor). The receive device holds pointers.
   char* target = static_cast<char*>(in->tensor->dl_tensor.data) +
                  in->tensor->dl_tensor.byte_offset - wire.byte_offset;
-  if (length == 0) {
-    in->done = true;
-  } else if (rendezvous) {
+  if (rendezvous && length > 0) {
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                      UCP_OP_ATTR_FIELD_MEMORY_TYPE;
@@ -317,15 +418,11 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
     } else {
       in->request = request;
     }
-  } else if (is_host_memory(device.device_type) || device.device_type == kDLCUDAManaged) {
-    std::memcpy(target, data, length);
-    in->done = true;
   } else {
-    // Device memory: the span's bytes as they came, through a writable byte view of them.
-    const int64_t extent = static_cast<int64_t>(length);
-    DLManagedTensorVersioned span = byte_view(target, 0, device, &extent);
-    in->status = dlb_tensor_copy_from_host(&span, DLDataType{0, 0, 0}, data, length, &in->error);
-    in->done = true;
+    if (length > 0) in->status = place(*r, target, data, length, &in->error);
+    // The rest follows in parts (dropped when the first bytes could not be placed).
+    if (r->parted == in && in->status == DLB_OK) in->target = target;
+    in->done = r->parted != in;
   }
   return UCS_OK;
 }
@@ -467,12 +564,14 @@ uint32_t half_window(const Remote& r) { return (r.peer_max_in_flight + 1) / 2; }
 // The bytes of records a batch of such records grows to before it goes. A rendezvous costs a
 // round trip before its bytes move: it repays that only for a large batch, while one eager
 // message moves a small batch at once. So a batch goes by rendezvous (up to kBatchBytes) only
-// where half the window of its records fills half of kBatchBytes, else eagerly (up to
-// kEagerMaxBytes). Measured with bench_remote over TCP, window 64: at 4 and 8 KiB rendezvous
-// batches of 32 ran at half the rate of eager ones, at 16 and 32 KiB at 1.1 and 2 times it.
+// where half the window of its records fills half of kBatchBytes, else eagerly, as much as one
+// message carries whole (kMessageBytes with the batch's header). Measured with bench_remote over
+// TCP, window 64: at 4 and 8 KiB rendezvous batches of 32 ran at half the rate of eager ones, at
+// 16 and 32 KiB at 1.1 and 2 times it.
 size_t batch_capacity(const Remote& r, size_t record) {
-  return static_cast<uint64_t>(record) * half_window(r) >= kBatchBytes / 2 ? kBatchBytes
-                                                                           : kEagerMaxBytes;
+  return static_cast<uint64_t>(record) * half_window(r) >= kBatchBytes / 2
+             ? kBatchBytes
+             : kMessageBytes - sizeof(BatchHeader);
 }
 
 // Adds a tensor's record (its remote header, then its bytes) to the held batch, which has room,
@@ -752,14 +851,24 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   std::memcpy(extension.magic, kRemoteMagic, 8);
   extension.payload_bytes = bytes;
   extension.sequence = r->sent;
-  unsigned char header[kMaxRemoteHeaderBytes];
-  const size_t header_size = pack_remote(wire, extension, header);
   // Host bytes that fit in a batch are held while the caller says more follow (DLB_SEND_MORE),
-  // and the last of a stream joins the batch it ends. Anything else goes alone, after the held.
+  // and the last of a stream joins the batch it ends. Anything else goes alone, after the held:
+  // small host tensors eagerly, in pieces of about equal size where the header and the bytes
+  // are more than one message (kMessageBytes), their first bytes with the header and the rest
+  // in Part messages.
+  const size_t header_size = remote_header_size(wire.ndim);
+  const bool host = is_host_memory(from.device_type);
   const size_t record = sizeof(BatchRecord) + header_size + bytes;
   const size_t capacity = batch_capacity(*r, record);
-  if (is_host_memory(from.device_type) && bytes <= kHoldMaxBytes && record <= capacity &&
-      ((options & DLB_SEND_MORE) != 0 || r->held_count > 0)) {
+  const bool held = host && bytes <= kHoldMaxBytes && record <= capacity &&
+                    ((options & DLB_SEND_MORE) != 0 || r->held_count > 0);
+  const bool eager = host && bytes <= kEagerMaxBytes;
+  const size_t pieces =
+      !held && eager ? (header_size + bytes + kMessageBytes - 1) / kMessageBytes : 1;
+  extension.in_parts = pieces > 1 ? 1 : 0;
+  unsigned char header[kMaxRemoteHeaderBytes];
+  pack_remote(wire, extension, header);
+  if (held) {
     if (r->held_bytes + record > capacity ||
         r->held_count >= half_window(*r)) {
       status = send_held(channel, r, false, error);
@@ -782,22 +891,47 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_request_done;
   p.memory_type = memory_type_of(from.device_type);
-  if (is_host_memory(from.device_type) && bytes <= kEagerMaxBytes) {
+  if (eager) {
     // Eager: UCX takes the bytes now and the send completes without waiting for the receiver,
     // so a stream of such tensors overlaps; the receiver copies them into its new tensor. A
     // rendezvous costs a round trip more per tensor, which only large tensors repay.
     p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = UCP_AM_SEND_FLAG_EAGER;
   }
+  const uint64_t piece = (bytes + pieces - 1) / pieces;
   ucs_status_ptr_t request =
-      r->u->am_send_nbx(r->ep, kAmTensor, header, header_size, start, bytes, &p);
+      r->u->am_send_nbx(r->ep, kAmTensor, header, header_size, start, pieces > 1 ? piece : bytes,
+                        &p);
   // Handed to UCX, the tensor has its place in the stream even when the peer refuses it: the
   // peer's receive of that place reports the refusal, and counts it for the window.
+  PartHeader parts[kMaxPieces - 1];
+  ucs_status_ptr_t part_requests[kMaxPieces - 1];
+  size_t posted = 0;
   if (!UCS_PTR_IS_ERR(request)) {
     ++r->sent;
     ++r->in_flight;
+    // Every part is posted before the first wait, so that they follow on the wire at once.
+    for (uint64_t offset = piece; pieces > 1 && offset < bytes; offset += piece) {
+      PartHeader& part = parts[posted];
+      std::memcpy(part.magic, kPartMagic, sizeof kPartMagic);
+      part.sequence = extension.sequence;
+      part.reserved = 0;
+      part.offset = offset;
+      const uint64_t count = bytes - offset < piece ? bytes - offset : piece;
+      part_requests[posted] =
+          r->u->am_send_nbx(r->ep, kAmPart, &part, sizeof part, start + offset, count, &p);
+      if (UCS_PTR_IS_ERR(part_requests[posted++])) break;
+    }
   }
   status = wait_request(channel, r, request, "sending a tensor", error);
+  for (size_t i = 0; i < posted; ++i) {
+    // After a failure the rest is withdrawn: the tensor is lost either way.
+    if (status == DLB_OK) {
+      status = wait_request(channel, r, part_requests[i], "sending a tensor", error);
+    } else {
+      withdraw_request(channel, r, part_requests[i]);
+    }
+  }
   if (status == DLB_OK && (options & DLB_SEND_MORE) == 0) {
     status = finish_batches(channel, r, error);  // a stream's end: every batch has gone
   }

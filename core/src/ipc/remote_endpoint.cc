@@ -76,7 +76,7 @@ int make_worker(Remote* r, bool with_handlers, dlb_error* error) {
     ucp_am_recv_callback_t cb;
   } handlers[] = {{kAmHello, on_hello},     {kAmAuth, on_auth},     {kAmWelcome, on_welcome},
                   {kAmRefused, on_refused}, {kAmTensor, on_tensor}, {kAmCredit, on_credit},
-                  {kAmReady, on_ready},     {kAmBatch, on_batch}};
+                  {kAmReady, on_ready},     {kAmBatch, on_batch},   {kAmPart, on_part}};
   for (const auto& h : handlers) {
     ucp_am_handler_param_t p{};
     p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -84,9 +84,9 @@ int make_worker(Remote* r, bool with_handlers, dlb_error* error) {
     p.id = h.id;
     p.cb = h.cb;
     p.arg = r;
-    // A tensor's or a batch's eager bytes stay UCX's after the callback when it says so
-    // (on_tensor and on_batch hold the ones that come before the welcome is checked).
-    const bool tensors = h.id == kAmTensor || h.id == kAmBatch;
+    // A tensor's, a batch's or a part's eager bytes stay UCX's after the callback when it says
+    // so (on_tensor, on_batch and on_part hold the ones that come before the welcome is checked).
+    const bool tensors = h.id == kAmTensor || h.id == kAmBatch || h.id == kAmPart;
     p.flags = UCP_AM_FLAG_WHOLE_MSG | (tensors ? UCP_AM_FLAG_PERSISTENT_DATA : 0);
     status = r->u->set_am_recv_handler(r->worker, &p);
     if (status != UCS_OK) {
@@ -186,6 +186,22 @@ void destroy_remote(Remote* r) {
 
 void on_request_done(void*, ucs_status_t, void*) {}
 
+void withdraw_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request) {
+  if (!UCS_PTR_IS_PTR(request)) return;
+  r->u->request_cancel(r->worker, request);
+  if (!settle(r, request)) {
+    // UCX could not withdraw it (a rendezvous the peer has not pulled): ending the connection
+    // ends the request, so that UCX no longer reads the caller's memory when this returns.
+    close_endpoint(r);
+    r->peer_gone = true;
+    if (r->peer_status == UCS_OK) r->peer_status = UCS_ERR_CANCELED;
+    settle(r, request, false);
+  }
+  r->u->request_free(request);
+  // Whether the peer got it is not known: the channel has lost its place.
+  channel->out_of_step = true;
+}
+
 int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, const char* what,
                  dlb_error* error) {
   if (request == nullptr) return DLB_OK;
@@ -204,19 +220,8 @@ int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, cons
       [&] { return r->u->request_check_status(request) != UCS_INPROGRESS; },
       [] { return true; }, error);
   if (result != DLB_OK) {
-    // Out of time or shut down: the message is withdrawn if it has not gone yet. Whether the
-    // peer got it is not known: the channel has lost its place.
-    r->u->request_cancel(r->worker, request);
-    if (!settle(r, request)) {
-      // UCX could not withdraw it (a rendezvous the peer has not pulled): ending the connection
-      // ends the request, so that UCX no longer reads the caller's memory when this returns.
-      close_endpoint(r);
-      r->peer_gone = true;
-      if (r->peer_status == UCS_OK) r->peer_status = UCS_ERR_CANCELED;
-      settle(r, request, false);
-    }
-    r->u->request_free(request);
-    channel->out_of_step = true;
+    // Out of time or shut down: the message is withdrawn if it has not gone yet.
+    withdraw_request(channel, r, request);
     return result;
   }
   const ucs_status_t status = r->u->request_check_status(request);

@@ -42,7 +42,8 @@ namespace ipc {
 // ---- the handshake's and the flow control's messages (active message ids and headers) --------
 
 enum : unsigned {
-  kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady, kAmBatch
+  kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady, kAmBatch,
+  kAmPart
 };
 
 inline constexpr size_t kNonceBytes = 32;
@@ -69,6 +70,18 @@ inline constexpr int64_t kBusySpinNs = 1000000;
 // with bench_remote over TCP: at 64 KiB eager streams at twice the rate of rendezvous, at
 // 256 KiB at half of it.
 inline constexpr uint64_t kEagerMaxBytes = 64 * 1024;
+// The most bytes of header and data a lone tensor's eager message carries: a larger one goes as
+// its message with the first of its bytes and Part messages with the rest (wire.hpp,
+// PartHeader), in pieces of about equal size. UCX's TCP transport moves up to 64 KiB of a
+// message, its own headers included, in one segment (UCX_TCP_RX_SEG_SIZE); a larger message
+// goes in fragments that the receiver's UCX joins in a buffer of its own before dlbridge copies
+// it out. 512 bytes are left for UCX's headers. Measured with bench_remote over TCP, one way:
+// 65000 bytes in 18.7 us as one message, 65400 bytes in 36.5 us as one (two fragments), and
+// 64 KiB in 23.0 us as two pieces.
+inline constexpr size_t kMessageBytes = 64 * 1024 - 512;
+// The most pieces a lone eager tensor's bytes travel in (its message and its parts).
+inline constexpr size_t kMaxPieces =
+    (kMaxRemoteHeaderBytes + kEagerMaxBytes + kMessageBytes - 1) / kMessageBytes;
 // The most bytes of records one batch (wire.hpp, BatchHeader) holds. A batch up to
 // kEagerMaxBytes goes by UCX's eager protocol; a larger one by rendezvous, into a buffer the
 // receiver allocates for it (a receiver refuses a batch over kBatchBytes before allocating).
@@ -144,6 +157,12 @@ struct Incoming {
   bool done;                         // its bytes are all in (or it was refused)
   int status;                        // DLB_OK, or why it was refused
   dlb_error error;
+  // Bytes that follow in Part messages (RemoteExtension::in_parts): where the payload's first
+  // byte goes (NULL: the tensor was refused, and its parts are dropped), how many came so far
+  // and how many the payload has. Until the last, the tensor is not done.
+  char* target;
+  uint64_t filled;
+  uint64_t payload_bytes;
 };
 
 struct ReceiveCache;  // remote_receive_memory.cc: freed received tensors' memory, for the next
@@ -156,7 +175,7 @@ struct Deferred {
   size_t length;
   size_t header_size;
   bool rendezvous;
-  bool batch;  // a Batch message (its header a BatchHeader), not a Tensor
+  unsigned id;  // kAmTensor, kAmBatch or kAmPart: which message
 };
 
 // A batch whose bytes come by rendezvous: its records are taken when they are all in `bytes`
@@ -220,6 +239,7 @@ struct Remote {
   uint32_t expected;  // the sequence number of the next tensor to deliver
   Incoming* head;
   uint32_t queued;
+  Incoming* parted;  // the tensor whose Part messages come next, until its last one
   ReceiveCache* cache;  // made by the first large host tensor received
   Deferred* deferred;   // tensors held until the welcome is checked
   BatchArrival* batches;  // batches whose bytes are on their way
@@ -302,6 +322,10 @@ void on_request_done(void*, ucs_status_t, void*);
 // channel has lost its place.
 int wait_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request, const char* what,
                  dlb_error* error);
+// Withdraws a request that may still run (`request` may be NULL or an error pointer: nothing to
+// do); when it returns, UCX no longer reads the caller's memory for it. The channel has lost its
+// place (out of step).
+void withdraw_request(dlb_channel* channel, Remote* r, ucs_status_ptr_t request);
 // Sends a handshake or flow-control message and waits until it left.
 int send_control(dlb_channel* channel, Remote* r, unsigned id, const void* header, size_t size,
                  const char* what, dlb_error* error);
@@ -336,6 +360,7 @@ ucs_status_t on_tensor(void*, const void*, size_t, void*, size_t, const ucp_am_r
 ucs_status_t on_credit(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 ucs_status_t on_ready(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 ucs_status_t on_batch(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
+ucs_status_t on_part(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*);
 // Records what the peer did wrong (the first thing only): it ends a handshake, or the stream.
 void violate(Remote* r, int status, const char* message);
 // The listener's half of the handshake on a new connection (a peer gets at most

@@ -20,8 +20,9 @@ inline constexpr uint32_t kWireMajor = 1;
 // 3: kHandleRemote (a channel across machines: the bytes follow the descriptor). 4: those bytes
 // are the tensor's covering span, laid out by the descriptor's strides, the first element
 // byte_offset bytes in (3 sent compact bytes only, and its readers ignored the strides); a
-// pool's first send may bring its rings (kPoolRingFd).
-inline constexpr uint32_t kWireMinor = 4;
+// pool's first send may bring its rings (kPoolRingFd). 5: a remote tensor's bytes may come in
+// parts (RemoteExtension::in_parts, PartHeader).
+inline constexpr uint32_t kWireMinor = 5;
 
 // What kind of memory a descriptor describes (Wire::handle). Minor 0 wrote 0 there.
 inline constexpr uint32_t kHandleMemfd = 0;    // a sealed memfd, the file descriptor that comes along
@@ -167,17 +168,18 @@ struct PoolRings {
 
 // The extension frame of a kHandleRemote descriptor, on a channel across machines (remote.cc):
 // the descriptor and this frame, both cut to the tensor's rank (pack_remote), are one UCX active
-// message's header, and the tensor's bytes,
-// `payload_bytes` of them in compact row-major order, its data. Byte order is the machines'
-// own: both ends must be little-endian (the handshake checks it), as every platform this library
-// builds on is.
+// message's header, and the tensor's bytes, `payload_bytes` of them (its compact bytes or its
+// covering span), its data; or, with `in_parts`, the first of them, the rest following in Part
+// messages (PartHeader). Byte order is the machines' own: both ends must be little-endian (the
+// handshake checks it), as every platform this library builds on is.
 inline constexpr char kRemoteMagic[8] = {'d', 'l', 'b', '-', 'n', 'e', 't', '1'};
 struct RemoteExtension {
   char magic[8];                 // kRemoteMagic
   uint64_t payload_bytes;        // the tensor's bytes that follow (its compact size)
   unsigned char device_uuid[16]; // the sender's CUDA device's UUID, or 0 for host memory
   uint32_t sequence;             // the sender's count of tensors sent on the channel, from 0
-  uint32_t reserved;             // 0
+  uint32_t in_parts;             // 1: the bytes after the message's own follow in Part messages
+                                 // (minor 5; only a lone tensor sent eagerly); else 0
   unsigned char unused[sizeof(Wire) - 40];  // 0
 };
 static_assert(sizeof(RemoteExtension) == sizeof(Wire), "the extension frame is a Wire's size");
@@ -228,6 +230,20 @@ struct BatchRecord {
   uint32_t header_bytes;   // the tensor's remote header that follows
   uint32_t reserved;       // 0
   uint64_t payload_bytes;  // the tensor's bytes after its header
+};
+
+// A Part message: bytes of the tensor whose message came last, which said `in_parts`, from byte
+// `offset` of its payload; its header a PartHeader, its data the bytes. The parts of a tensor
+// follow its message at once, in order, and together bring all of `payload_bytes`. They let a
+// tensor that with its header is more than one transport segment (UCX's TCP: 64 KiB) go as
+// messages that fit one each, which the receiver copies out as they come, where UCX would send
+// fragments and join them into a message of its own before the receiver's copy.
+inline constexpr char kPartMagic[8] = {'d', 'l', 'b', '-', 'p', 'a', 'r', 't'};
+struct PartHeader {
+  char magic[8];      // kPartMagic
+  uint32_t sequence;  // the tensor's (RemoteExtension::sequence)
+  uint32_t reserved;  // 0
+  uint64_t offset;    // of the part's first byte in the tensor's payload
 };
 
 // One record of a batch, as next_batch_record found it in the batch's data.
