@@ -20,7 +20,15 @@
 namespace raw {
 
 enum : unsigned {
-  kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady, kAmBatch
+  kAmHello = 1, kAmAuth, kAmWelcome, kAmRefused, kAmTensor, kAmCredit, kAmReady, kAmBatch,
+  kAmPart
+};
+
+// A Tensor or Part message the peer received eagerly: its header and how many bytes came.
+struct Arrival {
+  unsigned id;
+  std::vector<unsigned char> header;
+  size_t length;
 };
 
 struct Hello {
@@ -55,7 +63,8 @@ class Peer {
     ucp_config_release(config);
     ucp_worker_params_t wp{};
     ok_ = ok_ && ucp_worker_create(context_, &wp, &worker_) == UCS_OK;
-    for (unsigned id : {kAmHello, kAmWelcome, kAmRefused, kAmCredit, kAmReady}) {
+    for (unsigned id : {kAmHello, kAmWelcome, kAmRefused, kAmCredit, kAmReady, kAmTensor,
+                        kAmPart}) {
       ucp_am_handler_param_t h{};
       h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                      UCP_AM_HANDLER_PARAM_FIELD_ARG;
@@ -64,6 +73,8 @@ class Peer {
              : id == kAmRefused ? on_refused
              : id == kAmWelcome ? on_welcome
              : id == kAmReady   ? on_ready
+             : id == kAmTensor  ? on_tensor
+             : id == kAmPart    ? on_part
                                 : on_other;
       h.arg = this;
       ok_ = ok_ && ucp_worker_set_am_recv_handler(worker_, &h) == UCS_OK;
@@ -104,6 +115,7 @@ class Peer {
   bool gone() const { return gone_; }
   bool refused() const { return refused_; }
   const Hello& hello() const { return hello_; }
+  const std::vector<Arrival>& arrivals() const { return arrivals_; }
 
   // Progresses for up to `ms` milliseconds or until `done()`. The default is long enough for a
   // listener under valgrind, and bounded so that a test whose listener never answers fails.
@@ -211,6 +223,24 @@ class Peer {
                                const ucp_am_recv_param_t*) {
     return UCS_OK;
   }
+  static void record(void* arg, unsigned id, const void* header, size_t size, size_t length,
+                     const ucp_am_recv_param_t* param) {
+    // A rendezvous is not taken up: UCX drops it when the handler returns UCS_OK.
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) return;
+    const auto* bytes = static_cast<const unsigned char*>(header);
+    static_cast<Peer*>(arg)->arrivals_.push_back(
+        Arrival{id, std::vector<unsigned char>(bytes, bytes + size), length});
+  }
+  static ucs_status_t on_tensor(void* arg, const void* header, size_t size, void*, size_t length,
+                                const ucp_am_recv_param_t* param) {
+    record(arg, kAmTensor, header, size, length, param);
+    return UCS_OK;
+  }
+  static ucs_status_t on_part(void* arg, const void* header, size_t size, void*, size_t length,
+                              const ucp_am_recv_param_t* param) {
+    record(arg, kAmPart, header, size, length, param);
+    return UCS_OK;
+  }
   static void on_error(void* arg, ucp_ep_h, ucs_status_t) { static_cast<Peer*>(arg)->gone_ = true; }
 
   ucp_context_h context_ = nullptr;
@@ -223,6 +253,7 @@ class Peer {
   bool welcome_seen_ = false;
   bool ready_seen_ = false;
   Hello hello_{};
+  std::vector<Arrival> arrivals_;
 };
 
 }  // namespace raw

@@ -23,6 +23,7 @@
 
 #include "dlbridge/dlbridge.h"
 #include "doctest/doctest.h"
+#include "ipc/remote_internal.hpp"  // kMessageBytes
 #include "ipc/wire.hpp"
 #include "remote_raw_peer.hpp"
 
@@ -183,6 +184,26 @@ Forged forged_float32(std::initializer_list<int64_t> shape, uint32_t sequence) {
   f.extension.payload_bytes = static_cast<uint64_t>(count * 4);
   f.extension.sequence = sequence;
   return f;
+}
+
+// A float32 [n] tensor holding base, base + 1, ...
+DLManagedTensorVersioned* counting(int64_t n, float base) {
+  DLManagedTensorVersioned* t = nullptr;
+  dlb_error e;
+  REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &t, &e) == DLB_OK);
+  auto* values = static_cast<float*>(t->dl_tensor.data);
+  for (int64_t i = 0; i < n; ++i) values[i] = base + static_cast<float>(i);
+  return t;
+}
+
+bool counts(const DLManagedTensorVersioned* t, int64_t n, float base) {
+  if (t->dl_tensor.ndim != 1 || t->dl_tensor.shape[0] != n) return false;
+  if (t->flags != DLPACK_FLAG_BITMASK_IS_COPIED) return false;
+  const auto* values = static_cast<const float*>(t->dl_tensor.data);
+  for (int64_t i = 0; i < n; ++i) {
+    if (values[i] != base + static_cast<float>(i)) return false;
+  }
+  return true;
 }
 
 // `server`: the listener's end of a raw peer that proves kKey.
@@ -907,26 +928,6 @@ TEST_SUITE("remote.batch") {
     REQUIRE(pair->connect_status == DLB_OK);
   }
 
-  // A float32 [n] tensor holding base, base + 1, ...
-  DLManagedTensorVersioned* counting(int64_t n, float base) {
-    DLManagedTensorVersioned* t = nullptr;
-    dlb_error e;
-    REQUIRE(dlb_tensor_allocate(kCpu, kF32, 1, &n, nullptr, 0, &t, &e) == DLB_OK);
-    auto* values = static_cast<float*>(t->dl_tensor.data);
-    for (int64_t i = 0; i < n; ++i) values[i] = base + static_cast<float>(i);
-    return t;
-  }
-
-  bool counts(const DLManagedTensorVersioned* t, int64_t n, float base) {
-    if (t->dl_tensor.ndim != 1 || t->dl_tensor.shape[0] != n) return false;
-    if (t->flags != DLPACK_FLAG_BITMASK_IS_COPIED) return false;
-    const auto* values = static_cast<const float*>(t->dl_tensor.data);
-    for (int64_t i = 0; i < n; ++i) {
-      if (values[i] != base + static_cast<float>(i)) return false;
-    }
-    return true;
-  }
-
   TEST_CASE_FIXTURE(TcpPair, "held tensors wait for the send that ends them, then arrive in "
                              "order, whole") {
     dlb_error e;
@@ -1245,6 +1246,320 @@ TEST_SUITE("remote.batch") {
          "the peer sent more than the 64 tensors in flight this channel allows"},
     };
     for (const Case& c : rendezvous_cases) check(c, UCP_AM_SEND_FLAG_RNDV);
+  }
+}
+
+TEST_SUITE("remote.parts") {
+  // A lone tensor whose header and bytes are more than one transport segment travels as its
+  // message and Part messages (wire.hpp, PartHeader); the receiver joins them.
+
+  // The remote header of a float32 [n] tensor, the stream's tensor `sequence`, that says its
+  // bytes follow in parts (`in_parts`).
+  std::vector<unsigned char> head_of(int64_t n, uint32_t sequence, uint32_t in_parts = 1) {
+    Forged f = forged_float32({n}, sequence);
+    f.extension.in_parts = in_parts;
+    std::vector<unsigned char> out(dlb::ipc::kMaxRemoteHeaderBytes);
+    out.resize(dlb::ipc::pack_remote(f.wire, f.extension, out.data()));
+    return out;
+  }
+
+  std::vector<unsigned char> part_of(uint32_t sequence, uint64_t offset) {
+    dlb::ipc::PartHeader part{};
+    std::memcpy(part.magic, dlb::ipc::kPartMagic, 8);
+    part.sequence = sequence;
+    part.offset = offset;
+    std::vector<unsigned char> out(sizeof part);
+    std::memcpy(out.data(), &part, sizeof part);
+    return out;
+  }
+
+  // What a raw peer sends: a message's id, header, the bytes from `offset` of a float32 tensor
+  // counting from 0, and UCX's send flags.
+  struct Message {
+    unsigned id;
+    std::vector<unsigned char> header;
+    size_t offset;
+    size_t bytes;
+    uint32_t flags;
+  };
+
+  const std::vector<float>& counting_floats() {
+    static const std::vector<float> values = [] {
+      std::vector<float> v(4096);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+      return v;
+    }();
+    return values;
+  }
+
+  void send_all(raw::Peer& peer, const std::vector<Message>& messages) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(counting_floats().data());
+    for (const Message& m : messages) {
+      // A refused rendezvous fails at the peer: the receive says why.
+      peer.send(m.id, m.header.data(), m.header.size(), bytes + m.offset, m.bytes, m.flags);
+    }
+  }
+
+  TEST_CASE_FIXTURE(TcpPair, "a lone tensor over one segment arrives whole and in order with "
+                             "the tensors around it") {
+    // 64 KiB and 65000 bytes go in two pieces, 64000 bytes and 4 bytes in one.
+    const int64_t sizes[] = {16384, 16250, 16000, 1, 16384};
+    dlb_error e;
+    for (size_t i = 0; i < std::size(sizes); ++i) {
+      CAPTURE(sizes[i]);
+      Tensor sent, received;
+      sent.handle = counting(sizes[i], static_cast<float>(1000 * i));
+      REQUIRE(transfer(pair.client.handle, sent.handle, pair.server.handle, &received.handle,
+                       &e) == DLB_OK);
+      CHECK(counts(received.handle, sizes[i], static_cast<float>(1000 * i)));
+    }
+    // An odd number of bytes: pieces of 32768 and 32767.
+    const int64_t n = 65535;
+    Tensor bytes, received;
+    REQUIRE(dlb_tensor_allocate(kCpu, DLDataType{kDLUInt, 8, 1}, 1, &n, nullptr, 0,
+                                &bytes.handle, &e) == DLB_OK);
+    auto* out = static_cast<unsigned char*>(bytes.handle->dl_tensor.data);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<unsigned char>(i * 7 + i / 256);
+    REQUIRE(transfer(pair.client.handle, bytes.handle, pair.server.handle, &received.handle, &e) ==
+            DLB_OK);
+    REQUIRE(received.handle->dl_tensor.shape[0] == n);
+    CHECK(std::memcmp(received.handle->dl_tensor.data, out, static_cast<size_t>(n)) == 0);
+  }
+
+  TEST_CASE("the sender splits such a tensor into a message and a part that fit a segment "
+            "each") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    raw::Peer peer(dlb_channel_port(listener.handle));
+    Channel server;
+    accept_authenticated(listener, peer, &server);
+    dlb_error e;
+    Tensor large, below;
+    large.handle = counting(16384, 0.0f);
+    below.handle = counting(16000, 0.0f);
+    REQUIRE(dlb_channel_send(server.handle, large.handle, 0, &e) == DLB_OK);
+    REQUIRE(dlb_channel_send(server.handle, below.handle, 0, &e) == DLB_OK);
+    REQUIRE(peer.progress_until([&] { return peer.arrivals().size() >= 3; }));
+    const std::vector<raw::Arrival>& got = peer.arrivals();
+    REQUIRE(got.size() == 3);
+    const size_t header = dlb::ipc::remote_header_size(1);
+    auto extension_of = [&](const raw::Arrival& a) {
+      dlb::ipc::RemoteExtension x{};
+      REQUIRE(a.header.size() == header);
+      std::memcpy(&x, a.header.data() + dlb::ipc::remote_wire_size(1),
+                  dlb::ipc::kRemoteExtensionBytes);
+      return x;
+    };
+    // 64 KiB: its message with the first half, a part with the second.
+    CHECK(got[0].id == raw::kAmTensor);
+    const dlb::ipc::RemoteExtension first = extension_of(got[0]);
+    CHECK(first.in_parts == 1);
+    CHECK(first.payload_bytes == 65536);
+    CHECK(got[0].length == 32768);
+    CHECK(got[1].id == raw::kAmPart);
+    dlb::ipc::PartHeader part{};
+    REQUIRE(got[1].header.size() == sizeof part);
+    std::memcpy(&part, got[1].header.data(), sizeof part);
+    CHECK(std::memcmp(part.magic, dlb::ipc::kPartMagic, 8) == 0);
+    CHECK(part.sequence == 0);
+    CHECK(part.offset == 32768);
+    CHECK(got[1].length == 32768);
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(got[i].header.size() + got[i].length <= dlb::ipc::kMessageBytes);
+    }
+    // 64000 bytes fit one message with their header.
+    CHECK(got[2].id == raw::kAmTensor);
+    CHECK(extension_of(got[2]).in_parts == 0);
+    CHECK(got[2].length == 64000);
+  }
+
+  TEST_CASE("forged parts end the stream with a message that names the fault") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    dlb_error e;
+    const uint32_t eager = UCP_AM_SEND_FLAG_EAGER;
+    struct Case {
+      const char* name;
+      std::vector<Message> messages;
+      int good;  // tensors delivered before the fault (float32 [256], then [8])
+      const char* message;
+    };
+    const Case cases[] = {
+        {"a tensor in three pieces, then one whole",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmPart, part_of(0, 100), 100, 400, eager},
+          {raw::kAmPart, part_of(0, 500), 500, 524, eager},
+          {raw::kAmTensor, head_of(8, 1, 0), 0, 32, eager}},
+         2, nullptr},
+        {"a part that no tensor awaits", {{raw::kAmPart, part_of(0, 0), 0, 16, eager}}, 0,
+         "the peer sent a part of tensor 0, but no tensor awaits parts"},
+        {"a part at another offset",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmPart, part_of(0, 200), 200, 824, eager}},
+         0,
+         "the peer sent 824 bytes at byte 200 of tensor 0, where tensor 0 awaits its bytes from "
+         "byte 100 to 1024"},
+        {"a part of another tensor",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmPart, part_of(1, 100), 100, 924, eager}},
+         0,
+         "the peer sent 924 bytes at byte 100 of tensor 1, where tensor 0 awaits its bytes from "
+         "byte 100 to 1024"},
+        {"a part past the tensor's bytes",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmPart, part_of(0, 100), 100, 1000, eager}},
+         0,
+         "the peer sent 1000 bytes at byte 100 of tensor 0, where tensor 0 awaits its bytes from "
+         "byte 100 to 1024"},
+        {"an empty part",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmPart, part_of(0, 100), 100, 0, eager}},
+         0,
+         "the peer sent 0 bytes at byte 100 of tensor 0, where tensor 0 awaits its bytes from "
+         "byte 100 to 1024"},
+        {"a part's header cut short",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmPart, [] { auto h = part_of(0, 100); h.resize(8); return h; }(), 100, 924,
+           eager}},
+         0, "the peer sent a part of a tensor with a malformed header (8 bytes)"},
+        {"another tensor before the parts",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmTensor, head_of(8, 1, 0), 0, 32, eager}},
+         0, "the peer sent another message before the parts of the tensor it had begun"},
+        {"a part by rendezvous",
+         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+          {raw::kAmPart, part_of(0, 100), 100, 924, UCP_AM_SEND_FLAG_RNDV}},
+         0, "the peer sent a part of a tensor by rendezvous; parts come eagerly"},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      raw::Peer peer(dlb_channel_port(listener.handle));
+      Channel server;
+      accept_authenticated(listener, peer, &server);
+      // Beside the receive: a rendezvous part ends only when the receiver refused it.
+      std::thread sender([&] { send_all(peer, c.messages); });
+      for (int i = 0; i < c.good; ++i) {
+        Tensor received;
+        REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
+        CHECK(counts(received.handle, i == 0 ? 256 : 8, 0.0f));
+      }
+      if (c.message != nullptr) {
+        Tensor refused;
+        CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
+        CHECK(refused.handle == nullptr);
+        const std::string text(e.message);
+        const size_t colon = text.find(": ");
+        REQUIRE(colon != std::string::npos);
+        CHECK(text.rfind("tcp://127.0.0.1:", 0) == 0);
+        CHECK(text.substr(colon + 2) == c.message);
+      }
+      sender.join();
+    }
+  }
+
+  TEST_CASE("a refused tensor's parts are dropped, and the stream stays in step") {
+    Options options;
+    dlb_error e;
+    REQUIRE(dlb_channel_options_set_max_tensor_bytes(options.handle, 4096, &e) == DLB_OK);
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    raw::Peer peer(dlb_channel_port(listener.handle));
+    Channel server;
+    accept_authenticated(listener, peer, &server);
+    const uint32_t eager = UCP_AM_SEND_FLAG_EAGER;
+    // A batch of one float32 [256] record, the stream's tensor 3, that says parts follow.
+    std::vector<unsigned char> batch_header(sizeof(dlb::ipc::BatchHeader));
+    dlb::ipc::BatchHeader h{};
+    std::memcpy(h.magic, dlb::ipc::kBatchMagic, 8);
+    h.count = 1;
+    std::memcpy(batch_header.data(), &h, sizeof h);
+    const std::vector<unsigned char> record_head = head_of(256, 3);
+    const dlb::ipc::BatchRecord frame{static_cast<uint32_t>(record_head.size()), 0, 1024};
+    std::vector<unsigned char> record(sizeof frame);
+    std::memcpy(record.data(), &frame, sizeof frame);
+    record.insert(record.end(), record_head.begin(), record_head.end());
+    const auto* floats = reinterpret_cast<const unsigned char*>(counting_floats().data());
+    record.insert(record.end(), floats, floats + 1024);
+    const struct {
+      const char* name;
+      std::vector<Message> messages;
+      int status;
+      const char* message;  // after "tcp://127.0.0.1:PORT: " for a limit
+    } steps[] = {
+        {"all of its bytes with the message that says parts follow",
+         {{raw::kAmTensor, head_of(256, 0), 0, 1024, eager}}, DLB_ERR_PROTOCOL,
+         "a tensor of 1024 bytes says more of its bytes follow, but 1024 came with it"},
+        {"a parts field of 2",
+         {{raw::kAmTensor, head_of(256, 1, 2), 0, 1024, eager}}, DLB_ERR_PROTOCOL,
+         "the descriptor's extension frame says 2 where 0 or 1 (its bytes follow in parts) "
+         "belongs"},
+        {"over the receiver's limit, in parts",
+         {{raw::kAmTensor, head_of(2048, 2), 0, 100, eager},
+          {raw::kAmPart, part_of(2, 100), 100, 4000, eager},
+          {raw::kAmPart, part_of(2, 4100), 4100, 4092, eager}},
+         DLB_ERR_LIMIT, nullptr},
+        {"a batch's tensor that says parts follow",
+         {{raw::kAmBatch, batch_header, 0, 0, eager}}, DLB_ERR_PROTOCOL,
+         "a tensor in a batch or sent by rendezvous says its bytes follow in parts; such a "
+         "tensor's bytes come whole"},
+        {"a rendezvous that says parts follow",
+         {{raw::kAmTensor, head_of(256, 4), 0, 1024, UCP_AM_SEND_FLAG_RNDV}}, DLB_ERR_PROTOCOL,
+         "a tensor in a batch or sent by rendezvous says its bytes follow in parts; such a "
+         "tensor's bytes come whole"},
+        {"a good tensor in parts",
+         {{raw::kAmTensor, head_of(256, 5), 0, 512, eager},
+          {raw::kAmPart, part_of(5, 512), 512, 512, eager}},
+         DLB_OK, nullptr},
+    };
+    for (const auto& step : steps) {
+      CAPTURE(step.name);
+      std::vector<Message> messages = step.messages;
+      std::vector<unsigned char> data;
+      if (messages[0].id == raw::kAmBatch) data = record;
+      std::thread sender([&] {
+        if (data.empty()) {
+          send_all(peer, messages);
+        } else {
+          peer.send(raw::kAmBatch, messages[0].header.data(), messages[0].header.size(),
+                    data.data(), data.size(), UCP_AM_SEND_FLAG_EAGER);
+        }
+      });
+      Tensor received;
+      CHECK(dlb_channel_receive(server.handle, &received.handle, &e) == step.status);
+      sender.join();
+      if (step.status == DLB_OK) {
+        CHECK(counts(received.handle, 256, 0.0f));
+      } else {
+        CHECK(received.handle == nullptr);
+      }
+      if (step.message != nullptr) CHECK(std::string(e.message) == step.message);
+      if (step.status == DLB_ERR_LIMIT) {
+        CHECK(std::string(e.message).rfind("refused a tensor of 8192 bytes from tcp://", 0) == 0);
+      }
+    }
+  }
+
+  TEST_CASE("a peer gone in the middle of a tensor's parts: the receive says so, nothing "
+            "stays") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    const int64_t live_before = dlb_tensor_live_count();
+    dlb_error e;
+    {
+      Channel server;
+      {
+        raw::Peer peer(dlb_channel_port(listener.handle));
+        accept_authenticated(listener, peer, &server);
+        send_all(peer, {{raw::kAmTensor, head_of(256, 0), 0, 100, UCP_AM_SEND_FLAG_EAGER}});
+      }  // the peer's end closes here
+      Tensor received;
+      CHECK(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_ERR_PEER_CLOSED);
+      CHECK(received.handle == nullptr);
+    }
+    CHECK(dlb_tensor_live_count() == live_before);
   }
 }
 
