@@ -17,9 +17,10 @@
 //   both               Ready    (once UCX has set up this end of the connection: see
 //                                finish_connection)
 // Each side proves it holds the key without sending it, and each MAC covers the limits that side
-// announced. Then each side sends Tensor messages (or a Batch of them: DLB_SEND_MORE), and a
-// receiver gives the sender Credit for the tensors its receives took, so that a sender never has
-// more in flight than the receiver allows.
+// announced. Then each side sends Tensor messages (or a Batch of them: DLB_SEND_MORE; a Tensor
+// larger than one message, followed by its Parts), and a receiver gives the sender Credit for
+// the tensors its receives took, so that a sender never has more in flight than the receiver
+// allows.
 #ifndef DLBRIDGE_SRC_IPC_REMOTE_INTERNAL_HPP_
 #define DLBRIDGE_SRC_IPC_REMOTE_INTERNAL_HPP_
 
