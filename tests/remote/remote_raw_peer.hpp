@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace raw {
@@ -24,11 +25,14 @@ enum : unsigned {
   kAmPart
 };
 
-// A Tensor or Part message the peer received eagerly: its header and how many bytes came.
+// A Tensor or Part message the peer received: its header and its bytes (by rendezvous: taken
+// into `data`, whole once `request` is done).
 struct Arrival {
   unsigned id;
   std::vector<unsigned char> header;
-  size_t length;
+  bool rendezvous;
+  std::shared_ptr<std::vector<unsigned char>> data;
+  void* request;
 };
 
 struct Hello {
@@ -97,6 +101,9 @@ class Peer {
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
   ~Peer() {
+    for (const Arrival& a : arrivals_) {
+      if (a.request != nullptr) ucp_request_free(a.request);
+    }
     if (ep_ != nullptr) {
       ucp_request_param_t p{};
       p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -116,6 +123,15 @@ class Peer {
   bool refused() const { return refused_; }
   const Hello& hello() const { return hello_; }
   const std::vector<Arrival>& arrivals() const { return arrivals_; }
+  // Whether every rendezvous taken has all its bytes.
+  bool arrivals_whole() const {
+    for (const Arrival& a : arrivals_) {
+      if (a.request != nullptr && ucp_request_check_status(a.request) == UCS_INPROGRESS) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   // Progresses for up to `ms` milliseconds or until `done()`. The default is long enough for a
   // listener under valgrind, and bounded so that a test whose listener never answers fails.
@@ -223,22 +239,30 @@ class Peer {
                                const ucp_am_recv_param_t*) {
     return UCS_OK;
   }
-  static void record(void* arg, unsigned id, const void* header, size_t size, size_t length,
-                     const ucp_am_recv_param_t* param) {
-    // A rendezvous is not taken up: UCX drops it when the handler returns UCS_OK.
-    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) return;
+  static void record(void* arg, unsigned id, const void* header, size_t size, void* data,
+                     size_t length, const ucp_am_recv_param_t* param) {
+    auto* self = static_cast<Peer*>(arg);
     const auto* bytes = static_cast<const unsigned char*>(header);
-    static_cast<Peer*>(arg)->arrivals_.push_back(
-        Arrival{id, std::vector<unsigned char>(bytes, bytes + size), length});
+    Arrival a{id, std::vector<unsigned char>(bytes, bytes + size),
+              (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0,
+              std::make_shared<std::vector<unsigned char>>(length), nullptr};
+    if (!a.rendezvous) {
+      if (length > 0) std::memcpy(a.data->data(), data, length);
+    } else {
+      ucp_request_param_t p{};
+      void* request = ucp_am_recv_data_nbx(self->worker_, data, a.data->data(), length, &p);
+      if (!UCS_PTR_IS_ERR(request)) a.request = request;
+    }
+    self->arrivals_.push_back(a);
   }
-  static ucs_status_t on_tensor(void* arg, const void* header, size_t size, void*, size_t length,
-                                const ucp_am_recv_param_t* param) {
-    record(arg, kAmTensor, header, size, length, param);
+  static ucs_status_t on_tensor(void* arg, const void* header, size_t size, void* data,
+                                size_t length, const ucp_am_recv_param_t* param) {
+    record(arg, kAmTensor, header, size, data, length, param);
     return UCS_OK;
   }
-  static ucs_status_t on_part(void* arg, const void* header, size_t size, void*, size_t length,
-                              const ucp_am_recv_param_t* param) {
-    record(arg, kAmPart, header, size, length, param);
+  static ucs_status_t on_part(void* arg, const void* header, size_t size, void* data,
+                              size_t length, const ucp_am_recv_param_t* param) {
+    record(arg, kAmPart, header, size, data, length, param);
     return UCS_OK;
   }
   static void on_error(void* arg, ucp_ep_h, ucs_status_t) { static_cast<Peer*>(arg)->gone_ = true; }

@@ -1356,7 +1356,7 @@ TEST_SUITE("remote.parts") {
     const dlb::ipc::RemoteExtension first = extension_of(got[0]);
     CHECK(first.in_parts == 1);
     CHECK(first.payload_bytes == 65536);
-    CHECK(got[0].length == 32768);
+    CHECK(got[0].data->size() == 32768);
     CHECK(got[1].id == raw::kAmPart);
     dlb::ipc::PartHeader part{};
     REQUIRE(got[1].header.size() == sizeof part);
@@ -1364,14 +1364,68 @@ TEST_SUITE("remote.parts") {
     CHECK(std::memcmp(part.magic, dlb::ipc::kPartMagic, 8) == 0);
     CHECK(part.sequence == 0);
     CHECK(part.offset == 32768);
-    CHECK(got[1].length == 32768);
+    CHECK(got[1].data->size() == 32768);
     for (size_t i = 0; i < 2; ++i) {
-      CHECK(got[i].header.size() + got[i].length <= dlb::ipc::kMessageBytes);
+      CHECK(!got[i].rendezvous);
+      CHECK(got[i].header.size() + got[i].data->size() <= dlb::ipc::kMessageBytes);
     }
     // 64000 bytes fit one message with their header.
     CHECK(got[2].id == raw::kAmTensor);
     CHECK(extension_of(got[2]).in_parts == 0);
-    CHECK(got[2].length == 64000);
+    CHECK(got[2].data->size() == 64000);
+    CHECK(std::memcmp(got[0].data->data(), large.handle->dl_tensor.data, 32768) == 0);
+    CHECK(std::memcmp(got[1].data->data(),
+                      static_cast<const char*>(large.handle->dl_tensor.data) + 32768,
+                      32768) == 0);
+  }
+
+  TEST_CASE("a tensor sent by rendezvous sends its first bytes in parts beside it") {
+    Options options;
+    Channel listener;
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    raw::Peer peer(dlb_channel_port(listener.handle));
+    Channel server;
+    accept_authenticated(listener, peer, &server);
+    dlb_error e;
+    Tensor large;
+    large.handle = counting(262144, 0.0f);  // 1 MiB
+    int sent = -1;
+    // The send ends when the peer has the rendezvous's bytes.
+    std::thread sender([&] { sent = dlb_channel_send(server.handle, large.handle, 0, &e); });
+    const bool whole = peer.progress_until(
+        [&] { return peer.arrivals().size() >= 3 && peer.arrivals_whole(); });
+    sender.join();
+    REQUIRE(whole);
+    CHECK(sent == DLB_OK);
+    const std::vector<raw::Arrival>& got = peer.arrivals();
+    REQUIRE(got.size() == 3);
+    // The rendezvous first (the receiver makes the tensor from its header), with the bytes
+    // after the lead; then the lead in two parts of equal size.
+    const uint64_t lead = dlb::ipc::kLeadBytes;
+    CHECK(got[0].id == raw::kAmTensor);
+    CHECK(got[0].rendezvous);
+    dlb::ipc::RemoteExtension x{};
+    REQUIRE(got[0].header.size() == dlb::ipc::remote_header_size(1));
+    std::memcpy(&x, got[0].header.data() + dlb::ipc::remote_wire_size(1),
+                dlb::ipc::kRemoteExtensionBytes);
+    CHECK(x.in_parts == 1);
+    CHECK(x.payload_bytes == 1048576);
+    CHECK(got[0].data->size() == 1048576 - lead);
+    const auto* bytes = static_cast<const unsigned char*>(large.handle->dl_tensor.data);
+    CHECK(std::memcmp(got[0].data->data(), bytes + lead, 1048576 - lead) == 0);
+    for (size_t i = 1; i < 3; ++i) {
+      CAPTURE(i);
+      CHECK(got[i].id == raw::kAmPart);
+      CHECK(!got[i].rendezvous);
+      dlb::ipc::PartHeader part{};
+      REQUIRE(got[i].header.size() == sizeof part);
+      std::memcpy(&part, got[i].header.data(), sizeof part);
+      CHECK(part.sequence == 0);
+      CHECK(part.offset == (i - 1) * lead / 2);
+      CHECK(got[i].data->size() == lead / 2);
+      CHECK(got[i].header.size() + got[i].data->size() <= dlb::ipc::kMessageBytes);
+      CHECK(std::memcmp(got[i].data->data(), bytes + part.offset, lead / 2) == 0);
+    }
   }
 
   TEST_CASE("forged parts end the stream with a message that names the fault") {
@@ -1490,7 +1544,7 @@ TEST_SUITE("remote.parts") {
     } steps[] = {
         {"all of its bytes with the message that says parts follow",
          {{raw::kAmTensor, head_of(256, 0), 0, 1024, eager}}, DLB_ERR_PROTOCOL,
-         "a tensor of 1024 bytes says more of its bytes follow, but 1024 came with it"},
+         "a tensor of 1024 bytes says some of its bytes come in parts, but 1024 came with it"},
         {"a parts field of 2",
          {{raw::kAmTensor, head_of(256, 1, 2), 0, 1024, eager}}, DLB_ERR_PROTOCOL,
          "the descriptor's extension frame says 2 where 0 or 1 (its bytes follow in parts) "
@@ -1502,15 +1556,18 @@ TEST_SUITE("remote.parts") {
          DLB_ERR_LIMIT, nullptr},
         {"a batch's tensor that says parts follow",
          {{raw::kAmBatch, batch_header, 0, 0, eager}}, DLB_ERR_PROTOCOL,
-         "a tensor in a batch or sent by rendezvous says its bytes follow in parts; such a "
-         "tensor's bytes come whole"},
-        {"a rendezvous that says parts follow",
+         "a tensor in a batch says some of its bytes come in parts; a batch's tensors come "
+         "whole"},
+        {"a rendezvous with all its bytes that says parts follow",
          {{raw::kAmTensor, head_of(256, 4), 0, 1024, UCP_AM_SEND_FLAG_RNDV}}, DLB_ERR_PROTOCOL,
-         "a tensor in a batch or sent by rendezvous says its bytes follow in parts; such a "
-         "tensor's bytes come whole"},
+         "a tensor of 1024 bytes says some of its bytes come in parts, but 1024 came with it"},
         {"a good tensor in parts",
          {{raw::kAmTensor, head_of(256, 5), 0, 512, eager},
           {raw::kAmPart, part_of(5, 512), 512, 512, eager}},
+         DLB_OK, nullptr},
+        {"a good rendezvous with its first bytes in a part",
+         {{raw::kAmTensor, head_of(256, 6), 512, 512, UCP_AM_SEND_FLAG_RNDV},
+          {raw::kAmPart, part_of(6, 0), 0, 512, eager}},
          DLB_OK, nullptr},
     };
     for (const auto& step : steps) {

@@ -233,12 +233,13 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived, bool 
   }
   if (extension.in_parts == 1 && !may_come_in_parts) {
     return fail(error, DLB_ERR_PROTOCOL,
-                "a tensor in a batch or sent by rendezvous says its bytes follow in parts; such a "
-                "tensor's bytes come whole");
+                "a tensor in a batch says some of its bytes come in parts; a batch's tensors "
+                "come whole");
   }
   if (extension.in_parts == 1 && arrived >= extension.payload_bytes) {
     return fail(error, DLB_ERR_PROTOCOL,
-                "a tensor of %llu bytes says more of its bytes follow, but %llu came with it",
+                "a tensor of %llu bytes says some of its bytes come in parts, but %llu came "
+                "with it",
                 static_cast<unsigned long long>(extension.payload_bytes),
                 static_cast<unsigned long long>(arrived));
   }
@@ -265,7 +266,7 @@ int check_remote(const void* header, size_t header_size, uint64_t arrived, bool 
                 static_cast<unsigned long long>(bytes), peer,
                 static_cast<unsigned long long>(max_tensor_bytes));
   }
-  // Bytes that follow in parts are counted as they come (remote.cc, take_part).
+  // Bytes that come in parts are counted as they come (remote.cc, take_part).
   if (extension.in_parts == 1) arrived = extension.payload_bytes;
   if (bytes != extension.payload_bytes || bytes != arrived) {
     DimsText shape(wire.ndim, wire.shape);

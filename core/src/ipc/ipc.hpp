@@ -324,9 +324,9 @@ int check_pooled(const Wire& wire, const PoolExtension& extension, int fds, Geom
 // this end's host memory, then the bytes: they are the tensor's covering span, from its lowest
 // element (so byte_offset places the first element) to the end of its highest, which must be
 // what arrived (DLB_ERR_PROTOCOL) and at most `max_tensor_bytes` (DLB_ERR_LIMIT, naming
-// `peer`). Where `may_come_in_parts` (a lone tensor sent eagerly), a descriptor whose extension
-// says `in_parts` must have brought fewer than its payload_bytes: the rest follows in Part
-// messages, which the caller counts. *placed says whether the header was whole, so that
+// `peer`). Where `may_come_in_parts` (a lone tensor, not one of a batch), a descriptor whose
+// extension says `in_parts` must have brought fewer than its payload_bytes: the rest comes in
+// Part messages, which the caller counts. *placed says whether the header was whole, so that
 // extension->sequence holds the tensor's place.
 int check_remote(const void* header, size_t header_size, uint64_t arrived, bool may_come_in_parts,
                  uint64_t max_tensor_bytes, const char* peer, Wire* wire,

@@ -33,9 +33,10 @@ DLManagedTensorVersioned byte_view(void* data, uint64_t byte_offset, DLDevice de
 
 void on_bytes(void*, ucs_status_t status, size_t, void* user_data) {
   auto* in = static_cast<Incoming*>(user_data);
-  in->done = true;
+  Remote* r = in->remote;
+  in->receiving = false;
+  in->done = r->parted != in;  // else its last part makes it done
   if (status != UCS_OK) {
-    Remote* r = in->remote;
     in->status = fail(&in->error, DLB_ERR_PEER_CLOSED,
                       "the peer at %s went away in the middle of a tensor's bytes (UCX: %s)",
                       r->name, ucs_text(*r, status));
@@ -122,8 +123,8 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
 // dropped with the connection.
 ucs_status_t defer(Remote* r, const void* header, size_t header_size, void* data, size_t length,
                    bool rendezvous, unsigned id) {
-  // A window of tensors, each in at most kMaxPieces messages.
-  if (r->welcome_seen && r->ndeferred < r->options.max_in_flight * kMaxPieces) {
+  // A window of tensors, each with at most kMaxParts parts.
+  if (r->welcome_seen && r->ndeferred < r->options.max_in_flight * (1 + kMaxParts)) {
     auto* held = static_cast<Deferred*>(std::malloc(sizeof(Deferred) + header_size));
     if (held != nullptr) {
       held->next = nullptr;
@@ -267,14 +268,14 @@ ucs_status_t take_part(Remote* r, const void* header, size_t header_size, void* 
                   "the peer sent a part of tensor %u, but no tensor awaits parts",
                   static_cast<unsigned>(part.sequence));
   } else if (part.sequence != in->sequence || part.offset != in->filled || length == 0 ||
-             length > in->payload_bytes - in->filled) {
+             length > in->parts_end - in->filled) {
     status = fail(&error, DLB_ERR_PROTOCOL,
                   "the peer sent %zu bytes at byte %llu of tensor %u, where tensor %u awaits "
                   "its bytes from byte %llu to %llu",
                   length, static_cast<unsigned long long>(part.offset),
                   static_cast<unsigned>(part.sequence), static_cast<unsigned>(in->sequence),
                   static_cast<unsigned long long>(in->filled),
-                  static_cast<unsigned long long>(in->payload_bytes));
+                  static_cast<unsigned long long>(in->parts_end));
   }
   if (status != DLB_OK) {
     violate(r, status, error.message);
@@ -285,9 +286,9 @@ ucs_status_t take_part(Remote* r, const void* header, size_t header_size, void* 
     if (in->status != DLB_OK) in->target = nullptr;  // the rest is dropped
   }
   in->filled += length;
-  if (in->filled == in->payload_bytes) {
-    in->done = true;
+  if (in->filled == in->parts_end) {
     r->parted = nullptr;
+    in->done = !in->receiving;  // else the end of its rendezvous makes it done
   }
   return UCS_OK;
 }
@@ -350,9 +351,10 @@ namespace {
 
 // A tensor's descriptor and bytes that arrived on an authenticated channel, alone or
 // `in_batch`: checked, then made into the receiver's tensor, its place in the stream kept (a
-// refusal too). A lone eager tensor's bytes may follow in parts: it awaits them (r->parted), also
-// when refused, to drop them. The return value is the callback's: a refused rendezvous ends the
-// sender's send with it.
+// refusal too). A lone tensor's bytes may come partly in Part messages that follow it (after
+// the first bytes, which an eager message brings, or before the last, which a rendezvous
+// brings): it awaits them (r->parted), also when refused, to drop them. The return value is the
+// callback's: a refused rendezvous ends the sender's send with it.
 ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* data, size_t length,
                     bool rendezvous, bool in_batch) {
   // A rendezvous refused here is dropped, and the sender's send ends with this status.
@@ -366,7 +368,7 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   Wire wire;
   RemoteExtension extension;
   bool placed = false;
-  const bool may_come_in_parts = !rendezvous && !in_batch;
+  const bool may_come_in_parts = !in_batch;
   in->status = check_arrival(*r, header, header_size, length, may_come_in_parts, &wire, &extension,
                              &placed, &in->error);
   // A refusal keeps its tensor's place in the stream, so that the receive of that place reports
@@ -375,8 +377,8 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   enqueue(r, in);
   if (placed && may_come_in_parts && extension.in_parts == 1 &&
       extension.payload_bytes > length) {
-    in->filled = length;
-    in->payload_bytes = extension.payload_bytes;
+    in->filled = rendezvous ? 0 : length;
+    in->parts_end = rendezvous ? extension.payload_bytes - length : extension.payload_bytes;
     r->parted = in;
   }
   if (in->status != DLB_OK) {
@@ -407,17 +409,19 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
     p.cb.recv_am = on_bytes;
     p.user_data = in;
     p.memory_type = memory_type_of(device.device_type);
-    ucs_status_ptr_t request = r->u->am_recv_data_nbx(r->worker, data, target, length, &p);
-    if (request == nullptr) {
-      in->done = true;
-    } else if (UCS_PTR_IS_ERR(request)) {
-      in->done = true;
+    // A rendezvous brings the payload's last bytes (its parts the ones before them).
+    const uint64_t at = r->parted == in ? in->parts_end : 0;
+    ucs_status_ptr_t request = r->u->am_recv_data_nbx(r->worker, data, target + at, length, &p);
+    if (UCS_PTR_IS_ERR(request)) {
       in->status = fail(&in->error, DLB_ERR_PEER_CLOSED,
                         "receiving a tensor's bytes from %s failed (UCX: %s)", r->name,
                         ucs_text(*r, UCS_PTR_STATUS(request)));
-    } else {
+    } else if (request != nullptr) {
       in->request = request;
+      in->receiving = true;
     }
+    if (r->parted == in && in->status == DLB_OK) in->target = target;
+    in->done = !in->receiving && r->parted != in;
   } else {
     if (length > 0) in->status = place(*r, target, data, length, &in->error);
     // The rest follows in parts (dropped when the first bytes could not be placed).
@@ -853,9 +857,12 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   extension.sequence = r->sent;
   // Host bytes that fit in a batch are held while the caller says more follow (DLB_SEND_MORE),
   // and the last of a stream joins the batch it ends. Anything else goes alone, after the held:
-  // small host tensors eagerly, in pieces of about equal size where the header and the bytes
-  // are more than one message (kMessageBytes), their first bytes with the header and the rest
-  // in Part messages.
+  //  - small host tensors eagerly: where the header and the bytes are more than one message
+  //    (kMessageBytes), in pieces of about equal size, the first with the header and the rest
+  //    in Part messages;
+  //  - larger host tensors by rendezvous, their first bytes (kLeadBytes, at most half) in Part
+  //    messages beside it;
+  //  - device memory by UCX's choice of protocol, whole.
   const size_t header_size = remote_header_size(wire.ndim);
   const bool host = is_host_memory(from.device_type);
   const size_t record = sizeof(BatchRecord) + header_size + bytes;
@@ -863,9 +870,20 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   const bool held = host && bytes <= kHoldMaxBytes && record <= capacity &&
                     ((options & DLB_SEND_MORE) != 0 || r->held_count > 0);
   const bool eager = host && bytes <= kEagerMaxBytes;
-  const size_t pieces =
-      !held && eager ? (header_size + bytes + kMessageBytes - 1) / kMessageBytes : 1;
-  extension.in_parts = pieces > 1 ? 1 : 0;
+  const bool lead = host && !eager;
+  uint64_t parts_begin = 0, parts_end = 0;  // the payload's bytes that go in Part messages
+  if (!held && eager && header_size + bytes > kMessageBytes) {
+    const uint64_t pieces = (header_size + bytes + kMessageBytes - 1) / kMessageBytes;
+    parts_begin = (bytes + pieces - 1) / pieces;
+    parts_end = bytes;
+  } else if (!held && lead) {
+    parts_end = bytes / 2 < kLeadBytes ? bytes / 2 : kLeadBytes;
+  }
+  const uint64_t in_parts = parts_end - parts_begin;
+  // Parts of about equal size, each at most kPartBytes.
+  const uint64_t nparts = (in_parts + kPartBytes - 1) / kPartBytes;
+  const uint64_t piece = nparts == 0 ? 0 : (in_parts + nparts - 1) / nparts;
+  extension.in_parts = in_parts > 0 ? 1 : 0;
   unsigned char header[kMaxRemoteHeaderBytes];
   pack_remote(wire, extension, header);
   if (held) {
@@ -891,35 +909,43 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_request_done;
   p.memory_type = memory_type_of(from.device_type);
-  if (eager) {
+  if (eager || lead) {
     // Eager: UCX takes the bytes now and the send completes without waiting for the receiver,
     // so a stream of such tensors overlaps; the receiver copies them into its new tensor. A
-    // rendezvous costs a round trip more per tensor, which only large tensors repay.
+    // rendezvous costs a round trip more per tensor, which only large tensors repay. The
+    // receiver tells which bytes a message with parts brings by its protocol, so it is chosen
+    // here, not by UCX.
     p.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    p.flags = eager ? UCP_AM_SEND_FLAG_EAGER : UCP_AM_SEND_FLAG_RNDV;
   }
-  const uint64_t piece = (bytes + pieces - 1) / pieces;
-  ucs_status_ptr_t request =
-      r->u->am_send_nbx(r->ep, kAmTensor, header, header_size, start, pieces > 1 ? piece : bytes,
-                        &p);
+  // The message brings an eager tensor's first bytes, a rendezvous's last.
+  const uint64_t own_begin = eager ? 0 : parts_end;
+  const uint64_t own_end = eager && in_parts > 0 ? parts_begin : bytes;
+  ucs_status_ptr_t request = r->u->am_send_nbx(r->ep, kAmTensor, header, header_size,
+                                               start + own_begin, own_end - own_begin, &p);
   // Handed to UCX, the tensor has its place in the stream even when the peer refuses it: the
   // peer's receive of that place reports the refusal, and counts it for the window.
-  PartHeader parts[kMaxPieces - 1];
-  ucs_status_ptr_t part_requests[kMaxPieces - 1];
+  PartHeader parts[kMaxParts];
+  ucs_status_ptr_t part_requests[kMaxParts];
   size_t posted = 0;
+  ucp_request_param_t part_param = p;
+  part_param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+  part_param.flags = UCP_AM_SEND_FLAG_EAGER;
   if (!UCS_PTR_IS_ERR(request)) {
     ++r->sent;
     ++r->in_flight;
     // Every part is posted before the first wait, so that they follow on the wire at once.
-    for (uint64_t offset = piece; pieces > 1 && offset < bytes; offset += piece) {
+    for (uint64_t offset = parts_begin; offset < parts_end && posted < kMaxParts;
+         offset += piece) {
       PartHeader& part = parts[posted];
       std::memcpy(part.magic, kPartMagic, sizeof kPartMagic);
       part.sequence = extension.sequence;
       part.reserved = 0;
       part.offset = offset;
-      const uint64_t count = bytes - offset < piece ? bytes - offset : piece;
+      const uint64_t count = parts_end - offset < piece ? parts_end - offset : piece;
       part_requests[posted] =
-          r->u->am_send_nbx(r->ep, kAmPart, &part, sizeof part, start + offset, count, &p);
+          r->u->am_send_nbx(r->ep, kAmPart, &part, sizeof part, start + offset, count,
+                            &part_param);
       if (UCS_PTR_IS_ERR(part_requests[posted++])) break;
     }
   }

@@ -124,8 +124,8 @@ bool settle(Remote* r, void* request, bool until_gone) {
 void free_incoming(Remote* r, Incoming* in) {
   if (in->request != nullptr) {
     const int64_t end = now_ns() + 1000000000LL;
-    while (!in->done && now_ns() < end) r->u->worker_progress(r->worker);
-    if (!in->done) return;
+    while (in->receiving && now_ns() < end) r->u->worker_progress(r->worker);
+    if (in->receiving) return;
     r->u->request_free(in->request);
   }
   dlb_tensor_free(in->tensor);

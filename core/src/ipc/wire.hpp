@@ -169,8 +169,8 @@ struct PoolRings {
 // The extension frame of a kHandleRemote descriptor, on a channel across machines (remote.cc):
 // the descriptor and this frame, both cut to the tensor's rank (pack_remote), are one UCX active
 // message's header, and the tensor's bytes, `payload_bytes` of them (its compact bytes or its
-// covering span), its data; or, with `in_parts`, the first of them, the rest following in Part
-// messages (PartHeader). Byte order is the machines' own: both ends must be little-endian (the
+// covering span), its data; or, with `in_parts`, some of them, the rest coming in Part messages
+// (PartHeader). Byte order is the machines' own: both ends must be little-endian (the
 // handshake checks it), as every platform this library builds on is.
 inline constexpr char kRemoteMagic[8] = {'d', 'l', 'b', '-', 'n', 'e', 't', '1'};
 struct RemoteExtension {
@@ -178,8 +178,8 @@ struct RemoteExtension {
   uint64_t payload_bytes;        // the tensor's bytes that follow (its compact size)
   unsigned char device_uuid[16]; // the sender's CUDA device's UUID, or 0 for host memory
   uint32_t sequence;             // the sender's count of tensors sent on the channel, from 0
-  uint32_t in_parts;             // 1: the bytes after the message's own follow in Part messages
-                                 // (minor 5; only a lone tensor sent eagerly); else 0
+  uint32_t in_parts;             // 1: bytes besides the message's own come in Part messages
+                                 // (minor 5; a lone tensor only); else 0
   unsigned char unused[sizeof(Wire) - 40];  // 0
 };
 static_assert(sizeof(RemoteExtension) == sizeof(Wire), "the extension frame is a Wire's size");
@@ -234,10 +234,12 @@ struct BatchRecord {
 
 // A Part message: bytes of the tensor whose message came last, which said `in_parts`, from byte
 // `offset` of its payload; its header a PartHeader, its data the bytes. The parts of a tensor
-// follow its message at once, in order, and together bring all of `payload_bytes`. They let a
-// tensor that with its header is more than one transport segment (UCX's TCP: 64 KiB) go as
-// messages that fit one each, which the receiver copies out as they come, where UCX would send
-// fragments and join them into a message of its own before the receiver's copy.
+// follow its message at once, in order, and bring the payload's bytes the message does not:
+//  - after an eager message's: a tensor that with its header is more than one transport segment
+//    (UCX's TCP: 64 KiB) goes as messages that fit one each, which the receiver copies out as
+//    they come, where UCX would send fragments and join them in a buffer of its own first;
+//  - before a rendezvous's (the payload's last bytes): the first bytes of a large tensor travel
+//    eagerly while the rendezvous makes its round trip.
 inline constexpr char kPartMagic[8] = {'d', 'l', 'b', '-', 'p', 'a', 'r', 't'};
 struct PartHeader {
   char magic[8];      // kPartMagic
