@@ -984,7 +984,7 @@ DLB_API dlb_status dlb_channel_peer(const dlb_channel* channel, int32_t* pid, ui
  * hold this tensor's bytes, copied, and send them with the next ones as one transport message,
  * where each would otherwise cost one (see "Channels across machines"). The call returns once
  * the bytes are copied; the held tensors leave with the next send without DLB_SEND_MORE, when
- * they fill a batch (64 KiB, or 1 MiB for tensors of 16 KiB and more), at the channel's next
+ * they fill a batch (about 64 KiB, or 1 MiB for tensors of 16 KiB and more), at the channel's next
  * receive, or at its close. A send with DLB_SEND_MORE may return while a full batch still
  * travels; the next call without it (a send, a receive) returns only once every batch is sent,
  * as a send of a large tensor does. A tensor that cannot be held (device memory, or over
@@ -1172,7 +1172,8 @@ DLB_API void dlb_channel_close(dlb_channel* channel);
  *    with strides of 0) or the sender asks for its layout (DLB_SEND_KEEP_LAYOUT): then the span
  *    travels straight from its memory and the receiver's tensor has the sender's strides.
  *  - Any tensor may be sent, shareable or not; dlb_channel_send returns once the bytes left the
- *    tensor (it may then be written or freed). Each send is one UCX message; a stream of small
+ *    tensor (it may then be written or freed). Each send is one UCX message (or up to three,
+ *    for a host tensor of more than one transport segment); a stream of small
  *    tensors sent with DLB_SEND_MORE (all but the last) travels as a few batches instead, at
  *    several times the rate (docs/remote.md). A failure of a held batch is the next call's.
  *    Tensors of device memory need a UCX that reaches that memory: CUDA memory without UCX's
