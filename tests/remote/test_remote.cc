@@ -206,6 +206,20 @@ bool counts(const DLManagedTensorVersioned* t, int64_t n, float base) {
   return true;
 }
 
+// The receive on `server` of a stream the peer broke: DLB_ERR_PROTOCOL and no tensor, the message
+// the peer's address and then `message`.
+void expect_broken_stream(const Channel& server, const char* message) {
+  Tensor refused;
+  dlb_error e;
+  CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
+  CHECK(refused.handle == nullptr);
+  const std::string text(e.message);
+  const size_t colon = text.find(": ");
+  REQUIRE(colon != std::string::npos);
+  CHECK(text.rfind("tcp://127.0.0.1:", 0) == 0);
+  CHECK(text.substr(colon + 2) == message);
+}
+
 // `server`: the listener's end of a raw peer that proves kKey.
 void accept_authenticated(const Channel& listener, raw::Peer& peer, Channel* server) {
   REQUIRE(peer.ok());
@@ -1219,16 +1233,7 @@ TEST_SUITE("remote.batch") {
         REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
         CHECK(counts(received.handle, i == 0 ? 3 : 5, 0.0f));
       }
-      if (c.message != nullptr) {
-        Tensor refused;
-        CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
-        CHECK(refused.handle == nullptr);
-        const std::string text(e.message);
-        const size_t colon = text.find(": ");
-        REQUIRE(colon != std::string::npos);
-        CHECK(text.rfind("tcp://127.0.0.1:", 0) == 0);
-        CHECK(text.substr(colon + 2) == c.message);
-      }
+      if (c.message != nullptr) expect_broken_stream(server, c.message);
       sender.join();
       CHECK(sent == (flags != UCP_AM_SEND_FLAG_RNDV || c.message == nullptr));
     };
@@ -1499,16 +1504,7 @@ TEST_SUITE("remote.parts") {
         REQUIRE(dlb_channel_receive(server.handle, &received.handle, &e) == DLB_OK);
         CHECK(counts(received.handle, i == 0 ? 256 : 8, 0.0f));
       }
-      if (c.message != nullptr) {
-        Tensor refused;
-        CHECK(dlb_channel_receive(server.handle, &refused.handle, &e) == DLB_ERR_PROTOCOL);
-        CHECK(refused.handle == nullptr);
-        const std::string text(e.message);
-        const size_t colon = text.find(": ");
-        REQUIRE(colon != std::string::npos);
-        CHECK(text.rfind("tcp://127.0.0.1:", 0) == 0);
-        CHECK(text.substr(colon + 2) == c.message);
-      }
+      if (c.message != nullptr) expect_broken_stream(server, c.message);
       sender.join();
     }
   }

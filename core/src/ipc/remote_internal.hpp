@@ -51,7 +51,10 @@ inline constexpr size_t kNonceBytes = 32;
 inline constexpr size_t kMacBytes = 32;
 // What a handshake MAC signs: the role (16 bytes), both nonces, the limits, the key's length.
 inline constexpr size_t kMacDataBytes = 16 + 2 * kNonceBytes + 8 + 4 + 4;
-inline constexpr uint32_t kHandshakeMajor = 1;
+// The remote channel's version, which the connecting side checks in the listener's Hello. 2: a
+// tensor's bytes may come in Part messages (wire minor 5), which a peer of version 1 would
+// refuse in the middle of a stream; so the two refuse each other when they connect.
+inline constexpr uint32_t kHandshakeMajor = 2;
 inline constexpr uint32_t kByteOrderProbe = 0x01020304;
 // A remote accept's handshake with one peer waits at most this long, even without a time limit.
 inline constexpr int64_t kHandshakeLimitNs = 10 * 1000000000LL;
