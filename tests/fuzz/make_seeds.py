@@ -235,7 +235,7 @@ DTYPE_SEEDS = {
 # core/src/ipc/wire.hpp, pack_remote: a Wire's 64-byte head, its first ndim extents and ndim
 # strides, then a RemoteExtension's first 40 bytes; native (little-endian) byte order.
 WIRE_MAGIC, REMOTE_MAGIC = b"dlbridge", b"dlb-net1"
-WIRE_MAJOR, WIRE_MINOR, HANDLE_REMOTE, MAX_NDIM = 1, 4, 4, 64
+WIRE_MAJOR, WIRE_MINOR, HANDLE_REMOTE, MAX_NDIM = 1, 5, 4, 64
 WIRE_HEAD_BYTES, REMOTE_EXTENSION_BYTES = 64, 40
 READ_ONLY, IS_COPIED, SUBBYTE_PADDED = 1, 2, 4
 # DLPack type codes and bits of the dtypes the seeds use.
@@ -257,9 +257,10 @@ def compact_bytes(shape, dtype, lanes=1, flags=0):
 
 def remote_descriptor(shape, dtype, lanes=1, flags=0, payload=None, magic=WIRE_MAGIC,
                       major=WIRE_MAJOR, handle=HANDLE_REMOTE, device=(1, 0), sequence=0,
-                      ndim=None, strides=None, byte_offset=0):
+                      ndim=None, strides=None, byte_offset=0, in_parts=0):
     """A descriptor of compact bytes, or of a covering span laid out by `strides` (its first
-    element `byte_offset` bytes in; `payload` then gives the span's size)."""
+    element `byte_offset` bytes in; `payload` then gives the span's size); `in_parts` 1 says
+    that some of the bytes come in Part messages."""
     code, bits = REMOTE_DTYPES[dtype]
     if payload is None:
         payload = compact_bytes(shape, dtype, lanes, flags)
@@ -274,7 +275,7 @@ def remote_descriptor(shape, dtype, lanes=1, flags=0, payload=None, magic=WIRE_M
             strides.insert(0, step)
             step *= extent
     wire += struct.pack(f"<{len(shape)}q", *shape) + struct.pack(f"<{len(shape)}q", *strides)
-    extension = struct.pack("<8sQ16sII", REMOTE_MAGIC, payload, bytes(16), sequence, 0)
+    extension = struct.pack("<8sQ16sII", REMOTE_MAGIC, payload, bytes(16), sequence, in_parts)
     assert len(extension) == REMOTE_EXTENSION_BYTES
     return wire + extension
 
@@ -347,6 +348,14 @@ REMOTE_SEEDS = {
     "memfd_handle": remote_seed(remote_descriptor((2, 3), "float32", handle=0), 24,
                                 body=counting(24)),
     "ndim_65": remote_seed(remote_descriptor((1,) * MAX_NDIM, "uint8", ndim=65), 1, body=b"\x00"),
+    # A lone tensor whose bytes partly come in parts: 8 of its 24 came with it. Refused: all of
+    # them came, or a parts field other than 0 or 1.
+    "parts_f32_2x3": remote_seed(remote_descriptor((2, 3), "float32", in_parts=1), 8,
+                                 body=counting(24)),
+    "parts_all_came": remote_seed(remote_descriptor((2, 3), "float32", in_parts=1), 24,
+                                  body=counting(24)),
+    "parts_field_2": remote_seed(remote_descriptor((2, 3), "float32", in_parts=2), 24,
+                                 body=counting(24)),
 }
 
 
@@ -374,6 +383,9 @@ REMOTE_SEEDS.update({
     "batch_bad_magic": batch_seed([BATCH_F32], magic=b"dlb-btcX"),
     "batch_truncated_record": batch_seed([BATCH_F32[:-3]]),
     "batch_header_too_long": batch_seed([struct.pack("<IIQ", 5000, 0, 0) + F32_2X3]),
+    # Refused: a batch's tensor comes whole.
+    "batch_record_in_parts": batch_seed([batch_record(
+        remote_descriptor((2, 3), "float32", in_parts=1), struct.pack("<6f", 0, 1, 2, 3, 4, 5))]),
 })
 
 
