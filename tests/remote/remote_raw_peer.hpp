@@ -1,5 +1,6 @@
 // A peer of a remote listener written against UCX directly, not through dlbridge: it speaks the
-// handshake by hand (or not at all) and sends whatever descriptor a test forges. Suite remote's
+// handshake by hand (or not at all) and sends whatever descriptor a test forges; and a listener
+// of the same kind (raw::Listener), which greets a connecting channel with the Hello it is told. Suite remote's
 // tests of what a listener refuses use it. The frames mirror core/src/ipc/remote.cc's; a change
 // of the handshake there fails these tests, which is the point.
 #ifndef DLBRIDGE_TESTS_REMOTE_RAW_PEER_HPP_
@@ -278,6 +279,123 @@ class Peer {
   bool ready_seen_ = false;
   Hello hello_{};
   std::vector<Arrival> arrivals_;
+};
+
+// A listener written against UCX directly: it greets the one peer that connects with a Hello
+// of the handshake version it is given, and nothing more. The tests of what a connecting
+// channel refuses use it.
+class Listener {
+ public:
+  explicit Listener(uint32_t major) : major_(major) {
+    ucp_config_t* config = nullptr;
+    ucp_config_read(nullptr, nullptr, &config);
+    ucp_config_modify(config, "TLS", "tcp");
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_AM;
+    ok_ = ucp_init(&params, config, &context_) == UCS_OK;
+    ucp_config_release(config);
+    ucp_worker_params_t wp{};
+    ok_ = ok_ && ucp_worker_create(context_, &wp, &worker_) == UCS_OK;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ucp_listener_params_t lp{};
+    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+    lp.sockaddr.addr = reinterpret_cast<const sockaddr*>(&address);
+    lp.sockaddr.addrlen = sizeof address;
+    lp.conn_handler.cb = on_connection;
+    lp.conn_handler.arg = this;
+    ok_ = ok_ && ucp_listener_create(worker_, &lp, &listener_) == UCS_OK;
+    ucp_listener_attr_t attributes{};
+    attributes.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+    if (ok_ && ucp_listener_query(listener_, &attributes) == UCS_OK) {
+      port_ = ntohs(reinterpret_cast<const sockaddr_in*>(&attributes.sockaddr)->sin_port);
+    }
+  }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  ~Listener() {
+    if (ep_ != nullptr) {
+      ucp_request_param_t p{};
+      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void* request = ucp_ep_close_nbx(ep_, &p);
+      if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+        while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+        ucp_request_free(request);
+      }
+    }
+    if (listener_ != nullptr) ucp_listener_destroy(listener_);
+    if (worker_ != nullptr) ucp_worker_destroy(worker_);
+    if (context_ != nullptr) ucp_cleanup(context_);
+  }
+
+  bool ok() const { return ok_ && port_ > 0; }
+  int port() const { return port_; }
+
+  // Waits (at most 30 s) for a peer, then sends it the Hello; whether the Hello left.
+  bool greet() {
+    if (!progress_for([&] { return request_ != nullptr; })) return false;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ep.conn_request = request_;
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = on_error;
+    ep.err_handler.arg = this;
+    if (ucp_ep_create(worker_, &ep, &ep_) != UCS_OK) {
+      ep_ = nullptr;
+      return false;
+    }
+    Hello hello{};
+    std::memcpy(hello.magic, "dlb-helo", 8);
+    hello.major = major_;
+    hello.byte_order = 0x01020304;
+    hello.max_tensor_bytes = 1ull << 30;
+    hello.max_in_flight = 64;
+    ucp_request_param_t p{};
+    void* sent = ucp_am_send_nbx(ep_, kAmHello, &hello, sizeof hello, nullptr, 0, &p);
+    if (UCS_PTR_IS_ERR(sent)) return false;
+    if (sent == nullptr) return true;
+    progress_for([&] { return ucp_request_check_status(sent) != UCS_INPROGRESS; });
+    const ucs_status_t status = ucp_request_check_status(sent);
+    ucp_request_free(sent);
+    return status == UCS_OK;
+  }
+
+ private:
+  template <typename Done>
+  bool progress_for(Done done) {
+    timespec start{}, now{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (!done()) {
+      ucp_worker_progress(worker_);
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > 30000) {
+        return false;
+      }
+    }
+    return true;
+  }
+  static void on_connection(ucp_conn_request_h request, void* arg) {
+    auto* self = static_cast<Listener*>(arg);
+    if (self->request_ == nullptr) {
+      self->request_ = request;
+    } else {
+      ucp_listener_reject(self->listener_, request);
+    }
+  }
+  static void on_error(void*, ucp_ep_h, ucs_status_t) {}
+
+  uint32_t major_;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  ucp_listener_h listener_ = nullptr;
+  ucp_conn_request_h request_ = nullptr;
+  ucp_ep_h ep_ = nullptr;
+  int port_ = 0;
+  bool ok_ = false;
 };
 
 }  // namespace raw

@@ -684,6 +684,30 @@ TEST_SUITE("remote.keys") {
     }
   }
 
+  TEST_CASE("a listener of another remote version is refused when the channel connects") {
+    for (const uint32_t major : {1u, 3u}) {
+      CAPTURE(major);
+      raw::Listener listener(major);
+      REQUIRE(listener.ok());
+      Options options;
+      Channel client;
+      dlb_error e;
+      int status = -1;
+      const std::string to = address("tcp", listener.port());
+      std::thread connector([&] {
+        status = dlb_channel_connect_with_options(to.c_str(), options.handle, &client.handle, &e);
+      });
+      const bool greeted = listener.greet();
+      connector.join();
+      CHECK(greeted);
+      CHECK(status == DLB_ERR_UNSUPPORTED_VERSION);
+      CHECK(client.handle == nullptr);
+      CHECK(std::string(e.message) == "the listener at " + to + " speaks remote handshake "
+                                      "version " + std::to_string(major) +
+                                      "; this library speaks 2");
+    }
+  }
+
   TEST_CASE("a peer that sends a tensor before the key is refused, nothing allocated for it") {
     Options options;
     Channel listener;
