@@ -54,20 +54,38 @@ struct Auth {
   uint32_t reserved;
 };
 
+// A UCP context held to UCX's TCP transport, for active messages, and a worker on it.
+inline bool make_tcp_worker(ucp_context_h* context, ucp_worker_h* worker) {
+  ucp_config_t* config = nullptr;
+  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return false;
+  ucp_config_modify(config, "TLS", "tcp");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_AM;
+  const bool made = ucp_init(&params, config, context) == UCS_OK;
+  ucp_config_release(config);
+  ucp_worker_params_t wp{};
+  return made && ucp_worker_create(*context, &wp, worker) == UCS_OK;
+}
+
+// Closes `ep` (NULL: nothing) at once, without waiting for its peer.
+inline void close_endpoint(ucp_worker_h worker, ucp_ep_h ep) {
+  if (ep == nullptr) return;
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  void* request = ucp_ep_close_nbx(ep, &p);
+  if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+    while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker);
+    ucp_request_free(request);
+  }
+}
+
 class Peer {
  public:
   // Connects to 127.0.0.1:port over UCX's TCP transport.
   explicit Peer(int port) {
-    ucp_config_t* config = nullptr;
-    ucp_config_read(nullptr, nullptr, &config);
-    ucp_config_modify(config, "TLS", "tcp");
-    ucp_params_t params{};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features = UCP_FEATURE_AM;
-    ok_ = ucp_init(&params, config, &context_) == UCS_OK;
-    ucp_config_release(config);
-    ucp_worker_params_t wp{};
-    ok_ = ok_ && ucp_worker_create(context_, &wp, &worker_) == UCS_OK;
+    ok_ = make_tcp_worker(&context_, &worker_);
     for (unsigned id : {kAmHello, kAmWelcome, kAmRefused, kAmCredit, kAmReady, kAmTensor,
                         kAmPart}) {
       ucp_am_handler_param_t h{};
@@ -105,16 +123,7 @@ class Peer {
     for (const Arrival& a : arrivals_) {
       if (a.request != nullptr) ucp_request_free(a.request);
     }
-    if (ep_ != nullptr) {
-      ucp_request_param_t p{};
-      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      void* request = ucp_ep_close_nbx(ep_, &p);
-      if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
-        while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
-        ucp_request_free(request);
-      }
-    }
+    close_endpoint(worker_, ep_);
     if (worker_ != nullptr) ucp_worker_destroy(worker_);
     if (context_ != nullptr) ucp_cleanup(context_);
   }
@@ -287,16 +296,7 @@ class Peer {
 class Listener {
  public:
   explicit Listener(uint32_t major) : major_(major) {
-    ucp_config_t* config = nullptr;
-    ucp_config_read(nullptr, nullptr, &config);
-    ucp_config_modify(config, "TLS", "tcp");
-    ucp_params_t params{};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features = UCP_FEATURE_AM;
-    ok_ = ucp_init(&params, config, &context_) == UCS_OK;
-    ucp_config_release(config);
-    ucp_worker_params_t wp{};
-    ok_ = ok_ && ucp_worker_create(context_, &wp, &worker_) == UCS_OK;
+    ok_ = make_tcp_worker(&context_, &worker_);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -316,16 +316,7 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
   ~Listener() {
-    if (ep_ != nullptr) {
-      ucp_request_param_t p{};
-      p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      void* request = ucp_ep_close_nbx(ep_, &p);
-      if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
-        while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
-        ucp_request_free(request);
-      }
-    }
+    close_endpoint(worker_, ep_);
     if (listener_ != nullptr) ucp_listener_destroy(listener_);
     if (worker_ != nullptr) ucp_worker_destroy(worker_);
     if (context_ != nullptr) ucp_cleanup(context_);

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -232,6 +233,28 @@ void accept_authenticated(const Channel& listener, raw::Peer& peer, Channel* ser
   if (accepted != DLB_OK) MESSAGE(e.message);
   REQUIRE(accepted == DLB_OK);
 }
+
+// A listener (that takes tensors of at most `max_tensor_bytes`, or the default), and its end
+// (`server`) of a raw peer that proved kKey.
+struct RawPeerEnds {
+  Options options;
+  Channel listener;
+  std::unique_ptr<raw::Peer> raw_peer;
+  Channel server;
+  explicit RawPeerEnds(uint64_t max_tensor_bytes = 0) {
+    dlb_error e;
+    if (max_tensor_bytes != 0) {
+      REQUIRE(dlb_channel_options_set_max_tensor_bytes(options.handle, max_tensor_bytes, &e) ==
+              DLB_OK);
+    }
+    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
+    raw_peer = std::make_unique<raw::Peer>(dlb_channel_port(listener.handle));
+    accept_authenticated(listener, *raw_peer, &server);
+  }
+};
+struct RawPeerAt4096 : RawPeerEnds {
+  RawPeerAt4096() : RawPeerEnds(4096) {}
+};
 
 int open_descriptors() {
   int count = 0;
@@ -765,15 +788,10 @@ TEST_SUITE("remote.forgery") {
   // A raw peer that holds the key, then sends forged descriptors: each is refused with its
   // status and message at the receiver's receive, nothing is allocated for it, and the next
   // tensor still arrives.
-  TEST_CASE("forged and truncated descriptors are refused, and the stream stays in step") {
-    Options options;
+  TEST_CASE_FIXTURE(RawPeerAt4096,
+                    "forged and truncated descriptors are refused, and the stream stays in step") {
+    raw::Peer& peer = *raw_peer;
     dlb_error e;
-    REQUIRE(dlb_channel_options_set_max_tensor_bytes(options.handle, 4096, &e) == DLB_OK);
-    Channel listener;
-    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
-    raw::Peer peer(dlb_channel_port(listener.handle));
-    Channel server;
-    accept_authenticated(listener, peer, &server);
     CHECK(peer.hello().max_tensor_bytes == 4096);
 
     uint32_t sequence = 0;
@@ -1355,14 +1373,9 @@ TEST_SUITE("remote.parts") {
     CHECK(std::memcmp(received.handle->dl_tensor.data, out, static_cast<size_t>(n)) == 0);
   }
 
-  TEST_CASE("the sender splits such a tensor into a message and a part that fit a segment "
-            "each") {
-    Options options;
-    Channel listener;
-    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
-    raw::Peer peer(dlb_channel_port(listener.handle));
-    Channel server;
-    accept_authenticated(listener, peer, &server);
+  TEST_CASE_FIXTURE(RawPeerEnds, "the sender splits such a tensor into a message and a part "
+                                 "that fit a segment each") {
+    raw::Peer& peer = *raw_peer;
     dlb_error e;
     Tensor large, below;
     large.handle = counting(16384, 0.0f);
@@ -1408,13 +1421,9 @@ TEST_SUITE("remote.parts") {
                       32768) == 0);
   }
 
-  TEST_CASE("a tensor sent by rendezvous sends its first bytes in parts beside it") {
-    Options options;
-    Channel listener;
-    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
-    raw::Peer peer(dlb_channel_port(listener.handle));
-    Channel server;
-    accept_authenticated(listener, peer, &server);
+  TEST_CASE_FIXTURE(RawPeerEnds,
+                    "a tensor sent by rendezvous sends its first bytes in parts beside it") {
+    raw::Peer& peer = *raw_peer;
     dlb_error e;
     Tensor large;
     large.handle = counting(262144, 0.0f);  // 1 MiB
@@ -1463,6 +1472,8 @@ TEST_SUITE("remote.parts") {
     REQUIRE(listen("tcp", options, &listener) == DLB_OK);
     dlb_error e;
     const uint32_t eager = UCP_AM_SEND_FLAG_EAGER;
+    // Tensor 0, a float32 [256], with its first 100 bytes: the rest is owed in parts.
+    const Message begun{raw::kAmTensor, head_of(256, 0), 0, 100, eager};
     struct Case {
       const char* name;
       std::vector<Message> messages;
@@ -1471,7 +1482,7 @@ TEST_SUITE("remote.parts") {
     };
     const Case cases[] = {
         {"a tensor in three pieces, then one whole",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmPart, part_of(0, 100), 100, 400, eager},
           {raw::kAmPart, part_of(0, 500), 500, 524, eager},
           {raw::kAmTensor, head_of(8, 1, 0), 0, 32, eager}},
@@ -1479,40 +1490,40 @@ TEST_SUITE("remote.parts") {
         {"a part that no tensor awaits", {{raw::kAmPart, part_of(0, 0), 0, 16, eager}}, 0,
          "the peer sent a part of tensor 0, but no tensor awaits parts"},
         {"a part at another offset",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmPart, part_of(0, 200), 200, 824, eager}},
          0,
          "the peer sent 824 bytes at byte 200 of tensor 0, where tensor 0 awaits its bytes from "
          "byte 100 to 1024"},
         {"a part of another tensor",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmPart, part_of(1, 100), 100, 924, eager}},
          0,
          "the peer sent 924 bytes at byte 100 of tensor 1, where tensor 0 awaits its bytes from "
          "byte 100 to 1024"},
         {"a part past the tensor's bytes",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmPart, part_of(0, 100), 100, 1000, eager}},
          0,
          "the peer sent 1000 bytes at byte 100 of tensor 0, where tensor 0 awaits its bytes from "
          "byte 100 to 1024"},
         {"an empty part",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmPart, part_of(0, 100), 100, 0, eager}},
          0,
          "the peer sent 0 bytes at byte 100 of tensor 0, where tensor 0 awaits its bytes from "
          "byte 100 to 1024"},
         {"a part's header cut short",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmPart, [] { auto h = part_of(0, 100); h.resize(8); return h; }(), 100, 924,
            eager}},
          0, "the peer sent a part of a tensor with a malformed header (8 bytes)"},
         {"another tensor before the parts",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmTensor, head_of(8, 1, 0), 0, 32, eager}},
          0, "the peer sent another message before the parts of the tensor it had begun"},
         {"a part by rendezvous",
-         {{raw::kAmTensor, head_of(256, 0), 0, 100, eager},
+         {begun,
           {raw::kAmPart, part_of(0, 100), 100, 924, UCP_AM_SEND_FLAG_RNDV}},
          0, "the peer sent a part of a tensor by rendezvous; parts come eagerly"},
     };
@@ -1533,15 +1544,10 @@ TEST_SUITE("remote.parts") {
     }
   }
 
-  TEST_CASE("a refused tensor's parts are dropped, and the stream stays in step") {
-    Options options;
+  TEST_CASE_FIXTURE(RawPeerAt4096,
+                    "a refused tensor's parts are dropped, and the stream stays in step") {
+    raw::Peer& peer = *raw_peer;
     dlb_error e;
-    REQUIRE(dlb_channel_options_set_max_tensor_bytes(options.handle, 4096, &e) == DLB_OK);
-    Channel listener;
-    REQUIRE(listen("tcp", options, &listener) == DLB_OK);
-    raw::Peer peer(dlb_channel_port(listener.handle));
-    Channel server;
-    accept_authenticated(listener, peer, &server);
     const uint32_t eager = UCP_AM_SEND_FLAG_EAGER;
     // A batch of one float32 [256] record, the stream's tensor 3, that says parts follow.
     std::vector<unsigned char> batch_header(sizeof(dlb::ipc::BatchHeader));
