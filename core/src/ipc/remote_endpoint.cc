@@ -24,6 +24,10 @@ int make_context(const Ucx* u, bool tcp_only, Context** out, dlb_error* error) {
   }
   // "tcp://" holds whatever UCX_TLS says; "ucx://" follows it.
   if (tcp_only) status = u->config_modify(config, "TLS", "tcp");
+  // A tensor's Part messages follow its message in order (wire.hpp, PartHeader): UCX keeps the
+  // order of an endpoint's active messages on one lane, and eager messages take more than one
+  // lane only where UCX_MAX_EAGER_LANES says so (1 by default). Held at 1 whatever it says.
+  if (status == UCS_OK) status = u->config_modify(config, "MAX_EAGER_LANES", "1");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
