@@ -116,9 +116,9 @@ namespace {
 ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* data, size_t length,
                     bool rendezvous, bool in_batch);
 
-// A Tensor or Batch message on the connecting side before it checked the welcome: a listener
-// may send right after its welcome, which then arrives in the same progress as it, before
-// introduce() has checked the welcome's proof. Such a message is held, unread (its bytes are
+// A Tensor, Batch or Part message on the connecting side before it checked the welcome: a
+// listener may send right after its welcome, which then arrives in the same progress as it,
+// before introduce() has checked the welcome's proof. Such a message is held, unread (its bytes are
 // UCX's persistent data or rendezvous descriptor), until the check: then it arrives, or it is
 // dropped with the connection.
 ucs_status_t defer(Remote* r, const void* header, size_t header_size, void* data, size_t length,
@@ -242,10 +242,6 @@ ucs_status_t take_batch(Remote* r, const void* header, size_t header_size, void*
   return UCS_OK;
 }
 
-}  // namespace
-
-namespace {
-
 // A Part message (wire.hpp, PartHeader): the next bytes of the tensor that awaits them, copied
 // into its tensor (or dropped, when the tensor was refused). The last one makes it done.
 ucs_status_t take_part(Remote* r, const void* header, size_t header_size, void* data,
@@ -293,32 +289,40 @@ ucs_status_t take_part(Remote* r, const void* header, size_t header_size, void* 
   return UCS_OK;
 }
 
+// A Tensor, Batch or Part message (`id`) on an authenticated channel. A Tensor or a Batch that
+// comes while the tensor before it still awaits parts breaks the stream.
+ucs_status_t take_message(Remote* r, unsigned id, const void* header, size_t header_size,
+                          void* data, size_t length, bool rendezvous) {
+  if (id == kAmPart) return take_part(r, header, header_size, data, length, rendezvous);
+  if (interrupts_parts(r)) return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+  if (id == kAmBatch) return take_batch(r, header, header_size, data, length, rendezvous);
+  return arrive(r, header, header_size, data, length, rendezvous, false);
+}
+
+// The handler of a Tensor, Batch or Part message: held until the welcome is checked, else taken.
+ucs_status_t on_message(unsigned id, void* arg, const void* header, size_t header_size,
+                        void* data, size_t length, const ucp_am_recv_param_t* param) {
+  auto* r = static_cast<Remote*>(arg);
+  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, id);
+  return take_message(r, id, header, header_size, data, length, rendezvous);
+}
+
 }  // namespace
 
 ucs_status_t on_tensor(void* arg, const void* header, size_t header_size, void* data,
                        size_t length, const ucp_am_recv_param_t* param) {
-  auto* r = static_cast<Remote*>(arg);
-  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, kAmTensor);
-  if (interrupts_parts(r)) return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
-  return arrive(r, header, header_size, data, length, rendezvous, false);
+  return on_message(kAmTensor, arg, header, header_size, data, length, param);
 }
 
 ucs_status_t on_batch(void* arg, const void* header, size_t header_size, void* data,
                       size_t length, const ucp_am_recv_param_t* param) {
-  auto* r = static_cast<Remote*>(arg);
-  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, kAmBatch);
-  if (interrupts_parts(r)) return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
-  return take_batch(r, header, header_size, data, length, rendezvous);
+  return on_message(kAmBatch, arg, header, header_size, data, length, param);
 }
 
 ucs_status_t on_part(void* arg, const void* header, size_t header_size, void* data,
                      size_t length, const ucp_am_recv_param_t* param) {
-  auto* r = static_cast<Remote*>(arg);
-  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
-  if (!r->authenticated) return defer(r, header, header_size, data, length, rendezvous, kAmPart);
-  return take_part(r, header, header_size, data, length, rendezvous);
+  return on_message(kAmPart, arg, header, header_size, data, length, param);
 }
 
 void take_deferred(Remote* r) {
@@ -326,21 +330,11 @@ void take_deferred(Remote* r) {
     Deferred* held = r->deferred;
     r->deferred = held->next;
     --r->ndeferred;
-    ucs_status_t status = UCS_ERR_REJECTED;
-    if (!r->authenticated) {
-      // dropped with the connection
-    } else if (held->id == kAmPart) {
-      status = take_part(r, held + 1, held->header_size, held->data, held->length,
-                         held->rendezvous);
-    } else if (interrupts_parts(r)) {
-      // a stream broken: recorded
-    } else if (held->id == kAmBatch) {
-      status = take_batch(r, held + 1, held->header_size, held->data, held->length,
-                          held->rendezvous);
-    } else {
-      status = arrive(r, held + 1, held->header_size, held->data, held->length, held->rendezvous,
-                      false);
-    }
+    // Dropped with the connection where the welcome's proof failed.
+    const ucs_status_t status =
+        r->authenticated ? take_message(r, held->id, held + 1, held->header_size, held->data,
+                                        held->length, held->rendezvous)
+                         : UCS_ERR_REJECTED;
     // Eager bytes were copied out (or refused); a rendezvous not taken up is dropped.
     if (!held->rendezvous || status != UCS_OK) r->u->am_data_release(r->worker, held->data);
     std::free(held);
