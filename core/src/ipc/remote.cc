@@ -31,11 +31,17 @@ DLManagedTensorVersioned byte_view(void* data, uint64_t byte_offset, DLDevice de
   return view;
 }
 
-void on_bytes(void*, ucs_status_t status, size_t, void* user_data) {
+// Whether all of a tensor's bytes are in (or it was refused): its rendezvous has ended, and no
+// part of it is owed.
+bool arrived(const Remote& r, const Incoming& in) {
+  return in.request == nullptr && r.parted != &in;
+}
+
+void on_bytes(void* request, ucs_status_t status, size_t, void* user_data) {
   auto* in = static_cast<Incoming*>(user_data);
   Remote* r = in->remote;
-  in->receiving = false;
-  in->done = r->parted != in;  // else its last part makes it done
+  r->u->request_free(request);
+  in->request = nullptr;
   if (status != UCS_OK) {
     in->status = fail(&in->error, DLB_ERR_PEER_CLOSED,
                       "the peer at %s went away in the middle of a tensor's bytes (UCX: %s)",
@@ -243,7 +249,7 @@ ucs_status_t take_batch(Remote* r, const void* header, size_t header_size, void*
 }
 
 // A Part message (wire.hpp, PartHeader): the next bytes of the tensor that awaits them, copied
-// into its tensor (or dropped, when the tensor was refused). The last one makes it done.
+// into its tensor (or dropped, when the tensor was refused). After the last, none is owed.
 ucs_status_t take_part(Remote* r, const void* header, size_t header_size, void* data,
                        size_t length, bool rendezvous) {
   Incoming* in = r->parted;
@@ -282,10 +288,7 @@ ucs_status_t take_part(Remote* r, const void* header, size_t header_size, void* 
     if (in->status != DLB_OK) in->target = nullptr;  // the rest is dropped
   }
   in->filled += length;
-  if (in->filled == in->parts_end) {
-    r->parted = nullptr;
-    in->done = !in->receiving;  // else the end of its rendezvous makes it done
-  }
+  if (in->filled == in->parts_end) r->parted = nullptr;
   return UCS_OK;
 }
 
@@ -376,7 +379,6 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
     r->parted = in;
   }
   if (in->status != DLB_OK) {
-    in->done = r->parted != in;
     return in->status == DLB_ERR_LIMIT && rendezvous ? UCS_ERR_EXCEEDS_LIMIT : refused;
   }
   const DLDevice device = r->options.receive_device;
@@ -387,10 +389,7 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
   const int64_t* strides = remote_keeps_strides(wire) ? wire.strides : nullptr;
   in->status = allocate_received(r, dtype, wire, strides, extension.payload_bytes,
                                  flags | carried, &in->tensor, &in->error);
-  if (in->status != DLB_OK) {
-    in->done = r->parted != in;
-    return rendezvous ? UCS_ERR_NO_MEMORY : UCS_OK;
-  }
+  if (in->status != DLB_OK) return rendezvous ? UCS_ERR_NO_MEMORY : UCS_OK;
   in->tensor->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
   // Where the bytes go: the tensor's covering span, which starts wire.byte_offset bytes before
   // its first element (0 for a compact tensor). The receive device holds pointers.
@@ -410,18 +409,14 @@ ucs_status_t arrive(Remote* r, const void* header, size_t header_size, void* dat
       in->status = fail(&in->error, DLB_ERR_PEER_CLOSED,
                         "receiving a tensor's bytes from %s failed (UCX: %s)", r->name,
                         ucs_text(*r, UCS_PTR_STATUS(request)));
-    } else if (request != nullptr) {
-      in->request = request;
-      in->receiving = true;
+    } else {
+      in->request = request;  // NULL: all in at once
     }
-    if (r->parted == in && in->status == DLB_OK) in->target = target;
-    in->done = !in->receiving && r->parted != in;
-  } else {
-    if (length > 0) in->status = place(*r, target, data, length, &in->error);
-    // The rest follows in parts (dropped when the first bytes could not be placed).
-    if (r->parted == in && in->status == DLB_OK) in->target = target;
-    in->done = r->parted != in;
+  } else if (length > 0) {
+    in->status = place(*r, target, data, length, &in->error);
   }
+  // The rest comes in parts (dropped when these bytes could not be taken).
+  if (r->parted == in && in->status == DLB_OK) in->target = target;
   return UCS_OK;
 }
 
@@ -975,13 +970,15 @@ int remote_receive(dlb_channel* channel, DLManagedTensorVersioned** out, dlb_err
   auto due = [&] {
     return r->head != nullptr && static_cast<int32_t>(r->head->sequence - r->expected) <= 0;
   };
-  auto ready = [&] { return (due() && r->head->done) || r->peer_gone || r->violation != DLB_OK; };
+  auto ready = [&] {
+    return (due() && arrived(*r, *r->head)) || r->peer_gone || r->violation != DLB_OK;
+  };
   // Busy while the tensor due has started to arrive (its bytes are on their way).
-  auto arriving = [&] { return (due() && !r->head->done) || r->batches != nullptr; };
+  auto arriving = [&] { return (due() && !arrived(*r, *r->head)) || r->batches != nullptr; };
   status = progress_until(channel, r, deadline, "waiting for a tensor", ready, arriving, error);
   if (status != DLB_OK) return status;
   Incoming* in = r->head;
-  if (!due() || !in->done) {
+  if (!due() || !arrived(*r, *in)) {
     // Nothing more will come: what the peer did, or that it went away.
     if (r->violation != DLB_OK) {
       return fail(error, r->violation, "%s: %s", r->name, r->violation_error.message);

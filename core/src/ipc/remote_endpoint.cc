@@ -126,12 +126,11 @@ bool settle(Remote* r, void* request, bool until_gone) {
 // Frees an arrival. Its bytes' receive, if still running, has been ended by the endpoint's
 // close; one that never reports back is left allocated rather than freed under UCX's callback.
 void free_incoming(Remote* r, Incoming* in) {
-  if (in->request != nullptr) {
-    const int64_t end = now_ns() + 1000000000LL;
-    while (in->receiving && now_ns() < end) r->u->worker_progress(r->worker);
-    if (in->receiving) return;
-    r->u->request_free(in->request);
-  }
+  // A rendezvous still running writes into the tensor: it is given a second to end (on_bytes
+  // frees it), else the tensor is left to it.
+  const int64_t end = now_ns() + 1000000000LL;
+  while (in->request != nullptr && now_ns() < end) r->u->worker_progress(r->worker);
+  if (in->request != nullptr) return;
   dlb_tensor_free(in->tensor);
   std::free(in);
 }

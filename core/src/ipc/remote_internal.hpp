@@ -170,14 +170,13 @@ struct Incoming {
   Remote* remote;
   uint32_t sequence;
   DLManagedTensorVersioned* tensor;  // owned until delivered; NULL for a refusal
-  void* request;                     // UCX's receive of its bytes by rendezvous
-  bool receiving;                    // that receive has not ended yet
-  bool done;                         // its bytes are all in (or it was refused)
+  void* request;  // UCX's receive of its bytes by rendezvous, until it ends (on_bytes frees it)
   int status;                        // DLB_OK, or why it was refused
   dlb_error error;
   // Bytes that come in Part messages (RemoteExtension::in_parts): where the payload's first
   // byte goes (NULL: the tensor was refused, and its parts are dropped), and the payload's bytes
-  // from `filled` to `parts_end` that are still to come. Until the last, the tensor is not done.
+  // from `filled` to `parts_end` that are still to come. Its bytes are all in (or it was refused)
+  // once neither its rendezvous runs nor its parts are owed (remote.cc, arrived).
   char* target;
   uint64_t filled;
   uint64_t parts_end;
