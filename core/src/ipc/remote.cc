@@ -898,7 +898,7 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   p.cb.send = on_request_done;
   p.memory_type = memory_type_of(from.device_type);
-  if (eager || lead) {
+  if (host) {
     // Eager: UCX takes the bytes now and the send completes without waiting for the receiver,
     // so a stream of such tensors overlaps; the receiver copies them into its new tensor. A
     // rendezvous costs a round trip more per tensor, which only large tensors repay. The
