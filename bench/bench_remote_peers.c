@@ -85,7 +85,9 @@ void remote_run_sender(const remote_link* link, const remote_plan* plan, int por
   void* side = link->connect(plan, port);
   int most = 0;
   for (int s = 0; s < plan->size_count; ++s) {
-    if (remote_plan_takes(plan, s) && plan->sizes[s].pingpongs > most) most = plan->sizes[s].pingpongs;
+    if (remote_plan_takes(plan, s) && plan->sizes[s].pingpongs > most) {
+      most = plan->sizes[s].pingpongs;
+    }
   }
   double* samples = malloc((size_t)(most > 0 ? most : 1) * sizeof(double));
   if (samples == NULL) remote_fail("out of memory for samples");

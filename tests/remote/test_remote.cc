@@ -1320,14 +1320,15 @@ TEST_SUITE("remote.parts") {
     return out;
   }
 
-  // What a raw peer sends: a message's id, header, the bytes from `offset` of a float32 tensor
-  // counting from 0, and UCX's send flags.
+  // What a raw peer sends: a message's id, header, `bytes` bytes from `offset` of a float32
+  // tensor counting from 0 (or `data`, where it is given), and UCX's send flags.
   struct Message {
     unsigned id;
     std::vector<unsigned char> header;
     size_t offset;
     size_t bytes;
     uint32_t flags;
+    std::vector<unsigned char> data = {};
   };
 
   const std::vector<float>& counting_floats() {
@@ -1343,7 +1344,11 @@ TEST_SUITE("remote.parts") {
     const auto* bytes = reinterpret_cast<const unsigned char*>(counting_floats().data());
     for (const Message& m : messages) {
       // A refused rendezvous fails at the peer: the receive says why.
-      peer.send(m.id, m.header.data(), m.header.size(), bytes + m.offset, m.bytes, m.flags);
+      if (m.data.empty()) {
+        peer.send(m.id, m.header.data(), m.header.size(), bytes + m.offset, m.bytes, m.flags);
+      } else {
+        peer.send(m.id, m.header.data(), m.header.size(), m.data.data(), m.data.size(), m.flags);
+      }
     }
   }
 
@@ -1581,7 +1586,7 @@ TEST_SUITE("remote.parts") {
           {raw::kAmPart, part_of(2, 4100), 4100, 4092, eager}},
          DLB_ERR_LIMIT, nullptr},
         {"a batch's tensor that says parts follow",
-         {{raw::kAmBatch, batch_header, 0, 0, eager}}, DLB_ERR_PROTOCOL,
+         {{raw::kAmBatch, batch_header, 0, 0, eager, record}}, DLB_ERR_PROTOCOL,
          "a tensor in a batch says some of its bytes come in parts; a batch's tensors come "
          "whole"},
         {"a rendezvous with all its bytes that says parts follow",
@@ -1598,17 +1603,7 @@ TEST_SUITE("remote.parts") {
     };
     for (const auto& step : steps) {
       CAPTURE(step.name);
-      std::vector<Message> messages = step.messages;
-      std::vector<unsigned char> data;
-      if (messages[0].id == raw::kAmBatch) data = record;
-      std::thread sender([&] {
-        if (data.empty()) {
-          send_all(peer, messages);
-        } else {
-          peer.send(raw::kAmBatch, messages[0].header.data(), messages[0].header.size(),
-                    data.data(), data.size(), UCP_AM_SEND_FLAG_EAGER);
-        }
-      });
+      std::thread sender([&] { send_all(peer, step.messages); });
       Tensor received;
       CHECK(dlb_channel_receive(server.handle, &received.handle, &e) == step.status);
       sender.join();
