@@ -1354,8 +1354,9 @@ TEST_SUITE("remote.parts") {
 
   TEST_CASE_FIXTURE(TcpPair, "a lone tensor over one segment arrives whole and in order with "
                              "the tensors around it") {
-    // 64 KiB and 65000 bytes go in two pieces, 64000 bytes and 4 bytes in one.
-    const int64_t sizes[] = {16384, 16250, 16000, 1, 16384};
+    // 64 KiB and 65000 bytes go in two pieces, 64000 bytes and 4 bytes in one, 100 KiB in two,
+    // 256 KiB (kLoneEagerMaxBytes) in five; 4 bytes more go by rendezvous.
+    const int64_t sizes[] = {16384, 16250, 16000, 1, 25600, 65536, 65537, 16384};
     dlb_error e;
     for (size_t i = 0; i < std::size(sizes); ++i) {
       CAPTURE(sizes[i]);
@@ -1378,18 +1379,20 @@ TEST_SUITE("remote.parts") {
     CHECK(std::memcmp(received.handle->dl_tensor.data, out, static_cast<size_t>(n)) == 0);
   }
 
-  TEST_CASE_FIXTURE(RawPeerEnds, "the sender splits such a tensor into a message and a part "
+  TEST_CASE_FIXTURE(RawPeerEnds, "the sender splits such a tensor into a message and parts "
                                  "that fit a segment each") {
     raw::Peer& peer = *raw_peer;
     dlb_error e;
-    Tensor large, below;
+    Tensor large, below, largest;
     large.handle = counting(16384, 0.0f);
     below.handle = counting(16000, 0.0f);
+    largest.handle = counting(65536, 0.0f);  // 256 KiB, the most that goes eagerly
     REQUIRE(dlb_channel_send(server.handle, large.handle, 0, &e) == DLB_OK);
     REQUIRE(dlb_channel_send(server.handle, below.handle, 0, &e) == DLB_OK);
-    REQUIRE(peer.progress_until([&] { return peer.arrivals().size() >= 3; }));
+    REQUIRE(dlb_channel_send(server.handle, largest.handle, 0, &e) == DLB_OK);
+    REQUIRE(peer.progress_until([&] { return peer.arrivals().size() >= 8; }));
     const std::vector<raw::Arrival>& got = peer.arrivals();
-    REQUIRE(got.size() == 3);
+    REQUIRE(got.size() == 8);
     const size_t header = dlb::ipc::remote_header_size(1);
     auto extension_of = [&](const raw::Arrival& a) {
       dlb::ipc::RemoteExtension x{};
@@ -1424,6 +1427,29 @@ TEST_SUITE("remote.parts") {
     CHECK(std::memcmp(got[1].data->data(),
                       static_cast<const char*>(large.handle->dl_tensor.data) + 32768,
                       32768) == 0);
+    // 256 KiB: five pieces of about equal size (52429 bytes, the last 52428), eagerly, in order.
+    CHECK(got[3].id == raw::kAmTensor);
+    const dlb::ipc::RemoteExtension fifth = extension_of(got[3]);
+    CHECK(fifth.in_parts == 1);
+    CHECK(fifth.payload_bytes == 262144);
+    const auto* bytes = static_cast<const unsigned char*>(largest.handle->dl_tensor.data);
+    uint64_t offset = 0;
+    for (size_t i = 3; i < 8; ++i) {
+      CAPTURE(i);
+      CHECK(!got[i].rendezvous);
+      CHECK(got[i].header.size() + got[i].data->size() <= dlb::ipc::kMessageBytes);
+      CHECK(got[i].data->size() == (i < 7 ? 52429u : 52428u));
+      if (i > 3) {
+        CHECK(got[i].id == raw::kAmPart);
+        REQUIRE(got[i].header.size() == sizeof part);
+        std::memcpy(&part, got[i].header.data(), sizeof part);
+        CHECK(part.sequence == 2);
+        CHECK(part.offset == offset);
+      }
+      CHECK(std::memcmp(got[i].data->data(), bytes + offset, got[i].data->size()) == 0);
+      offset += got[i].data->size();
+    }
+    CHECK(offset == 262144);
   }
 
   TEST_CASE_FIXTURE(RawPeerEnds,

@@ -340,7 +340,7 @@ namespace DLBridge {
     /// <summary>Sends <paramref name="tensor"/> saying more tensors follow at once
     /// (DLB_SEND_MORE): a remote channel may hold its bytes and send them with the next ones as
     /// one batch, leaving with the next <see cref="Send"/> (send the last tensor of a stream
-    /// with it), when a batch fills (64 KiB, or 1 MiB of tensors from 16 KiB), at the
+    /// with it), when a batch fills (about 64 KiB, or 1 MiB of tensors from 16 KiB), at the
     /// channel's next Receive, or at its Dispose. A local channel sends at once and ignores it.
     /// The tensor is borrowed: its bytes are copied before this returns, and it stays the
     /// caller's.</summary>

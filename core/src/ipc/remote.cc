@@ -858,7 +858,7 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   const size_t capacity = batch_capacity(*r, record);
   const bool held = host && bytes <= kHoldMaxBytes && record <= capacity &&
                     ((options & DLB_SEND_MORE) != 0 || r->held_count > 0);
-  const bool eager = host && bytes <= kEagerMaxBytes;
+  const bool eager = host && bytes <= kLoneEagerMaxBytes;
   const bool lead = host && !eager;
   uint64_t parts_begin = 0, parts_end = 0;  // the payload's bytes that go in Part messages
   if (!held && eager && header_size + bytes > kMessageBytes) {

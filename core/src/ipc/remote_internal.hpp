@@ -68,12 +68,16 @@ inline constexpr int kMaxPendingConnections = 64;
 // wake-up at every step cost a 64 KiB tensor four times its transfer.
 inline constexpr int64_t kSpinNs = 200000;
 inline constexpr int64_t kBusySpinNs = 1000000;
-// Host tensors up to this size go by UCX's eager protocol (see remote_send), larger ones by
-// rendezvous, straight into the receiver's tensor. A rendezvous send completes only when the
-// receiver has the bytes, so a stream of them runs one at a time; eager sends overlap. Measured
-// with bench_remote over TCP: at 64 KiB eager streams at twice the rate of rendezvous, at
-// 256 KiB at half of it.
+// A batch (DLB_SEND_MORE) of up to this many bytes of records goes by UCX's eager protocol, a
+// larger one by rendezvous (post_batch). A rendezvous send completes only when the receiver has
+// the bytes, so a stream of them runs one at a time; eager sends overlap. Measured with
+// bench_remote over TCP: at 64 KiB eager streams at twice the rate of rendezvous, at 256 KiB
+// (one message in several fragments, joined by the receiver's UCX) at half of it.
 inline constexpr uint64_t kEagerMaxBytes = 64 * 1024;
+// A host tensor sent alone, up to this size, goes by UCX's eager protocol too, in pieces of one
+// message each (kMessageBytes; the rest in Part messages), which the receiver copies into its
+// tensor as they come; a larger one by rendezvous, straight into the receiver's tensor.
+inline constexpr uint64_t kLoneEagerMaxBytes = 256 * 1024;
 // The most bytes of header and data a lone tensor's eager message carries: a larger one goes as
 // its message with the first of its bytes and Part messages with the rest (wire.hpp,
 // PartHeader), in pieces of about equal size. UCX's TCP transport moves up to 64 KiB of a
@@ -94,8 +98,8 @@ inline constexpr size_t kPartBytes = kMessageBytes - sizeof(PartHeader);
 inline constexpr uint64_t kLeadBytes = 2 * kPartBytes;
 // The most Part messages a tensor's bytes come in (a lone eager tensor's over one message, or a
 // rendezvous's lead).
-inline constexpr size_t kMaxParts = 2;
-static_assert((kMaxRemoteHeaderBytes + kEagerMaxBytes + kMessageBytes - 1) / kMessageBytes <=
+inline constexpr size_t kMaxParts = 4;
+static_assert((kMaxRemoteHeaderBytes + kLoneEagerMaxBytes + kMessageBytes - 1) / kMessageBytes <=
                   kMaxParts + 1 &&
               kLeadBytes <= kMaxParts * kPartBytes,
               "a tensor's parts fit kMaxParts");

@@ -442,10 +442,11 @@ impl Channel {
 
     /// Sends `tensor` saying more tensors follow at once (`DLB_SEND_MORE`): a remote channel
     /// may hold its bytes and send them with the next ones as one batch, leaving with the next
-    /// [`send`](Channel::send) without it, when a batch fills (64 KiB, or 1 MiB of tensors from
-    /// 16 KiB), at the channel's next receive or when it is dropped. Send the last tensor of a
-    /// stream with `send`. A local channel sends it at once and ignores the option. `tensor` is
-    /// borrowed: its bytes are copied before this returns, so it may then be written or dropped.
+    /// [`send`](Channel::send) without it, when a batch fills (about 64 KiB, or 1 MiB of
+    /// tensors from 16 KiB), at the channel's next receive or when it is dropped. Send the last
+    /// tensor of a stream with `send`. A local channel sends it at once and ignores the option.
+    /// `tensor` is borrowed: its bytes are copied before this returns, so it may then be written
+    /// or dropped.
     pub fn send_more(&self, tensor: &Tensor) -> Result<()> {
         self.send_with(tensor, ffi::DLB_SEND_MORE as u32)
     }

@@ -162,9 +162,9 @@ public final class Channel implements AutoCloseable {
    * Sends {@code tensor} with more to follow at once ({@code DLB_SEND_MORE}): a remote channel
    * may hold its bytes and send them with the next ones as one batch, where each tensor would
    * otherwise be one transport message. Held tensors leave with the next {@link #send} (send the
-   * last tensor of a stream with it), when a batch fills (64 KiB, or 1 MiB of tensors from
-   * 16 KiB), at the channel's next receive, or at its close. A local channel sends every tensor
-   * at once and ignores the option.
+   * last tensor of a stream with it), when a batch fills (about 64 KiB, or 1 MiB of tensors
+   * from 16 KiB), at the channel's next receive, or at its close. A local channel sends every
+   * tensor at once and ignores the option.
    *
    * @param tensor the tensor sent; it stays the caller's, its bytes copied before this returns
    */
