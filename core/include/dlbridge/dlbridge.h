@@ -1172,7 +1172,7 @@ DLB_API void dlb_channel_close(dlb_channel* channel);
  *    with strides of 0) or the sender asks for its layout (DLB_SEND_KEEP_LAYOUT): then the span
  *    travels straight from its memory and the receiver's tensor has the sender's strides.
  *  - Any tensor may be sent, shareable or not; dlb_channel_send returns once the bytes left the
- *    tensor (it may then be written or freed). Each send is one UCX message (or up to three,
+ *    tensor (it may then be written or freed). Each send is one UCX message (or up to five,
  *    for a host tensor of more than one transport segment); a stream of small
  *    tensors sent with DLB_SEND_MORE (all but the last) travels as a few batches instead, at
  *    several times the rate (docs/remote.md). A failure of a held batch is the next call's.
