@@ -1452,6 +1452,36 @@ TEST_SUITE("remote.parts") {
     CHECK(offset == 262144);
   }
 
+  TEST_CASE_FIXTURE(RawPeerEnds, "a tensor with a long header goes in one piece more where "
+                                 "its first would not fit a segment") {
+    // 64 dimensions make a header of 1128 bytes. 128400 bytes with it fit two messages by
+    // their sum, but the first, the header and half the bytes (64200), would not fit one.
+    raw::Peer& peer = *raw_peer;
+    dlb_error e;
+    std::vector<int64_t> shape(DLB_MAX_NDIM, 1);
+    shape[0] = 128400;
+    Tensor wide;
+    REQUIRE(dlb_tensor_allocate(kCpu, DLDataType{kDLUInt, 8, 1}, DLB_MAX_NDIM, shape.data(),
+                                nullptr, 0, &wide.handle, &e) == DLB_OK);
+    auto* bytes = static_cast<unsigned char*>(wide.handle->dl_tensor.data);
+    for (size_t i = 0; i < 128400; ++i) bytes[i] = static_cast<unsigned char>(i * 13 + i / 251);
+    REQUIRE(dlb_channel_send(server.handle, wide.handle, 0, &e) == DLB_OK);
+    REQUIRE(peer.progress_until([&] { return peer.arrivals().size() >= 3; }));
+    const std::vector<raw::Arrival>& got = peer.arrivals();
+    REQUIRE(got.size() == 3);
+    CHECK(got[0].header.size() == dlb::ipc::kMaxRemoteHeaderBytes);
+    uint64_t offset = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      CAPTURE(i);
+      CHECK(got[i].id == (i == 0 ? raw::kAmTensor : raw::kAmPart));
+      CHECK(!got[i].rendezvous);
+      CHECK(got[i].header.size() + got[i].data->size() <= dlb::ipc::kMessageBytes);
+      CHECK(got[i].data->size() == 42800);
+      CHECK(std::memcmp(got[i].data->data(), bytes + offset, got[i].data->size()) == 0);
+      offset += got[i].data->size();
+    }
+  }
+
   TEST_CASE_FIXTURE(RawPeerEnds,
                     "a tensor sent by rendezvous sends its first bytes in parts beside it") {
     raw::Peer& peer = *raw_peer;

@@ -862,7 +862,7 @@ int remote_send(dlb_channel* channel, const DLManagedTensorVersioned* tensor, ui
   const bool lead = host && !eager;
   uint64_t parts_begin = 0, parts_end = 0;  // the payload's bytes that go in Part messages
   if (!held && eager && header_size + bytes > kMessageBytes) {
-    const uint64_t pieces = (header_size + bytes + kMessageBytes - 1) / kMessageBytes;
+    const uint64_t pieces = eager_pieces(header_size, bytes);
     parts_begin = (bytes + pieces - 1) / pieces;
     parts_end = bytes;
   } else if (!held && lead) {

@@ -99,9 +99,16 @@ inline constexpr uint64_t kLeadBytes = 2 * kPartBytes;
 // The most Part messages a tensor's bytes come in (a lone eager tensor's over one message, or a
 // rendezvous's lead).
 inline constexpr size_t kMaxParts = 4;
-static_assert((kMaxRemoteHeaderBytes + kLoneEagerMaxBytes + kMessageBytes - 1) / kMessageBytes <=
-                  kMaxParts + 1 &&
-              kLeadBytes <= kMaxParts * kPartBytes,
+// The pieces a lone eager tensor of `bytes` with a header of `header_size` goes in: as few as
+// carry both in messages of kMessageBytes, and more where the first (the header and its share
+// of the bytes) would not fit one. Grows with either argument, so the largest of both bounds it.
+constexpr uint64_t eager_pieces(uint64_t header_size, uint64_t bytes) {
+  uint64_t pieces = (header_size + bytes + kMessageBytes - 1) / kMessageBytes;
+  while (header_size + (bytes + pieces - 1) / pieces > kMessageBytes) ++pieces;
+  return pieces;
+}
+static_assert(eager_pieces(kMaxRemoteHeaderBytes, kLoneEagerMaxBytes) <= kMaxParts + 1 &&
+                  kLeadBytes <= kMaxParts * kPartBytes,
               "a tensor's parts fit kMaxParts");
 // The most bytes of records one batch (wire.hpp, BatchHeader) holds. A batch up to
 // kEagerMaxBytes goes by UCX's eager protocol; a larger one by rendezvous, into a buffer the
