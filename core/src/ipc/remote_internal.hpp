@@ -77,6 +77,9 @@ inline constexpr uint64_t kEagerMaxBytes = 64 * 1024;
 // A host tensor sent alone, up to this size, goes by UCX's eager protocol too, in pieces of one
 // message each (kMessageBytes; the rest in Part messages), which the receiver copies into its
 // tensor as they come; a larger one by rendezvous, straight into the receiver's tensor.
+// Measured with bench_remote over TCP without DLB_SEND_MORE, 3 runs each: 100 KiB streamed at
+// 4110-4130 MB/s eagerly, 2220-2260 by rendezvous, and went one way in 26-28 us, 43 by
+// rendezvous; eagerly up to 1 MiB, 512 KiB took 116 us one way, 81 by rendezvous.
 inline constexpr uint64_t kLoneEagerMaxBytes = 256 * 1024;
 // The most bytes of header and data a lone tensor's eager message carries: a larger one goes as
 // its message with the first of its bytes and Part messages with the rest (wire.hpp,
