@@ -1,8 +1,9 @@
 // A peer of a remote listener written against UCX directly, not through dlbridge: it speaks the
 // handshake by hand (or not at all) and sends whatever descriptor a test forges; and a listener
-// of the same kind (raw::Listener), which greets a connecting channel with the Hello it is told. Suite remote's
-// tests of what a listener refuses use it. The frames mirror core/src/ipc/remote.cc's; a change
-// of the handshake there fails these tests, which is the point.
+// of the same kind (raw::Listener), which greets a connecting channel with the Hello it is
+// told. Suite remote's tests of what a listener refuses use it. The frames mirror
+// core/src/ipc/remote.cc's; a change of the handshake there fails these tests, which is the
+// point.
 #ifndef DLBRIDGE_TESTS_REMOTE_RAW_PEER_HPP_
 #define DLBRIDGE_TESTS_REMOTE_RAW_PEER_HPP_
 
@@ -66,6 +67,22 @@ inline bool make_tcp_worker(ucp_context_h* context, ucp_worker_h* worker) {
   ucp_config_release(config);
   ucp_worker_params_t wp{};
   return made && ucp_worker_create(*context, &wp, worker) == UCS_OK;
+}
+
+// Progresses `worker` for up to `ms` milliseconds or until `done()`. The default is long enough
+// for a peer under valgrind, and bounded so that a test whose peer never answers fails.
+template <typename Done>
+bool progress_for(ucp_worker_h worker, Done done, int ms = 30000) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    ucp_worker_progress(worker);
+    if (done()) return true;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > ms) {
+      return false;
+    }
+  }
 }
 
 // Closes `ep` (NULL: nothing) at once, without waiting for its peer.
@@ -143,20 +160,10 @@ class Peer {
     return true;
   }
 
-  // Progresses for up to `ms` milliseconds or until `done()`. The default is long enough for a
-  // listener under valgrind, and bounded so that a test whose listener never answers fails.
+  // Progresses for up to `ms` milliseconds or until `done()` (raw::progress_for).
   template <typename Done>
   bool progress_until(Done done, int ms = 30000) {
-    timespec start{}, now{};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-      ucp_worker_progress(worker_);
-      if (done()) return true;
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > ms) {
-        return false;
-      }
-    }
+    return progress_for(worker_, done, ms);
   }
   bool wait_hello() { return progress_until([&] { return hello_seen_ || gone_; }) && hello_seen_; }
 
@@ -327,7 +334,7 @@ class Listener {
 
   // Waits (at most 30 s) for a peer, then sends it the Hello; whether the Hello left.
   bool greet() {
-    if (!progress_for([&] { return request_ != nullptr; })) return false;
+    if (!progress_for(worker_, [&] { return request_ != nullptr; })) return false;
     ucp_ep_params_t ep{};
     ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
                     UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
@@ -349,26 +356,13 @@ class Listener {
     void* sent = ucp_am_send_nbx(ep_, kAmHello, &hello, sizeof hello, nullptr, 0, &p);
     if (UCS_PTR_IS_ERR(sent)) return false;
     if (sent == nullptr) return true;
-    progress_for([&] { return ucp_request_check_status(sent) != UCS_INPROGRESS; });
+    progress_for(worker_, [&] { return ucp_request_check_status(sent) != UCS_INPROGRESS; });
     const ucs_status_t status = ucp_request_check_status(sent);
     ucp_request_free(sent);
     return status == UCS_OK;
   }
 
  private:
-  template <typename Done>
-  bool progress_for(Done done) {
-    timespec start{}, now{};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    while (!done()) {
-      ucp_worker_progress(worker_);
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > 30000) {
-        return false;
-      }
-    }
-    return true;
-  }
   static void on_connection(ucp_conn_request_h request, void* arg) {
     auto* self = static_cast<Listener*>(arg);
     if (self->request_ == nullptr) {
